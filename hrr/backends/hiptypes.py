@@ -1,0 +1,366 @@
+"""hip-python's value types, shared by every backend.
+
+Enums are hip-python's own classes when hip-python is importable (so a member an app
+passes is literally hip-python's), otherwise identical IntEnums with the same names and
+values. Pointers, handles, ``dim3`` and ``CStr`` mirror hip-python's shapes: ``int(x)``
+gives the address or handle value.
+"""
+from __future__ import annotations
+
+import ctypes
+import enum
+from typing import Any
+
+import numpy as np
+
+_HIP_ERRORS = {
+    "hipSuccess": 0, "hipErrorInvalidValue": 1, "hipErrorOutOfMemory": 2,
+    "hipErrorNotInitialized": 3, "hipErrorDeinitialized": 4, "hipErrorProfilerDisabled": 5,
+    "hipErrorProfilerNotInitialized": 6, "hipErrorProfilerAlreadyStarted": 7,
+    "hipErrorProfilerAlreadyStopped": 8, "hipErrorInvalidConfiguration": 9,
+    "hipErrorInvalidPitchValue": 12, "hipErrorInvalidSymbol": 13,
+    "hipErrorInvalidDevicePointer": 17, "hipErrorInvalidMemcpyDirection": 21,
+    "hipErrorInsufficientDriver": 35, "hipErrorMissingConfiguration": 52,
+    "hipErrorPriorLaunchFailure": 53, "hipErrorInvalidDeviceFunction": 98,
+    "hipErrorNoDevice": 100, "hipErrorInvalidDevice": 101, "hipErrorInvalidImage": 200,
+    "hipErrorInvalidContext": 201, "hipErrorContextAlreadyCurrent": 202,
+    "hipErrorMapFailed": 205, "hipErrorUnmapFailed": 206, "hipErrorArrayIsMapped": 207,
+    "hipErrorAlreadyMapped": 208, "hipErrorNoBinaryForGpu": 209,
+    "hipErrorAlreadyAcquired": 210, "hipErrorNotMapped": 211,
+    "hipErrorNotMappedAsArray": 212, "hipErrorNotMappedAsPointer": 213,
+    "hipErrorECCNotCorrectable": 214, "hipErrorUnsupportedLimit": 215,
+    "hipErrorContextAlreadyInUse": 216, "hipErrorPeerAccessUnsupported": 217,
+    "hipErrorInvalidKernelFile": 218, "hipErrorInvalidGraphicsContext": 219,
+    "hipErrorInvalidSource": 300, "hipErrorFileNotFound": 301,
+    "hipErrorSharedObjectSymbolNotFound": 302, "hipErrorSharedObjectInitFailed": 303,
+    "hipErrorOperatingSystem": 304, "hipErrorInvalidHandle": 400,
+    "hipErrorIllegalState": 401, "hipErrorNotFound": 500, "hipErrorNotReady": 600,
+    "hipErrorIllegalAddress": 700, "hipErrorLaunchOutOfResources": 701,
+    "hipErrorLaunchTimeOut": 702, "hipErrorPeerAccessAlreadyEnabled": 704,
+    "hipErrorPeerAccessNotEnabled": 705, "hipErrorSetOnActiveProcess": 708,
+    "hipErrorContextIsDestroyed": 709, "hipErrorAssert": 710,
+    "hipErrorHostMemoryAlreadyRegistered": 712, "hipErrorHostMemoryNotRegistered": 713,
+    "hipErrorLaunchFailure": 719, "hipErrorCooperativeLaunchTooLarge": 720,
+    "hipErrorNotSupported": 801, "hipErrorStreamCaptureUnsupported": 900,
+    "hipErrorStreamCaptureInvalidated": 901, "hipErrorStreamCaptureMerge": 902,
+    "hipErrorStreamCaptureUnmatched": 903, "hipErrorStreamCaptureUnjoined": 904,
+    "hipErrorStreamCaptureIsolation": 905, "hipErrorStreamCaptureImplicit": 906,
+    "hipErrorCapturedEvent": 907, "hipErrorStreamCaptureWrongThread": 908,
+    "hipErrorGraphExecUpdateFailure": 910, "hipErrorInvalidChannelDescriptor": 911,
+    "hipErrorInvalidTexture": 912, "hipErrorInvalidResourceType": 914,
+    "hipErrorInvalidResourceConfiguration": 915, "hipErrorStreamDetached": 916,
+    "hipErrorUnknown": 999, "hipErrorRuntimeMemory": 1052, "hipErrorRuntimeOther": 1053,
+    "hipErrorInvalidClusterSize": 1054, "hipErrorTbd": 1055,
+}
+_ENUMS = {
+    "hipMemcpyKind": {"hipMemcpyHostToHost": 0, "hipMemcpyHostToDevice": 1,
+                      "hipMemcpyDeviceToHost": 2, "hipMemcpyDeviceToDevice": 3,
+                      "hipMemcpyDefault": 4, "hipMemcpyDeviceToDeviceNoCU": 1024},
+    "hipStreamCaptureStatus": {"hipStreamCaptureStatusNone": 0,
+                               "hipStreamCaptureStatusActive": 1,
+                               "hipStreamCaptureStatusInvalidated": 2},
+    "hipStreamCaptureMode": {"hipStreamCaptureModeGlobal": 0,
+                             "hipStreamCaptureModeThreadLocal": 1,
+                             "hipStreamCaptureModeRelaxed": 2},
+    "hipMemoryType": {"hipMemoryTypeUnregistered": 0, "hipMemoryTypeHost": 1,
+                      "hipMemoryTypeDevice": 2, "hipMemoryTypeManaged": 3,
+                      "hipMemoryTypeArray": 10, "hipMemoryTypeUnified": 11},
+}
+_HIPRTC_RESULTS = {
+    "HIPRTC_SUCCESS": 0, "HIPRTC_ERROR_OUT_OF_MEMORY": 1,
+    "HIPRTC_ERROR_PROGRAM_CREATION_FAILURE": 2, "HIPRTC_ERROR_INVALID_INPUT": 3,
+    "HIPRTC_ERROR_INVALID_PROGRAM": 4, "HIPRTC_ERROR_INVALID_OPTION": 5,
+    "HIPRTC_ERROR_COMPILATION": 6, "HIPRTC_ERROR_BUILTIN_OPERATION_FAILURE": 7,
+    "HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION": 8,
+    "HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION": 9,
+    "HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID": 10, "HIPRTC_ERROR_INTERNAL_ERROR": 11,
+    "HIPRTC_ERROR_LINKING": 100,
+}
+
+
+def _hip_python_modules() -> tuple[Any, Any] | None:
+    """hip-python's real binding modules, imported by their own names (never ``hip``,
+    which hrr may have pointed at a backend), or None when hip-python is absent."""
+    try:
+        from rocm.bindings import hip as real_hip, hiprtc as real_hiprtc  # hip-python 10.x
+        return real_hip, real_hiprtc
+    except Exception:  # noqa: BLE001 - any import failure means "not available"
+        return None
+
+
+_real = _hip_python_modules()
+if _real is not None:
+    hipError_t = _real[0].hipError_t
+    hipMemcpyKind = _real[0].hipMemcpyKind
+    hipStreamCaptureStatus = _real[0].hipStreamCaptureStatus
+    hipStreamCaptureMode = _real[0].hipStreamCaptureMode
+    hipMemoryType = _real[0].hipMemoryType
+    hiprtcResult = _real[1].hiprtcResult
+    ENUM_SOURCE = "hip-python"
+else:
+    hipError_t = enum.IntEnum("hipError_t", _HIP_ERRORS)
+    hipMemcpyKind = enum.IntEnum("hipMemcpyKind", _ENUMS["hipMemcpyKind"])
+    hipStreamCaptureStatus = enum.IntEnum("hipStreamCaptureStatus", _ENUMS["hipStreamCaptureStatus"])
+    hipStreamCaptureMode = enum.IntEnum("hipStreamCaptureMode", _ENUMS["hipStreamCaptureMode"])
+    hipMemoryType = enum.IntEnum("hipMemoryType", _ENUMS["hipMemoryType"])
+    hiprtcResult = enum.IntEnum("hiprtcResult", _HIPRTC_RESULTS)
+    ENUM_SOURCE = "hrr"
+
+ENUM_TYPES = {e.__name__: e for e in (hipError_t, hipMemcpyKind, hipStreamCaptureStatus,
+                                       hipStreamCaptureMode, hipMemoryType, hiprtcResult)}
+
+# Plain int constants, hip-python's values.
+CONSTANTS = {
+    "HIP_LAUNCH_PARAM_BUFFER_POINTER": 1, "HIP_LAUNCH_PARAM_BUFFER_SIZE": 2,
+    "HIP_LAUNCH_PARAM_END": 3,
+    "hipHostMallocDefault": 0, "hipHostMallocPortable": 1, "hipHostMallocMapped": 2,
+    "hipHostMallocWriteCombined": 4, "hipHostMallocNumaUser": 0x20000000,
+    "hipHostMallocCoherent": 0x40000000, "hipHostMallocNonCoherent": -0x80000000,
+    "hipHostRegisterDefault": 0, "hipHostRegisterPortable": 1, "hipHostRegisterMapped": 2,
+    "hipHostRegisterIoMemory": 4,
+    "hipStreamDefault": 0, "hipStreamNonBlocking": 1,
+    "hipEventDefault": 0, "hipEventBlockingSync": 1, "hipEventDisableTiming": 2,
+    "hipEventInterprocess": 4,
+    "hipStreamWaitValueGte": 0, "hipStreamWaitValueEq": 1, "hipStreamWaitValueAnd": 2,
+    "hipStreamWaitValueNor": 3,
+    "hipGraphInstantiateFlagAutoFreeOnLaunch": 1,
+}
+HIP_LAUNCH_PARAM_BUFFER_POINTER = 1
+HIP_LAUNCH_PARAM_BUFFER_SIZE = 2
+HIP_LAUNCH_PARAM_END = 3
+
+
+class Pointer:
+    """An address, as hip-python's ``Pointer``: ``int(p)`` is the address."""
+
+    __slots__ = ("_addr",)
+
+    def __init__(self, addr: int | None = 0) -> None:
+        self._addr = int(addr or 0)
+
+    def __int__(self) -> int:
+        return self._addr
+
+    __index__ = __int__
+
+    def as_c_void_p(self) -> ctypes.c_void_p:
+        return ctypes.c_void_p(self._addr)
+
+    def is_ptr_null(self) -> bool:
+        return self._addr == 0
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Pointer) and other._addr == self._addr
+
+    def __hash__(self) -> int:
+        return hash(self._addr)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} 0x{self._addr:x}>"
+
+
+class DeviceArray(Pointer):
+    """hipMalloc's result: a byte array on the device with ``__cuda_array_interface__``."""
+
+    __slots__ = ("size",)
+
+    def __init__(self, addr: int, size: int) -> None:
+        super().__init__(addr)
+        self.size = int(size)
+
+    @property
+    def __cuda_array_interface__(self) -> dict:
+        return {"shape": (self.size,), "typestr": "|u1", "data": (self._addr, False),
+                "version": 3, "strides": None}
+
+
+class Handle:
+    """Base of the opaque handle classes: ``int(h)`` is the handle's value."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: int) -> None:
+        self._value = int(value)
+
+    def __int__(self) -> int:
+        return self._value
+
+    __index__ = __int__
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and other._value == self._value  # type: ignore[attr-defined]
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self._value))
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} 0x{self._value:x}>"
+
+
+class ihipStream_t(Handle):
+    __slots__ = ()
+
+
+class ihipEvent_t(Handle):
+    __slots__ = ()
+
+
+class ihipModule_t(Handle):
+    __slots__ = ()
+
+
+class ihipModuleSymbol_t(Handle):
+    __slots__ = ()
+
+
+class ihipGraph(Handle):
+    __slots__ = ()
+
+
+class hipGraphExec(Handle):
+    __slots__ = ()
+
+
+class hipGraphNode(Handle):
+    __slots__ = ()
+
+
+class hiprtcProgram(Handle):
+    __slots__ = ()
+
+
+HANDLE_TYPES = {c.__name__: c for c in (ihipStream_t, ihipEvent_t, ihipModule_t,
+                                        ihipModuleSymbol_t, ihipGraph, hipGraphExec,
+                                        hipGraphNode, hiprtcProgram)}
+
+
+class CStr:
+    """A C string result, as hip-python's ``CStr``: use ``str(x)`` or ``bytes(x)``."""
+
+    __slots__ = ("_b",)
+
+    def __init__(self, value: bytes | str) -> None:
+        self._b = value.encode() if isinstance(value, str) else bytes(value)
+
+    def __bytes__(self) -> bytes:
+        return self._b
+
+    def __str__(self) -> str:
+        return self._b.decode(errors="replace")
+
+    def __repr__(self) -> str:
+        return f"CStr({self._b!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, CStr):
+            return other._b == self._b
+        if isinstance(other, (bytes, str)):
+            return self._b == (other.encode() if isinstance(other, str) else other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._b)
+
+
+class dim3:
+    """hip-python's ``dim3(x=..., y=..., z=...)``."""
+
+    __slots__ = ("x", "y", "z")
+
+    def __init__(self, x: int = 1, y: int = 1, z: int = 1) -> None:
+        self.x, self.y, self.z = int(x), int(y), int(z)
+
+    def __iter__(self):
+        return iter((self.x, self.y, self.z))
+
+    def __repr__(self) -> str:
+        return f"dim3(x={self.x}, y={self.y}, z={self.z})"
+
+
+class hipDeviceProp_t:
+    """The subset of hipDeviceProp_t that backends fill in; other fields read as 0."""
+
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return 0
+
+
+class hipPointerAttribute_t:
+    """hipPointerGetAttributes' result."""
+
+    def __init__(self, type: Any, device: int, devicePointer: int, hostPointer: int,
+                 isManaged: int = 0, allocationFlags: int = 0) -> None:
+        self.type = type
+        self.device = device
+        self.devicePointer = Pointer(devicePointer)
+        self.hostPointer = Pointer(hostPointer)
+        self.isManaged = isManaged
+        self.allocationFlags = allocationFlags
+
+
+class PointerConversionError(TypeError):
+    """An argument that hip-python's pointer rules do not accept."""
+
+
+def buffer_address(obj: Any) -> int:
+    """The data address of a C-contiguous buffer-protocol object (read-only ones too)."""
+    if isinstance(obj, np.ndarray):
+        return obj.__array_interface__["data"][0]
+    mv = memoryview(obj)
+    if mv.nbytes == 0:
+        return 0
+    if not mv.c_contiguous:
+        raise PointerConversionError("a buffer argument must be C-contiguous")
+    return np.frombuffer(mv.cast("B") if mv.ndim != 1 or mv.format != "B" else mv,
+                         dtype=np.uint8).__array_interface__["data"][0]
+
+
+def as_address(obj: Any) -> int:
+    """Convert a pointer-like argument to an address, with hip-python's rules:
+    None, ``c_void_p``, Pointer, buffer, ``__cuda_array_interface__``, int, ``as_c_void_p``."""
+    if obj is None:
+        return 0
+    if type(obj) is int:
+        return obj
+    if isinstance(obj, Pointer):
+        return obj._addr
+    if isinstance(obj, ctypes.c_void_p):
+        return obj.value or 0
+    try:
+        memoryview(obj)
+    except TypeError:
+        pass
+    else:
+        return buffer_address(obj)
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        return int(cai["data"][0])
+    if isinstance(obj, int):
+        return int(obj)
+    conv = getattr(obj, "as_c_void_p", None)
+    if conv is not None:
+        return conv().value or 0
+    raise PointerConversionError(f"unsupported input type {type(obj).__name__} for a pointer argument")
+
+
+def as_handle_value(obj: Any) -> int:
+    """A stream, event or other handle argument as an int (None and 0 are the null handle)."""
+    if obj is None:
+        return 0
+    if isinstance(obj, (Handle, int)):
+        return int(obj)
+    if isinstance(obj, ctypes.c_void_p):
+        return obj.value or 0
+    raise PointerConversionError(f"unsupported input type {type(obj).__name__} for a handle argument")
+
+
+def buffer_nbytes(obj: Any) -> int | None:
+    """The size in bytes of a buffer-protocol object, or None when it is not one."""
+    try:
+        return memoryview(obj).nbytes
+    except TypeError:
+        return None

@@ -1,0 +1,155 @@
+"""Kernel-argument layouts and the normalisation of every hip-python launch form.
+
+A launch can pass its arguments as ``kernelParams`` (a list of argument addresses, or
+the address / buffer of a ``void*`` array), as ``extra`` in hip-python's tuple form
+(values packed at min(size, 8) alignment) or in the raw
+``HIP_LAUNCH_PARAM_BUFFER_POINTER / SIZE / END`` form. Backends and capture both turn
+all of them into one thing: the kernarg bytes, laid out as the kernel's ``KernelLayout``.
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Sequence
+
+import attrs
+
+from hrr.backends.hiptypes import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE,
+                                   HIP_LAUNCH_PARAM_END, Pointer, as_address)
+
+# Parameter kinds. POINTER: a whole pointer argument. VALUE: a scalar that is never a
+# pointer. STRUCT: a by-value aggregate whose aligned words may hold pointers.
+# UNKNOWN: the backend knows only offset and size (cuda's cuFuncGetParamInfo), so an
+# 8-byte UNKNOWN is treated like a STRUCT word by capture.
+POINTER, VALUE, STRUCT, UNKNOWN = "pointer", "value", "struct", "unknown"
+PARAM_KINDS = (POINTER, VALUE, STRUCT, UNKNOWN)
+
+
+class LaunchArgsError(ValueError):
+    """Launch arguments that cannot be turned into the kernel's kernarg bytes."""
+
+
+@attrs.frozen
+class ParamSpec:
+    """One kernel parameter: where it lies in the kernarg buffer and what it is."""
+
+    offset: int
+    size: int
+    kind: str = attrs.field(validator=attrs.validators.in_(PARAM_KINDS))
+    name: str = ""
+
+
+@attrs.frozen
+class KernelLayout:
+    """A kernel's parameters in order; ``size`` is the kernarg buffer's length."""
+
+    params: tuple[ParamSpec, ...]
+
+    @property
+    def size(self) -> int:
+        if not self.params:
+            return 0
+        return max(p.offset + p.size for p in self.params)
+
+    def to_wire(self) -> list:
+        return [[p.offset, p.size, p.kind, p.name] for p in self.params]
+
+    @classmethod
+    def from_wire(cls, rows: Sequence) -> "KernelLayout":
+        return cls(tuple(ParamSpec(int(o), int(s), str(k), str(n)) for o, s, k, n in rows))
+
+
+def _is_raw_extra(extra: Sequence) -> bool:
+    return (len(extra) == 5 and all(type(extra[i]) is int for i in (0, 2, 4))
+            and extra[0] == HIP_LAUNCH_PARAM_BUFFER_POINTER
+            and extra[2] == HIP_LAUNCH_PARAM_BUFFER_SIZE and extra[4] == HIP_LAUNCH_PARAM_END)
+
+
+def _read_raw_extra(words: Sequence[int]) -> bytes:
+    if (words[0] != HIP_LAUNCH_PARAM_BUFFER_POINTER or words[2] != HIP_LAUNCH_PARAM_BUFFER_SIZE
+            or words[4] != HIP_LAUNCH_PARAM_END):
+        raise LaunchArgsError("extra is not a HIP_LAUNCH_PARAM_BUFFER_POINTER/SIZE/END array")
+    buf, size_ptr = int(words[1]), int(words[3])
+    if not buf or not size_ptr:
+        raise LaunchArgsError("extra names a NULL buffer or size pointer")
+    size = ctypes.c_size_t.from_address(size_ptr).value
+    if size > 1 << 20:
+        raise LaunchArgsError(f"extra claims a {size}-byte argument buffer (limit 1 MiB)")
+    return ctypes.string_at(buf, size)
+
+
+def _pack_extra_tuple(items: Sequence[Any]) -> bytes:
+    out = bytearray()
+    for item in items:
+        if isinstance(item, (ctypes._SimpleCData, ctypes.Structure, ctypes.Union, ctypes.Array)) \
+                and not isinstance(item, ctypes.c_void_p):
+            raw = bytes(item)
+        else:
+            raw = as_address(item).to_bytes(8, "little")
+        align = min(len(raw), 8) or 1
+        out += b"\0" * (-len(out) % align)
+        out += raw
+    return bytes(out)
+
+
+def extra_bytes(extra: Any) -> bytes:
+    """The packed argument bytes that ``extra`` carries, in either form."""
+    if isinstance(extra, (list, tuple)):
+        if _is_raw_extra(extra):
+            return _read_raw_extra([as_address(x) for x in extra])
+        return _pack_extra_tuple(extra)
+    addr = as_address(extra)
+    if not addr:
+        raise LaunchArgsError("extra is NULL")
+    return _read_raw_extra((ctypes.c_uint64 * 5).from_address(addr))
+
+
+def _param_addresses(kernel_params: Any, count: int) -> list[int]:
+    if isinstance(kernel_params, (list, tuple)):
+        if len(kernel_params) < count:
+            raise LaunchArgsError(f"kernelParams has {len(kernel_params)} entries, the kernel takes {count}")
+        return [as_address(p) for p in kernel_params[:count]]
+    addr = as_address(kernel_params)
+    if not addr:
+        raise LaunchArgsError("kernelParams is NULL but the kernel takes arguments")
+    return list((ctypes.c_uint64 * count).from_address(addr))
+
+
+def pack_kernel_args(layout: KernelLayout, kernel_params: Any = None, extra: Any = None) -> bytes:
+    """Normalise a launch's arguments, in any hip-python form, to the kernarg bytes.
+
+    Raises LaunchArgsError when both or neither form is given (for a kernel with
+    parameters), or when the bytes do not cover the layout."""
+    has_params = kernel_params is not None and not (isinstance(kernel_params, (list, tuple))
+                                                    and len(kernel_params) == 0 and extra is not None)
+    if extra is not None and has_params:
+        raise LaunchArgsError("a launch takes kernelParams or extra, not both")
+    if extra is not None:
+        raw = extra_bytes(extra)
+        if len(raw) < max((p.offset + p.size for p in layout.params), default=0):
+            raise LaunchArgsError(f"extra carries {len(raw)} bytes, the kernel's arguments need {layout.size}")
+        return raw[:layout.size].ljust(layout.size, b"\0")
+    if not layout.params:
+        return b""
+    if kernel_params is None:
+        raise LaunchArgsError("the kernel takes arguments but neither kernelParams nor extra was given")
+    buf = bytearray(layout.size)
+    for spec, addr in zip(layout.params, _param_addresses(kernel_params, len(layout.params))):
+        if not addr:
+            raise LaunchArgsError(f"kernelParams entry for parameter at offset {spec.offset} is NULL")
+        buf[spec.offset:spec.offset + spec.size] = ctypes.string_at(addr, spec.size)
+    return bytes(buf)
+
+
+def kernarg_array(kernargs: bytes) -> tuple[Any, Any]:
+    """A raw ``extra`` array that carries ``kernargs``; keep the returned pair alive
+    until the launch call returns (backends copy the arguments at launch)."""
+    buf = ctypes.create_string_buffer(kernargs, max(len(kernargs), 1))
+    size = ctypes.c_size_t(len(kernargs))
+    arr = (ctypes.c_void_p * 5)(HIP_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
+                                HIP_LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(size),
+                                HIP_LAUNCH_PARAM_END)
+    return arr, (buf, size)
+
+
+__all__ = ["ParamSpec", "KernelLayout", "LaunchArgsError", "pack_kernel_args", "extra_bytes",
+           "kernarg_array", "POINTER", "VALUE", "STRUCT", "UNKNOWN", "Pointer"]

@@ -1,0 +1,1 @@
+"""Built-in hrr plugins; each is found through the hrr.plugins entry-point group."""
