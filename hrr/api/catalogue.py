@@ -1,0 +1,222 @@
+"""The HIP API catalogue: one declarative row per supported call.
+
+Capture serialisation, replay dispatch, ``hrr info``, the coverage table in the docs
+and the round-trip tests all derive from these rows. Adding an API is adding a row.
+
+Parameter roles (``Param.role``):
+  value      a scalar recorded as is
+  enum       a hip-python enum member (``kind`` names the enum); recorded as its int
+  ptr        an address, recorded raw and translated at replay through the allocation map
+  handle     a stream/event/module/function/graph/graph_exec handle (``kind``)
+  copy_dst   a copy destination: a tracked allocation (translated) or host memory
+             (checked byte for byte at replay); ``size`` names the byte-count parameter
+  copy_src   a copy source: a tracked allocation or host memory (its bytes are a blob)
+  host_range app memory that hipHostRegister pins; ``size`` names the byte count
+  code       a code object image (stored once by hash)
+  name       a kernel name (bytes or str)
+  dim3       a hip.dim3
+  host_fn    a host function address (application code: never replayable)
+  user_data  an opaque pointer handed back to a host function
+  launch     kernelParams / extra / args: normalised to kernarg bytes by capture
+  ignored    not recorded (e.g. a log buffer size)
+Output roles (``Out.role``): ``alloc`` (a new allocation; ``kind`` device/pinned, its size
+from the ``size`` parameter), ``alias`` (a device address for a host allocation),
+``handle`` (``kind``), ``value`` (an informational result, recorded when it is a number).
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+import attrs
+
+REAL, NOOP, UNREPLAYABLE = "real", "noop", "unreplayable"
+HANDLE_KINDS = ("stream", "event", "module", "function", "graph", "graph_exec")
+
+
+@attrs.frozen
+class Param:
+    """One parameter of a call, in hip-python's positional order."""
+
+    name: str
+    role: str
+    kind: str | None = None  # handle kind or enum name
+    size: str | None = None  # the parameter that holds this buffer's byte count
+    optional: bool = False   # may be omitted by the caller (has a default)
+
+
+@attrs.frozen
+class Out:
+    """One output of a call, in the order hip-python returns them after the error."""
+
+    name: str
+    role: str
+    kind: str | None = None
+    size: str | None = None
+
+
+@attrs.frozen
+class Api:
+    """A catalogue row: a HIP call, how it is recorded and how it replays."""
+
+    name: str
+    family: str
+    params: tuple[Param, ...] = ()
+    outs: tuple[Out, ...] = ()
+    replay: str = REAL
+    reason: str = ""            # why it is a no-op or unreplayable
+    destroys: str | None = None  # handle kind or "alloc" the first parameter releases
+    stream: str | None = None    # the parameter naming the stream the work goes to
+    sync: bool = False           # the call waits for device work (a capture sync point)
+    volatile: bool = False       # its error may differ between runs (e.g. NotReady)
+    module: str = "hip"          # "hip" or "hiprtc"
+
+    def param_index(self, name: str) -> int:
+        for i, p in enumerate(self.params):
+            if p.name == name:
+                return i
+        raise KeyError(f"{self.name} has no parameter {name!r}")
+
+
+def P(name: str, role: str = "value", kind: str | None = None, size: str | None = None,
+      optional: bool = False) -> Param:
+    return Param(name, role, kind, size, optional)
+
+
+def H(name: str, kind: str) -> Param:
+    return Param(name, "handle", kind)
+
+
+def O(name: str, role: str = "value", kind: str | None = None, size: str | None = None) -> Out:
+    return Out(name, role, kind, size)
+
+
+STREAM = H("stream", "stream")
+_HOSTFN_REASON = ("runs the application's own host code, which an archive never carries; "
+                  "replay skips it, so work that depends on its side effects may differ")
+
+_ROWS: tuple[Api, ...] = (
+    # device and errors
+    Api("hipInit", "device", (P("flags"),)),
+    Api("hipGetDeviceCount", "device", (), (O("count"),)),
+    Api("hipGetDevice", "device", (), (O("deviceId"),)),
+    Api("hipSetDevice", "device", (P("deviceId"),)),
+    Api("hipGetDeviceProperties", "device", (P("deviceId"),), (O("prop"),)),
+    Api("hipDeviceSynchronize", "device", sync=True),
+    Api("hipGetLastError", "error"),
+    Api("hipPeekAtLastError", "error"),
+    Api("hipGetErrorName", "error", (P("hip_error", "enum", "hipError_t"),), (O("name"),),
+        replay=NOOP, reason="a pure lookup with no device effect"),
+    Api("hipGetErrorString", "error", (P("hipError", "enum", "hipError_t"),), (O("string"),),
+        replay=NOOP, reason="a pure lookup with no device effect"),
+    Api("hipMemGetInfo", "device", (), (O("free"), O("total")), volatile=True),
+    Api("hipPointerGetAttributes", "memory", (P("ptr", "ptr"),), (O("attributes"),)),
+    # device memory
+    Api("hipMalloc", "memory", (P("size"),), (O("ptr", "alloc", "device", "size"),)),
+    Api("hipFree", "memory", (P("ptr", "ptr"),), destroys="alloc", sync=True),
+    Api("hipMallocAsync", "memory", (P("size"), STREAM), (O("ptr", "alloc", "device", "size"),),
+        stream="stream"),
+    Api("hipFreeAsync", "memory", (P("dev_ptr", "ptr"), STREAM), destroys="alloc", stream="stream"),
+    Api("hipMemset", "memory", (P("dst", "ptr"), P("value"), P("sizeBytes")), sync=True),
+    Api("hipMemsetAsync", "memory", (P("dst", "ptr"), P("value"), P("sizeBytes"), STREAM),
+        stream="stream"),
+    Api("hipMemcpy", "copy", (P("dst", "copy_dst", size="sizeBytes"),
+                              P("src", "copy_src", size="sizeBytes"), P("sizeBytes"),
+                              P("kind", "enum", "hipMemcpyKind")), sync=True),
+    Api("hipMemcpyAsync", "copy", (P("dst", "copy_dst", size="sizeBytes"),
+                                   P("src", "copy_src", size="sizeBytes"), P("sizeBytes"),
+                                   P("kind", "enum", "hipMemcpyKind"), STREAM), stream="stream"),
+    Api("hipMemcpyHtoD", "copy", (P("dst", "ptr"), P("src", "copy_src", size="sizeBytes"),
+                                  P("sizeBytes")), sync=True),
+    Api("hipMemcpyDtoH", "copy", (P("dst", "copy_dst", size="sizeBytes"), P("src", "ptr"),
+                                  P("sizeBytes")), sync=True),
+    Api("hipMemcpyDtoD", "copy", (P("dst", "ptr"), P("src", "ptr"), P("sizeBytes")), sync=True),
+    Api("hipMemcpyHtoDAsync", "copy", (P("dst", "ptr"), P("src", "copy_src", size="sizeBytes"),
+                                       P("sizeBytes"), STREAM), stream="stream"),
+    Api("hipMemcpyDtoHAsync", "copy", (P("dst", "copy_dst", size="sizeBytes"), P("src", "ptr"),
+                                       P("sizeBytes"), STREAM), stream="stream"),
+    Api("hipMemcpyDtoDAsync", "copy", (P("dst", "ptr"), P("src", "ptr"), P("sizeBytes"), STREAM),
+        stream="stream"),
+    # pinned host memory
+    Api("hipHostMalloc", "pinned", (P("size"), P("flags")), (O("ptr", "alloc", "pinned", "size"),)),
+    Api("hipMallocHost", "pinned", (P("size"),), (O("ptr", "alloc", "pinned", "size"),)),
+    Api("hipHostAlloc", "pinned", (P("size"), P("flags")), (O("ptr", "alloc", "pinned", "size"),)),
+    Api("hipHostFree", "pinned", (P("ptr", "ptr"),), destroys="alloc", sync=True),
+    Api("hipFreeHost", "pinned", (P("ptr", "ptr"),), destroys="alloc", sync=True),
+    Api("hipHostRegister", "pinned", (P("hostPtr", "host_range", size="sizeBytes"),
+                                      P("sizeBytes"), P("flags"))),
+    Api("hipHostUnregister", "pinned", (P("hostPtr", "ptr"),), destroys="alloc", sync=True),
+    Api("hipHostGetDevicePointer", "pinned", (P("hstPtr", "ptr"), P("flags")),
+        (O("devPtr", "alias"),)),
+    # streams and events
+    Api("hipStreamCreate", "stream", (), (O("stream", "handle", "stream"),)),
+    Api("hipStreamCreateWithFlags", "stream", (P("flags"),), (O("stream", "handle", "stream"),)),
+    Api("hipStreamDestroy", "stream", (STREAM,), destroys="stream"),
+    Api("hipStreamSynchronize", "stream", (STREAM,), sync=True, stream="stream"),
+    Api("hipStreamQuery", "stream", (STREAM,), stream="stream", volatile=True),
+    Api("hipStreamWaitEvent", "stream", (STREAM, H("event", "event"), P("flags")), stream="stream"),
+    Api("hipEventCreate", "event", (), (O("event", "handle", "event"),)),
+    Api("hipEventCreateWithFlags", "event", (P("flags"),), (O("event", "handle", "event"),)),
+    Api("hipEventRecord", "event", (H("event", "event"), STREAM), stream="stream"),
+    Api("hipEventSynchronize", "event", (H("event", "event"),), sync=True),
+    Api("hipEventQuery", "event", (H("event", "event"),), volatile=True),
+    Api("hipEventElapsedTime", "event", (H("start", "event"), H("stop", "event")), (O("ms"),),
+        volatile=True),
+    Api("hipEventDestroy", "event", (H("event", "event"),), destroys="event"),
+    Api("hipLaunchHostFunc", "stream", (STREAM, P("fn", "host_fn"), P("userData", "user_data")),
+        replay=UNREPLAYABLE, reason=_HOSTFN_REASON, stream="stream"),
+    Api("hipStreamWaitValue32", "stream", (STREAM, P("ptr", "ptr"), P("value"), P("flags"),
+                                           P("mask", optional=True)), stream="stream"),
+    Api("hipStreamWriteValue32", "stream", (STREAM, P("ptr", "ptr"), P("value"), P("flags")),
+        stream="stream"),
+    # stream capture and graphs
+    Api("hipStreamBeginCapture", "graph", (STREAM, P("mode", "enum", "hipStreamCaptureMode")),
+        stream="stream"),
+    Api("hipStreamEndCapture", "graph", (STREAM,), (O("graph", "handle", "graph"),), stream="stream"),
+    Api("hipStreamIsCapturing", "graph", (STREAM,), (O("status"),), stream="stream"),
+    Api("hipStreamGetCaptureInfo", "graph", (STREAM,), (O("status"), O("id")), stream="stream"),
+    Api("hipThreadExchangeStreamCaptureMode", "graph", (P("mode", "enum", "hipStreamCaptureMode",
+                                                          optional=True),), (O("mode"),)),
+    Api("hipGraphInstantiate", "graph", (H("graph", "graph"), P("bufferSize")),
+        (O("graphExec", "handle", "graph_exec"), O("errorNode"), O("log"))),
+    Api("hipGraphInstantiateWithFlags", "graph", (H("graph", "graph"), P("flags")),
+        (O("graphExec", "handle", "graph_exec"),)),
+    Api("hipGraphLaunch", "graph", (H("graphExec", "graph_exec"), STREAM), stream="stream"),
+    Api("hipGraphExecDestroy", "graph", (H("graphExec", "graph_exec"),), destroys="graph_exec"),
+    Api("hipGraphDestroy", "graph", (H("graph", "graph"),), destroys="graph"),
+    # modules and launches
+    Api("hipModuleLoadData", "module", (P("image", "code"),), (O("module", "handle", "module"),)),
+    Api("hipModuleGetFunction", "module", (H("module", "module"), P("kname", "name")),
+        (O("function", "handle", "function"),)),
+    Api("hipModuleUnload", "module", (H("module", "module"),), destroys="module"),
+    Api("hipModuleLaunchKernel", "launch", (
+        H("f", "function"), P("gridDimX"), P("gridDimY"), P("gridDimZ"), P("blockDimX"),
+        P("blockDimY"), P("blockDimZ"), P("sharedMemBytes"), STREAM,
+        P("kernelParams", "launch"), P("extra", "launch")), stream="stream"),
+    Api("hipLaunchKernel", "launch", (
+        H("function_address", "function"), P("numBlocks", "dim3"), P("dimBlocks", "dim3"),
+        P("args", "launch"), P("sharedMemBytes"), STREAM), stream="stream"),
+)
+
+CATALOGUE: dict[str, Api] = {row.name: row for row in _ROWS}
+LAUNCH_APIS = frozenset(n for n, a in CATALOGUE.items() if a.family == "launch")
+
+
+def rows() -> Iterable[Api]:
+    """Every catalogue row, in declaration order."""
+    return iter(_ROWS)
+
+
+def get(name: str) -> Api:
+    """The row for ``name``; KeyError names the call when it is not catalogued."""
+    try:
+        return CATALOGUE[name]
+    except KeyError:
+        raise KeyError(f"{name} is not in the HIP API catalogue") from None
+
+
+def coverage_table() -> str:
+    """A Markdown table of every catalogued call and how it replays (for the docs)."""
+    lines = ["| API | family | replay | notes |", "| --- | --- | --- | --- |"]
+    for row in _ROWS:
+        lines.append(f"| `{row.name}` | {row.family} | {row.replay} | {row.reason} |")
+    return "\n".join(lines)

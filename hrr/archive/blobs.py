@@ -1,0 +1,91 @@
+"""The content-addressed store: blobs/<2 hex>/<32 hex> and code/<32 hex>, named by xxh3_128."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from hrr.archive.format import BLOBS_DIR, CODE_DIR, content_name, is_valid_name
+from hrr.archive.fsutil import atomic_write, make_private_dir, open_dir_nofollow, open_file_nofollow, read_exact
+from hrr.errors import BlobError
+
+
+def relpath(kind: str, name: str) -> tuple[str, ...]:
+    """Path components of a stored object: ("blobs", "ab", name) or ("code", name)."""
+    return (BLOBS_DIR, name[:2], name) if kind == "blob" else (CODE_DIR, name)
+
+
+def store(pid_dir: str, kind: str, name: str, data: Any, made_dirs: set[str]) -> bool:
+    """Write ``data`` (whose content name is ``name``) atomically unless that file exists.
+
+    Returns whether it wrote. ``made_dirs`` caches directories already created.
+    """
+    parts = relpath(kind, name)
+    directory = os.path.join(pid_dir, *parts[:-1])
+    if directory not in made_dirs:
+        for i in range(1, len(parts)):
+            make_private_dir(os.path.join(pid_dir, *parts[:i]))
+        made_dirs.add(directory)
+    path = os.path.join(directory, name)
+    if os.path.lexists(path):
+        return False
+    atomic_write(path, data)
+    return True
+
+
+class StoreReader:
+    """Verified reads from one process directory's blob and code stores (never follows links)."""
+
+    def __init__(self, pid_dir_fd: int, pid_dir: str, max_file_bytes: int) -> None:
+        self._dir_fd, self._dir, self._max = pid_dir_fd, pid_dir, max_file_bytes
+
+    def size(self, kind: str, name: str) -> int:
+        """Size in bytes of a stored object, from fstat, without reading it."""
+        fd, st = self._open(kind, name)
+        os.close(fd)
+        return st.st_size
+
+    def read(self, kind: str, name: str) -> bytes:
+        """The bytes of a stored object, after checking its size and that they hash to its name."""
+        fd, st = self._open(kind, name)
+        where = self._where(kind, name)
+        try:
+            if st.st_size > self._max:
+                raise BlobError(f"{kind} {name} is {st.st_size} bytes, over max_file_bytes={self._max}",
+                                where=where, hint="raise --max-file-bytes if you trust this archive")
+            try:
+                data = read_exact(fd, st.st_size)
+            except ValueError as exc:
+                raise BlobError(f"{kind} {name} changed while being read: {exc}", where=where) from None
+        finally:
+            os.close(fd)
+        actual = content_name(data)
+        if actual != name:
+            raise BlobError(f"{kind} content hashes to {actual}, not to its name {name}",
+                            where=where, hint="the archive is corrupt or was tampered with")
+        return data
+
+    def _where(self, kind: str, name: str) -> str:
+        return os.path.join(self._dir, *relpath(kind, name)) if is_valid_name(name) else self._dir
+
+    def _open(self, kind: str, name: str) -> tuple[int, os.stat_result]:
+        if not is_valid_name(name):
+            raise BlobError(f"malformed {kind} name {name!r}: must be 32 lowercase hex characters",
+                            where=self._dir, hint="the archive is corrupt or was tampered with")
+        parts = relpath(kind, name)
+        where = self._where(kind, name)
+        fds: list[int] = []
+        try:
+            dir_fd = self._dir_fd
+            for part in parts[:-1]:
+                dir_fd = open_dir_nofollow(part, dir_fd)
+                fds.append(dir_fd)
+            return open_file_nofollow(parts[-1], dir_fd)
+        except FileNotFoundError:
+            raise BlobError(f"{kind} {name} is missing", where=where,
+                            hint="the capture may have been killed while writing it") from None
+        except (OSError, ValueError) as exc:
+            raise BlobError(f"{kind} {name} is not a regular file inside the archive ({exc})",
+                            where=where, hint="symlinks and special files are refused") from None
+        finally:
+            for fd in fds:
+                os.close(fd)

@@ -1,0 +1,32 @@
+"""Limits the reader and replay enforce on an untrusted archive (all with safe defaults)."""
+from __future__ import annotations
+
+import attrs
+
+MiB = 1 << 20
+GiB = 1 << 30
+
+
+def _positive(instance: object, attribute: attrs.Attribute, value: object) -> None:
+    if type(value) is not int or value <= 0:
+        raise ValueError(f"Limits.{attribute.name} must be a positive int, got {value!r}")
+
+
+@attrs.frozen
+class Limits:
+    """Caps on what an archive may make hrr read, allocate or start. Defaults are safe."""
+
+    #: Largest single file read whole: a blob, a code object (checked with fstat first).
+    max_file_bytes: int = attrs.field(default=256 * MiB, validator=_positive)
+    #: Largest manifest.json read.
+    max_manifest_bytes: int = attrs.field(default=4 * MiB, validator=_positive)
+    #: Largest msgpack payload of one frame (and of the file header); larger ends the stream.
+    max_record_bytes: int = attrs.field(default=64 * MiB, validator=_positive)
+    #: Most event frames read from one process's events.bin.
+    max_events: int = attrs.field(default=50_000_000, validator=_positive)
+    #: Host memory replay may allocate on the archive's behalf (enforced by replay).
+    max_host_bytes: int = attrs.field(default=16 * GiB, validator=_positive)
+    #: Replay threads the archive may ask for (enforced by replay).
+    max_threads: int = attrs.field(default=256, validator=_positive)
+    #: pid-* directories in one archive.
+    max_processes: int = attrs.field(default=1024, validator=_positive)

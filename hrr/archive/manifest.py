@@ -1,0 +1,90 @@
+"""manifest.json: the per-process summary, its defaults, encoding and validation."""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hrr.archive.format import FORMAT_VERSION
+from hrr.errors import FormatError
+
+CONTENT_MODES = ("content", "metadata-only")
+
+
+def default_manifest(pid: int, backend: str) -> dict[str, Any]:
+    """A manifest with every required field at its default (clean_shutdown false)."""
+    return {
+        "format_version": FORMAT_VERSION,
+        "pid": pid,
+        "backend": backend,
+        "plugins": {},
+        "content_mode": "content",
+        "host_snapshots": False,
+        "unreplayable_apis": [],
+        "counts": {"events": 0, "blobs": 0, "blob_bytes": 0, "code_objects": 0},
+        "clean_shutdown": False,
+    }
+
+
+def encode(manifest: dict[str, Any]) -> bytes:
+    """Stable, human-readable JSON bytes of a manifest."""
+    return (json.dumps(manifest, indent=2, sort_keys=True, allow_nan=False) + "\n").encode()
+
+
+def _is_int(v: object) -> bool:
+    return type(v) is int
+
+
+def _check_unreplayable(v: object) -> bool:
+    return isinstance(v, list) and all(
+        isinstance(e, dict) and type(e.get("api")) is str and type(e.get("reason")) is str for e in v)
+
+
+# field -> (check, description). Unknown fields are tolerated and kept.
+REQUIRED: dict[str, tuple[Any, str]] = {
+    "format_version": (_is_int, "an int"),
+    "pid": (lambda v: _is_int(v) and v >= 0, "a non-negative int"),
+    "backend": (lambda v: type(v) is str, "a string"),
+    "plugins": (lambda v: isinstance(v, dict) and all(type(x) is str for x in v.values()),
+                "a map of plugin name to version string"),
+    "content_mode": (lambda v: v in CONTENT_MODES, f"one of {CONTENT_MODES}"),
+    "host_snapshots": (lambda v: type(v) is bool, "a bool"),
+    "unreplayable_apis": (_check_unreplayable, "a list of {api: str, reason: str, ...}"),
+    "counts": (lambda v: isinstance(v, dict) and all(_is_int(x) and x >= 0 for x in v.values()),
+               "a map of name to non-negative int"),
+    "clean_shutdown": (lambda v: type(v) is bool, "a bool"),
+}
+OPTIONAL: dict[str, tuple[Any, str]] = {
+    "repaired": (lambda v: type(v) is bool, "a bool"),
+    "parent_pid": (lambda v: v is None or (_is_int(v) and v >= 0), "a non-negative int or null"),
+    "created": (lambda v: type(v) in (int, float), "a number"),
+}
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def decode(data: bytes, where: str) -> dict[str, Any]:
+    """Parse and validate manifest bytes; raises FormatError naming the file and the field."""
+    try:
+        value = json.loads(data.decode("utf-8"), parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:
+        raise FormatError(f"manifest is not valid JSON: {str(exc)[:200]}", where=where,
+                          hint="run `hrr repair` to rebuild it") from None
+    if not isinstance(value, dict):
+        raise FormatError("manifest is not a JSON object", where=where, hint="run `hrr repair` to rebuild it")
+    for table, required in ((REQUIRED, True), (OPTIONAL, False)):
+        for field, (check, description) in table.items():
+            if field not in value:
+                if required:
+                    raise FormatError(f"manifest field {field!r} is missing", where=where,
+                                      hint="run `hrr repair` to rebuild it")
+                continue
+            if not check(value[field]):
+                raise FormatError(f"manifest field {field!r} must be {description}, got {value[field]!r:.80}",
+                                  where=where, hint="the archive is corrupt or was tampered with")
+    if value["format_version"] != FORMAT_VERSION:
+        raise FormatError(f"manifest names format version {value['format_version']}, "
+                          f"this hrr reads version {FORMAT_VERSION}", where=where,
+                          hint="read it with the hrr release that wrote it")
+    return value

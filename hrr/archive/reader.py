@@ -1,0 +1,313 @@
+"""The archive reader: validates an untrusted archive before acting on any of it.
+
+Order of checks for each process: the directory is a real directory (no symlink); events.bin
+magic and format version (first, before any length in the file is trusted); the header's
+length, checksum and msgpack; manifest.json size, JSON and field types. Frames are then
+streamed lazily: each frame's type and length are checked against the limits before its
+payload is read, its checksum before it is decoded, and msgpack runs with safe settings.
+"""
+from __future__ import annotations
+
+import os
+from typing import Any, Iterator
+
+import attrs
+
+from hrr.archive import manifest as manifest_mod
+from hrr.archive.blobs import StoreReader
+from hrr.archive.format import (EVENTS_FILE, FILE_HEADER, FORMAT_VERSION, FRAME_EVENT, FRAME_HEADER,
+                                FRAME_TRAILER, FRAME_TYPES, HEADER_SEED_TYPE, MANIFEST_FILE, PID_DIR_RE,
+                                check_prefix, checksum, unpack_untrusted)
+from hrr.archive.fsutil import open_dir_nofollow, open_file_nofollow, read_exact
+from hrr.archive.limits import Limits
+from hrr.errors import ArchiveError, FormatError, LimitExceeded
+
+_ZERO3 = b"\x00\x00\x00"
+
+
+@attrs.frozen
+class Record:
+    """A good event frame: its index among event frames, its byte offset, its decoded value."""
+    index: int
+    offset: int
+    value: Any
+
+
+@attrs.frozen
+class BadRecord:
+    """An event frame that was refused (bad checksum, undecodable msgpack, bad framing)."""
+    index: int
+    offset: int
+    reason: str
+
+
+@attrs.define
+class StreamState:
+    """What a full walk over events.bin found (framing only; msgpack errors are BadRecords)."""
+    frames: int = 0              # event frames, good and bad, before the end of the stream
+    bad_checksums: int = 0
+    torn: bool = False           # the last frame (or the file header) is incomplete
+    stopped: str | None = None   # framing damage that ended the walk early
+    trailer: dict[str, Any] | None = None
+    trailer_offset: int | None = None
+    after_trailer: bool = False  # bytes follow the trailer
+    valid_end: int = 0           # end offset of the last frame with a good checksum (or of the header)
+    valid_frames: int = 0        # event frames before valid_end
+    size: int = 0
+
+
+def open_archive(root: str | os.PathLike[str], limits: Limits = Limits()) -> "Archive":
+    """Open an archive directory (or one ``pid-<pid>`` directory) for reading, validating it."""
+    return Archive(os.fspath(root), limits)
+
+
+class Archive:
+    """An archive root and the per-process archives inside it."""
+
+    def __init__(self, path: str, limits: Limits) -> None:
+        self.path, self.limits = path, limits
+        try:
+            names = sorted(os.listdir(path))
+        except OSError as exc:
+            raise ArchiveError(f"cannot list the archive: {exc}", where=path,
+                               hint="pass the directory written by `hrr capture -o`") from None
+        if EVENTS_FILE in names and PID_DIR_RE.fullmatch(os.path.basename(os.path.normpath(path))):
+            parent, base = os.path.split(os.path.normpath(path))
+            pid_dirs = [(parent or ".", base)]
+        else:
+            pid_dirs = [(path, n) for n in names if PID_DIR_RE.fullmatch(n)]
+        if not pid_dirs:
+            raise ArchiveError("no pid-<pid> directories: not an hrr archive", where=path,
+                               hint="pass the directory written by `hrr capture -o`")
+        if len(pid_dirs) > limits.max_processes:
+            raise LimitExceeded(f"{len(pid_dirs)} processes, over max_processes={limits.max_processes}",
+                                where=path, hint="raise the limit if you trust this archive")
+        pid_dirs.sort(key=lambda d: int(d[1][4:]))
+        self.processes: list[ProcessArchive] = []
+        try:
+            for parent, name in pid_dirs:
+                self.processes.append(ProcessArchive(parent, name, limits))
+        except BaseException:
+            self.close()
+            raise
+
+    def process(self, pid: int) -> "ProcessArchive":
+        """The process archive for ``pid``; ArchiveError if there is none."""
+        for proc in self.processes:
+            if proc.pid == pid:
+                return proc
+        raise ArchiveError(f"no process {pid} in the archive", where=self.path,
+                           hint=f"processes: {[p.pid for p in self.processes]}")
+
+    def close(self) -> None:
+        """Release the directory handles held by every process archive."""
+        for proc in self.processes:
+            proc.close()
+
+    def __enter__(self) -> "Archive":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ProcessArchive:
+    """One ``pid-<pid>`` directory: header, manifest, event stream, blobs and code objects."""
+
+    def __init__(self, parent: str, name: str, limits: Limits, *, tolerate_bad_manifest: bool = False) -> None:
+        match = PID_DIR_RE.fullmatch(name)
+        if not match:
+            raise ArchiveError(f"{name!r} is not a pid-<pid> directory name", where=parent)
+        self.pid = int(match.group(1))
+        self.path = os.path.join(parent, name)
+        self.limits = limits
+        self.events_path = os.path.join(self.path, EVENTS_FILE)
+        try:
+            self._dir_fd = open_dir_nofollow(self.path)
+        except OSError as exc:
+            raise ArchiveError(f"cannot open the process directory ({exc})", where=self.path,
+                               hint="symlinked pid directories are refused") from None
+        self._store = StoreReader(self._dir_fd, self.path, limits.max_file_bytes)
+        self._state: StreamState | None = None
+        try:
+            self.header, self._data_start, self.header_torn = self._read_header()
+            self.manifest, self.manifest_error = self._read_manifest(tolerate_bad_manifest)
+        except BaseException:
+            self.close()
+            raise
+
+    # -- header and manifest --------------------------------------------------------------
+    def _open_events(self) -> Any:
+        try:
+            fd, _ = open_file_nofollow(EVENTS_FILE, self._dir_fd)
+        except FileNotFoundError:
+            raise ArchiveError("events.bin is missing", where=self.events_path,
+                               hint="this process recorded nothing readable") from None
+        except (OSError, ValueError) as exc:
+            raise ArchiveError(f"events.bin is not a regular file ({exc})", where=self.events_path,
+                               hint="symlinks and special files are refused") from None
+        return os.fdopen(fd, "rb", buffering=1 << 20)
+
+    def _read_header(self) -> tuple[dict[str, Any] | None, int, bool]:
+        where = self.events_path
+        with self._open_events() as f:
+            prefix = f.read(FILE_HEADER.size)
+            if not check_prefix(prefix, where) or len(prefix) < FILE_HEADER.size:
+                return None, 0, True
+            _, _, length, expected = FILE_HEADER.unpack(prefix)
+            if length > self.limits.max_record_bytes:
+                raise FormatError(f"header length {length} is over max_record_bytes", where=f"{where} at offset 12")
+            body = f.read(length)
+        if len(body) < length:
+            return None, 0, True
+        off = f"{where} at offset {FILE_HEADER.size}"
+        if checksum(HEADER_SEED_TYPE, body) != expected:
+            raise FormatError("file header checksum mismatch", where=off, hint="the archive is corrupt")
+        try:
+            header = unpack_untrusted(body)
+        except ValueError as exc:
+            raise FormatError(f"file header: {exc}", where=off) from None
+        if not isinstance(header, dict) or header.get("format_version") != FORMAT_VERSION \
+                or header.get("pid") != self.pid or type(header.get("backend")) is not str:
+            raise FormatError("file header must be a map with format_version, this directory's pid and backend",
+                              where=off, hint="the archive is corrupt or was tampered with")
+        return header, FILE_HEADER.size + length, False
+
+    def _read_manifest(self, tolerate: bool) -> tuple[dict[str, Any], str | None]:
+        where = os.path.join(self.path, MANIFEST_FILE)
+        fallback = manifest_mod.default_manifest(self.pid, (self.header or {}).get("backend", "unknown"))
+        try:
+            fd, st = open_file_nofollow(MANIFEST_FILE, self._dir_fd)
+        except FileNotFoundError:
+            return fallback, "manifest.json is missing"
+        except (OSError, ValueError) as exc:
+            raise ArchiveError(f"manifest.json is not a regular file ({exc})", where=where,
+                               hint="symlinks and special files are refused") from None
+        try:
+            if st.st_size > self.limits.max_manifest_bytes:
+                raise FormatError(f"manifest is {st.st_size} bytes, over max_manifest_bytes", where=where)
+            value = manifest_mod.decode(read_exact(fd, st.st_size), where)
+            if value["pid"] != self.pid:
+                raise FormatError(f"manifest pid {value['pid']} is not the directory's pid", where=where)
+            return value, None
+        except (FormatError, ValueError) as exc:
+            if not tolerate:
+                raise
+            return fallback, str(exc)
+        finally:
+            os.close(fd)
+
+    # -- events ---------------------------------------------------------------------------
+    def events(self) -> Iterator[Record | BadRecord]:
+        """Yield every complete event frame: Record if good, BadRecord if refused; stops at a torn tail."""
+        return self._walk(decode=True)
+
+    def scan(self) -> StreamState:
+        """Walk the frames without decoding them (checksums checked) and return what was found."""
+        if self._state is None:
+            for _ in self._walk(decode=False):
+                pass
+        assert self._state is not None
+        return self._state
+
+    def _walk(self, decode: bool) -> Iterator[Record | BadRecord]:
+        state = StreamState(torn=self.header_torn, valid_end=self._data_start)
+        if self.header_torn:
+            self._state = state
+            return
+        limits, where = self.limits, self.events_path
+        with self._open_events() as f:
+            offset = self._data_start
+            f.seek(offset)
+            while True:
+                head = f.read(FRAME_HEADER.size)
+                if len(head) < FRAME_HEADER.size:
+                    state.torn = bool(head)
+                    break
+                ftype, reserved, length, expected = FRAME_HEADER.unpack(head)
+                if ftype not in FRAME_TYPES or reserved != _ZERO3 or length > limits.max_record_bytes:
+                    state.stopped = (f"unreadable frame header (type {ftype}, length {length}); "
+                                     f"the rest of the file is skipped")
+                    yield BadRecord(state.frames, offset, state.stopped)
+                    break
+                payload = f.read(length)
+                if len(payload) < length:
+                    state.torn = True
+                    break
+                end = offset + FRAME_HEADER.size + length
+                if checksum(ftype, payload) != expected:
+                    state.bad_checksums += 1
+                    yield BadRecord(state.frames, offset, f"{FRAME_TYPES[ftype]} frame checksum mismatch")
+                    state.frames += 1
+                    offset = end
+                    continue
+                if ftype == FRAME_TRAILER:
+                    state.valid_end, state.valid_frames = end, state.frames
+                    state.trailer_offset = offset
+                    try:
+                        trailer = unpack_untrusted(payload)
+                    except ValueError:
+                        trailer = None
+                    state.trailer = trailer if isinstance(trailer, dict) and type(trailer.get("events")) is int \
+                        else {"events": -1}
+                    state.after_trailer = bool(f.read(1))
+                    break
+                if state.frames >= limits.max_events:
+                    raise LimitExceeded(f"more than max_events={limits.max_events} events",
+                                        where=f"{where} record {state.frames} at offset {offset}",
+                                        hint="raise the limit if you trust this archive")
+                if decode:
+                    try:
+                        yield Record(state.frames, offset, unpack_untrusted(payload))
+                    except ValueError as exc:
+                        yield BadRecord(state.frames, offset, str(exc))
+                state.frames += 1
+                state.valid_end, state.valid_frames = end, state.frames
+                offset = end
+            state.size = os.fstat(f.fileno()).st_size
+        self._state = state
+
+    @property
+    def torn(self) -> bool:
+        """True when the file header or the last frame is incomplete (a capture killed mid-write)."""
+        return self.scan().torn
+
+    @property
+    def trailer(self) -> dict[str, Any] | None:
+        """The trailer frame's map ({"events": n, ...}) or None if the capture did not close."""
+        return self.scan().trailer
+
+    @property
+    def clean(self) -> bool:
+        """True when the trailer is present, agrees with the frames, and the manifest says clean_shutdown."""
+        state = self.scan()
+        return (state.trailer is not None and state.trailer.get("events") == state.frames
+                and not state.after_trailer and not state.stopped and self.manifest_error is None
+                and self.manifest.get("clean_shutdown") is True)
+
+    # -- blobs and code objects -----------------------------------------------------------
+    def read_blob(self, name: str) -> bytes:
+        """A blob's bytes, checked: well-formed name, regular file, size limit (before reading), hash."""
+        return self._store.read("blob", name)
+
+    def blob_size(self, name: str) -> int:
+        """A blob's size in bytes, without reading it."""
+        return self._store.size("blob", name)
+
+    def read_code_object(self, name: str) -> bytes:
+        """A code object's bytes, checked like a blob."""
+        return self._store.read("code", name)
+
+    def code_object_size(self, name: str) -> int:
+        """A code object's size in bytes, without reading it."""
+        return self._store.size("code", name)
+
+    def close(self) -> None:
+        """Release the directory handle."""
+        fd, self._dir_fd = getattr(self, "_dir_fd", -1), -1
+        if fd >= 0:
+            os.close(fd)
+
+    def __repr__(self) -> str:
+        return f"<ProcessArchive {self.path}>"
+

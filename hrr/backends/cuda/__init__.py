@@ -1,0 +1,26 @@
+"""The ``cuda`` backend: HIP semantics on NVIDIA GPUs through NVIDIA's cuda-bindings.
+
+``hip`` and ``hiprtc`` are module objects with hip-python's surface (see hip_api.py and
+hiprtc_api.py). Importing this package never needs a GPU or driver; the first call that
+does raises ``hrr.errors.BackendError("no NVIDIA driver found", hint=...)``. NVRTC (and
+so ``builtin_code_object()``) works without a GPU.
+"""
+from __future__ import annotations
+
+from hrr.backends.cuda import hip_api as _hip_api
+from hrr.backends.cuda import hiprtc_api as _hiprtc_api
+from hrr.backends.cuda._errors import CUDA_TO_HIP_NAME, to_hip, to_hiprtc
+from hrr.backends.cuda._runtime import driver_present, gpu_unavailable_reason, require_driver
+from hrr.backends.cuda.builtin import (BUILTIN_KERNELS, BUILTIN_LAYOUTS, builtin_code_object,
+                                       builtin_source)
+from hrr.backends.cuda.hip_api import kernel_layout
+
+NAME = "cuda"
+hip = _hip_api.build_module()
+hiprtc = _hiprtc_api.build_module()
+SUPPORTED_APIS = _hip_api.HIP_APIS
+SUPPORTED_HIPRTC_APIS = _hiprtc_api.HIPRTC_APIS
+
+__all__ = ["NAME", "hip", "hiprtc", "kernel_layout", "builtin_code_object", "builtin_source",
+           "BUILTIN_KERNELS", "BUILTIN_LAYOUTS", "SUPPORTED_APIS", "SUPPORTED_HIPRTC_APIS",
+           "CUDA_TO_HIP_NAME", "to_hip", "to_hiprtc", "driver_present", "require_driver"]

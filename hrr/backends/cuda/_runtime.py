@@ -1,0 +1,125 @@
+"""Lazy access to NVIDIA's cuda-bindings and the driver library.
+
+Importing ``hrr.backends.cuda`` never touches the driver. The first call that needs it
+runs ``require_driver()``, which raises ``BackendError`` with a hint (never a raw
+cuda-bindings traceback) when cuda-bindings or ``libcuda.so.1`` is missing.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any
+
+from hrr.errors import BackendError
+
+NO_DRIVER_HINT = ("the cuda backend runs on an NVIDIA GPU with its driver (libcuda.so.1); "
+                  "use --backend sim (or HRR_BACKEND=sim) on this machine")
+NO_BINDINGS_HINT = "install the cuda extra: pip install 'hrr[cuda]'"
+
+
+class _State:
+    ready = False
+    drv: Any = None
+    rt: Any = None
+    libcuda: Any = None
+    lock = threading.Lock()
+
+
+STATE = _State()
+_tls = threading.local()
+
+
+def bindings() -> tuple[Any, Any]:
+    """``(driver, runtime)`` from cuda-bindings, or BackendError when not installed."""
+    try:
+        from cuda.bindings import driver, runtime
+    except Exception as exc:  # noqa: BLE001 - any import failure: the extra is missing
+        raise BackendError(f"cuda-bindings cannot be imported ({exc.__class__.__name__}: {exc})",
+                           hint=NO_BINDINGS_HINT) from None
+    return driver, runtime
+
+
+def nvrtc_module() -> Any:
+    try:
+        from cuda.bindings import nvrtc
+    except Exception as exc:  # noqa: BLE001
+        raise BackendError(f"cuda-bindings cannot be imported ({exc.__class__.__name__}: {exc})",
+                           hint=NO_BINDINGS_HINT) from None
+    return nvrtc
+
+
+def driver_present() -> bool:
+    """True when ``libcuda.so.1`` can be loaded (does not raise)."""
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return False
+    return True
+
+
+def require_driver() -> None:
+    """Load cuda-bindings and the driver once; BackendError when either is missing."""
+    if STATE.ready:
+        return
+    with STATE.lock:
+        if STATE.ready:
+            return
+        drv, rt = bindings()
+        try:
+            lib = ctypes.CDLL("libcuda.so.1")
+        except OSError as exc:
+            raise BackendError("no NVIDIA driver found", hint=NO_DRIVER_HINT) from None
+        lib.cuLaunchHostFunc.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+        lib.cuLaunchHostFunc.restype = ctypes.c_int
+        try:
+            drv.cuInit(0)
+        except RuntimeError as exc:  # cuda.pathfinder's DynamicLibNotFoundError
+            raise BackendError("no NVIDIA driver found", hint=f"{NO_DRIVER_HINT} [{exc}]") from None
+        STATE.drv, STATE.rt, STATE.libcuda = drv, rt, lib
+        STATE.ready = True
+
+
+def ensure_context() -> None:
+    """Make the runtime's primary context current on this thread before a driver-API
+    call. Uses only calls that are legal during stream capture (never cudaFree(0))."""
+    if getattr(_tls, "ctx", False):
+        return
+    drv, rt = STATE.drv, STATE.rt
+    err, ctx = drv.cuCtxGetCurrent()
+    if int(err) == 0 and ctx is not None and int(ctx) != 0:
+        _tls.ctx = True
+        return
+    err, dev = rt.cudaGetDevice()
+    if int(err) != 0:
+        return
+    err, cudev = drv.cuDeviceGet(dev)
+    if int(err) != 0:
+        return
+    err, pctx = drv.cuDevicePrimaryCtxRetain(cudev)
+    if int(err) != 0:
+        return
+    if int(drv.cuCtxSetCurrent(pctx)[0]) == 0:
+        _tls.ctx = True
+
+
+def forget_context() -> None:
+    """After hipSetDevice: look the current context up again on the next driver call."""
+    _tls.ctx = False
+
+
+def gpu_unavailable_reason() -> str | None:
+    """Why the cuda backend cannot run here (None when an NVIDIA GPU is usable).
+    Never raises; used by the tests' skip logic and ``hrr`` diagnostics."""
+    try:
+        from cuda.bindings import runtime as rt
+    except Exception as exc:  # noqa: BLE001
+        return f"cuda-bindings not installed ({exc})"
+    if not driver_present():
+        return "no NVIDIA driver (libcuda.so.1) found"
+    try:
+        err, n = rt.cudaGetDeviceCount()
+    except Exception as exc:  # noqa: BLE001
+        return f"the NVIDIA driver cannot be used ({exc})"
+    if int(err) != 0 or not n:
+        return f"no NVIDIA GPU (cudaGetDeviceCount: {err!r})"
+    return None

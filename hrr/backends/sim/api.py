@@ -1,0 +1,1000 @@
+"""The sim's ``hip`` functions, with hip-python's signatures and return conventions.
+
+Every function returns a tuple: a ``hipError_t`` member, then the outputs (``None`` for
+a pointer or handle output when the call failed). Calls hold the device lock; a call
+that fails records the error as the calling thread's last error.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import sys
+import threading
+from typing import Any, Callable
+
+import attrs
+
+from hrr.backends import hiptypes as ht
+from hrr.backends.hiptypes import (CStr, DeviceArray, Pointer, as_address, as_handle_value,
+                                   hipError_t, hipMemcpyKind, hipMemoryType,
+                                   hipStreamCaptureMode, hipStreamCaptureStatus)
+from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
+from hrr.backends.sim import device as _device
+from hrr.backends.sim.graphs import (RELAXED, CaptureSession, Graph, GraphExec,
+                                     sessions_prohibiting)
+from hrr.backends.sim.kernels import (CodeObjectError, DeviceFault, KernelDef, KernelLibrary,
+                                      LaunchContext, code_object_size, resolve_code_object)
+from hrr.backends.sim.memory import (DEVICE, HOST_PINNED, HOST_REGISTERED, TOTAL_DEVICE_BYTES,
+                                     MemoryError_, read_endpoint, write_endpoint)
+from hrr.backends.sim.streams import Event, Op, Stream
+
+SUCCESS = hipError_t.hipSuccess
+
+
+class HipError(Exception):
+    """Raised inside an API function to return ``code`` (a hipError_t name) to the app."""
+
+    def __init__(self, code: str, detail: str = "") -> None:
+        super().__init__(detail or code)
+        self.code = getattr(hipError_t, code)
+        self.detail = detail or code
+
+
+SUPPORTED: list[str] = []
+
+
+def hip_api(outputs: int = 0, records_error: bool = True) -> Callable:
+    """Wrap an API function: take the device lock, turn HipError into the error tuple
+    with ``outputs`` Nones, record the thread's last error, wake host waiters."""
+    def wrap(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> tuple:
+            dev = _device.current()
+            with dev.lock:
+                try:
+                    result = fn(*args, **kwargs)
+                except HipError as exc:
+                    result = (exc.code,) + (None,) * outputs
+                    detail = exc.detail
+                except LaunchArgsError as exc:
+                    result = (hipError_t.hipErrorInvalidValue,) + (None,) * outputs
+                    detail = str(exc)
+                else:
+                    detail = ""
+                if records_error and result[0] != SUCCESS:
+                    dev.set_last_error(result[0], detail)
+                if dev.scheduler.waiting_threads:
+                    dev.scheduler.cond.notify_all()
+                return result
+        SUPPORTED.append(fn.__name__)
+        return call
+    return wrap
+
+
+def _enum(enum_type: type, value: Any, error: str = "hipErrorInvalidValue") -> Any:
+    try:
+        return enum_type(int(value))
+    except (ValueError, TypeError):
+        raise HipError(error, f"{value!r} is not a {enum_type.__name__}") from None
+
+
+# -- lookups ----------------------------------------------------------------------------
+@attrs.define(eq=False)
+class Module:
+    handle: int
+    library: KernelLibrary
+    kernels: tuple
+
+
+@attrs.define(eq=False)
+class Function:
+    handle: int
+    module: Module
+    kernel: KernelDef
+
+
+def _lookup(table: dict, obj: Any, what: str, code: str = "hipErrorInvalidHandle") -> Any:
+    try:
+        value = as_handle_value(obj)
+    except TypeError:
+        raise HipError(code, f"{obj!r} is not a {what}") from None
+    found = table.get(value)
+    if found is None:
+        raise HipError(code, f"0x{value:x} is not a live {what}")
+    return found
+
+
+def _stream(obj: Any) -> Stream:
+    return _lookup(_device.current().streams, obj, "stream")
+
+
+def _event(obj: Any) -> Event:
+    return _lookup(_device.current().events, obj, "event")
+
+
+def _raise_device_error(err: tuple[str, str] | None) -> None:
+    if err is not None:
+        if err[0] == "hipErrorLaunchTimeOut":  # a deadlock: say so where a person looks
+            print(f"hrr sim: {err[1]}", file=sys.stderr)
+        raise HipError(*err)
+
+
+# -- capture rules ------------------------------------------------------------------------
+def _check_capture_safe(what: str) -> None:
+    """Refuse (900) an unsafe call that a live capture prohibits, invalidating it."""
+    dev = _device.current()
+    hit = sessions_prohibiting([s for s in dev.captures if not s.invalidated_by],
+                               dev.thread_capture_mode)
+    if hit:
+        for s in hit:
+            s.invalidate(f"{what} was called during the capture")
+        raise HipError("hipErrorStreamCaptureUnsupported",
+                       f"{what} is not permitted while stream 0x{hit[0].stream.handle:x} "
+                       f"captures (capture id {hit[0].id}); the capture is invalidated")
+
+
+def _refuse_if_capturing(stream: Stream, what: str) -> None:
+    """Synchronising with or querying a capturing stream is always 900 + invalidation."""
+    if stream.capture is not None:
+        stream.capture.invalidate(f"{what} on the capturing stream")
+        raise HipError("hipErrorStreamCaptureUnsupported",
+                       f"{what} on stream 0x{stream.handle:x} while it captures; "
+                       f"the capture is invalidated")
+
+
+def _submit(stream: Stream, make_op: Callable[[], Op]) -> None:
+    """Enqueue work, or add it to the graph when the stream captures."""
+    dev = _device.current()
+    session = stream.capture
+    if session is not None:
+        if session.invalidated_by:
+            raise HipError("hipErrorStreamCaptureInvalidated",
+                           f"capture {session.id} was invalidated: {session.invalidated_by}")
+        session.nodes.append(make_op)
+        return
+    if stream.is_null:
+        # Legacy null-stream work would synchronise with a capturing blocking stream.
+        implicit = [s for s in dev.captures if s.stream.blocking and not s.invalidated_by]
+        if implicit:
+            for s in implicit:
+                s.invalidate("null-stream work during the capture")
+            raise HipError("hipErrorStreamCaptureImplicit",
+                           "work on the legacy null stream while a blocking stream captures")
+    dev.scheduler.enqueue(stream, make_op())
+
+
+def _wait(positions: list) -> None:
+    _raise_device_error(_device.current().scheduler.wait(positions))
+
+
+def _wait_all() -> None:
+    _wait(_device.current().scheduler.all_positions())
+
+
+# -- device and errors --------------------------------------------------------------------
+@hip_api()
+def hipInit(flags: int = 0) -> tuple:
+    return (SUCCESS,)
+
+
+@hip_api(1)
+def hipGetDeviceCount() -> tuple:
+    return (SUCCESS, 1)
+
+
+@hip_api(1)
+def hipGetDevice() -> tuple:
+    return (SUCCESS, 0)
+
+
+@hip_api()
+def hipSetDevice(deviceId: int) -> tuple:
+    if int(deviceId) != 0:
+        raise HipError("hipErrorInvalidDevice", f"device {deviceId} does not exist (the sim has 1)")
+    return (SUCCESS,)
+
+
+@hip_api(1)
+def hipGetDeviceProperties(deviceId: int) -> tuple:
+    if int(deviceId) != 0:
+        raise HipError("hipErrorInvalidDevice", f"device {deviceId} does not exist")
+    props = ht.hipDeviceProp_t(
+        name=b"hrr sim device", gcnArchName=b"sim", totalGlobalMem=TOTAL_DEVICE_BYTES,
+        multiProcessorCount=8, warpSize=64, maxThreadsPerBlock=1024,
+        maxThreadsDim=(1024, 1024, 1024), maxGridSize=(2**31 - 1, 65535, 65535),
+        sharedMemPerBlock=65536, clockRate=1_000_000, major=9, minor=4,
+        unifiedAddressing=1, canMapHostMemory=1, pciBusID=0, pciDeviceID=0)
+    return (SUCCESS, props)
+
+
+@hip_api()
+def hipDeviceSynchronize() -> tuple:
+    _check_capture_safe("hipDeviceSynchronize")
+    _wait_all()
+    return (SUCCESS,)
+
+
+@hip_api(records_error=False)
+def hipGetLastError() -> tuple:
+    dev = _device.current()
+    code, _ = dev.last_error()
+    dev.clear_last_error()
+    return (hipError_t(code),)
+
+
+@hip_api(records_error=False)
+def hipPeekAtLastError() -> tuple:
+    return (hipError_t(_device.current().last_error()[0]),)
+
+
+_ERROR_STRINGS = {
+    "hipSuccess": "no error", "hipErrorInvalidValue": "invalid argument",
+    "hipErrorOutOfMemory": "out of memory", "hipErrorInvalidHandle": "invalid resource handle",
+    "hipErrorInvalidDevice": "invalid device ordinal",
+    "hipErrorInvalidDeviceFunction": "invalid device function",
+    "hipErrorInvalidConfiguration": "invalid configuration argument",
+    "hipErrorInvalidImage": "device kernel image is invalid",
+    "hipErrorNoBinaryForGpu": "no kernel image is available for execution on the device",
+    "hipErrorNotFound": "named symbol not found", "hipErrorNotReady": "device not ready",
+    "hipErrorIllegalAddress": "an illegal memory access was encountered",
+    "hipErrorLaunchTimeOut": "the launch timed out and was terminated",
+    "hipErrorHostMemoryAlreadyRegistered": "part or all of the requested memory range is already mapped",
+    "hipErrorHostMemoryNotRegistered": "pointer does not correspond to a registered memory region",
+    "hipErrorStreamCaptureUnsupported": "operation not permitted when stream is capturing",
+    "hipErrorStreamCaptureInvalidated": "operation failed due to a previous error during capture",
+    "hipErrorStreamCaptureImplicit": "operation would make the legacy stream depend on a capturing blocking stream",
+    "hipErrorStreamCaptureIsolation": "dependency created on uncaptured work in another stream",
+    "hipErrorStreamCaptureUnmatched": "capture was not initiated in this stream",
+    "hipErrorStreamCaptureWrongThread": "attempt to terminate a thread-local capture sequence from another thread",
+    "hipErrorCapturedEvent": "operation not permitted on an event last recorded in a capturing stream",
+    "hipErrorIllegalState": "operation not permitted in the current state",
+}
+
+
+def _error_member(hip_error: Any) -> Any:
+    try:
+        return hipError_t(int(hip_error))
+    except ValueError:
+        return None
+
+
+@hip_api(1)
+def hipGetErrorName(hip_error: Any) -> tuple:
+    member = _error_member(hip_error)
+    return (SUCCESS, CStr(member.name if member is not None else "hipErrorUnknown"))
+
+
+@hip_api(1)
+def hipGetErrorString(hip_error: Any) -> tuple:
+    member = _error_member(hip_error)
+    name = member.name if member is not None else "hipErrorUnknown"
+    return (SUCCESS, CStr(_ERROR_STRINGS.get(name, name)))
+
+
+@hip_api(2)
+def hipMemGetInfo() -> tuple:
+    used = _device.current().memory.device_bytes_used
+    return (SUCCESS, TOTAL_DEVICE_BYTES - used, TOTAL_DEVICE_BYTES)
+
+
+@hip_api(1)
+def hipPointerGetAttributes(ptr: Any) -> tuple:
+    addr = as_address(ptr)
+    alloc = _device.current().memory.find(addr)
+    if alloc is None:
+        if _device.current().memory.is_device_address(addr):
+            raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not in a device allocation")
+        return (SUCCESS, ht.hipPointerAttribute_t(hipMemoryType.hipMemoryTypeUnregistered,
+                                                  -1, 0, addr))
+    if alloc.kind == DEVICE:
+        return (SUCCESS, ht.hipPointerAttribute_t(hipMemoryType.hipMemoryTypeDevice, 0, addr, 0))
+    return (SUCCESS, ht.hipPointerAttribute_t(hipMemoryType.hipMemoryTypeHost, 0, addr, addr,
+                                              allocationFlags=alloc.flags))
+
+
+# -- device memory --------------------------------------------------------------------------
+def _size(value: Any) -> int:
+    size = int(value)
+    if size < 0:
+        raise HipError("hipErrorInvalidValue", f"negative size {size}")
+    return size
+
+
+def _device_malloc(size: int) -> tuple:
+    if size == 0:
+        return (SUCCESS, None)
+    alloc = _device.current().memory.malloc(size)
+    if alloc is None:
+        raise HipError("hipErrorOutOfMemory", f"cannot allocate {size} bytes")
+    return (SUCCESS, DeviceArray(alloc.base, size))
+
+
+@hip_api(1)
+def hipMalloc(size: int) -> tuple:
+    _check_capture_safe("hipMalloc")
+    return _device_malloc(_size(size))
+
+
+def _free_now(addr: int) -> None:
+    memory = _device.current().memory
+    try:
+        if memory.is_device_address(addr):
+            memory.free_device(addr)
+        else:
+            memory.free_host(addr, HOST_PINNED)  # HIP's hipFree also frees hipHostMalloc memory
+    except MemoryError_ as exc:
+        raise HipError("hipErrorInvalidValue", str(exc)) from None
+
+
+@hip_api()
+def hipFree(ptr: Any) -> tuple:
+    addr = as_address(ptr)
+    if not addr:
+        return (SUCCESS,)
+    _wait_all()  # like a GPU's free, wait for work that may still use the memory
+    _free_now(addr)
+    return (SUCCESS,)
+
+
+@hip_api(1)
+def hipMallocAsync(size: int, stream: Any) -> tuple:
+    s = _stream(stream)
+    if s.capture is not None:  # no memory-allocation graph nodes in the sim
+        _refuse_if_capturing(s, "hipMallocAsync")
+    return _device_malloc(_size(size))
+
+
+@hip_api()
+def hipFreeAsync(dev_ptr: Any, stream: Any) -> tuple:
+    s = _stream(stream)
+    if s.capture is not None:
+        _refuse_if_capturing(s, "hipFreeAsync")
+    addr = as_address(dev_ptr)
+    if not addr:
+        return (SUCCESS,)
+    memory = _device.current().memory
+    alloc = memory.find_device(addr) if memory.is_device_address(addr) else None
+    if alloc is None or alloc.base != addr or alloc.free_pending:
+        raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not a live device allocation")
+    alloc.free_pending = True
+
+    def make() -> Op:
+        def run() -> None:
+            if memory.find_device(addr) is alloc:
+                memory.free_device(addr)
+        return Op(f"free(0x{addr:x})", run, 0.1)
+    _submit(s, make)
+    return (SUCCESS,)
+
+
+_MUST_BE_DEVICE = {  # kind -> (dst, src) must be device-visible
+    hipMemcpyKind.hipMemcpyHostToHost: (False, False),
+    hipMemcpyKind.hipMemcpyHostToDevice: (True, False),
+    hipMemcpyKind.hipMemcpyDeviceToHost: (False, True),
+    hipMemcpyKind.hipMemcpyDeviceToDevice: (True, True),
+    hipMemcpyKind.hipMemcpyDefault: (False, False),
+    hipMemcpyKind.hipMemcpyDeviceToDeviceNoCU: (True, True),
+}
+
+
+def _copy_op(dst: Any, src: Any, size: Any, kind: Any) -> Callable[[], Op]:
+    """Validate a copy now; the returned node factory copies when its op runs."""
+    kind = _enum(hipMemcpyKind, kind, "hipErrorInvalidMemcpyDirection")
+    n = _size(size)
+    dst_addr, src_addr = as_address(dst), as_address(src)
+    dst_dev, src_dev = _MUST_BE_DEVICE[kind]
+    memory = _device.current().memory
+    try:
+        memory.copy_endpoint(dst_addr, n, dst_dev)
+        src_end = memory.copy_endpoint(src_addr, n, src_dev)
+    except MemoryError_ as exc:
+        raise HipError("hipErrorInvalidValue", f"hipMemcpy: {exc}") from None
+    # Pageable host memory is staged at enqueue, as a GPU driver does; device-visible
+    # memory (device and pinned host) is read when the copy runs.
+    staged = read_endpoint(src_end, n) if isinstance(src_end, int) else None
+
+    def make() -> Op:
+        def run() -> None:
+            try:
+                d = memory.copy_endpoint(dst_addr, n, dst_dev)
+                data = staged if staged is not None else read_endpoint(
+                    memory.copy_endpoint(src_addr, n, src_dev), n)
+            except MemoryError_ as exc:
+                raise DeviceFault("hipErrorIllegalAddress", str(exc)) from None
+            write_endpoint(d, data)
+        return Op(f"memcpy(0x{dst_addr:x} <- 0x{src_addr:x}, {n})", run, 1.0 + n / 10_000)
+    return make
+
+
+def _sync_on_null(make: Callable[[], Op], what: str) -> None:
+    _check_capture_safe(what)
+    dev = _device.current()
+    _submit(dev.scheduler.null, make)
+    _wait(dev.scheduler.barrier_positions(dev.scheduler.null))
+
+
+@hip_api()
+def hipMemcpy(dst: Any, src: Any, sizeBytes: int, kind: Any) -> tuple:
+    _sync_on_null(_copy_op(dst, src, sizeBytes, kind), "hipMemcpy")
+    return (SUCCESS,)
+
+
+@hip_api()
+def hipMemcpyAsync(dst: Any, src: Any, sizeBytes: int, kind: Any, stream: Any) -> tuple:
+    s = _stream(stream)
+    _submit(s, _copy_op(dst, src, sizeBytes, kind))
+    return (SUCCESS,)
+
+
+def _directional(kind: Any, name: str, is_async: bool) -> Callable:
+    if is_async:
+        def fn(dst: Any, src: Any, sizeBytes: int, stream: Any) -> tuple:
+            _submit(_stream(stream), _copy_op(dst, src, sizeBytes, kind))
+            return (SUCCESS,)
+    else:
+        def fn(dst: Any, src: Any, sizeBytes: int) -> tuple:  # type: ignore[misc]
+            _sync_on_null(_copy_op(dst, src, sizeBytes, kind), name)
+            return (SUCCESS,)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name}: a {'stream-ordered' if is_async else 'synchronous'} copy of kind {kind.name}."
+    return hip_api()(fn)
+
+
+hipMemcpyHtoD = _directional(hipMemcpyKind.hipMemcpyHostToDevice, "hipMemcpyHtoD", False)
+hipMemcpyDtoH = _directional(hipMemcpyKind.hipMemcpyDeviceToHost, "hipMemcpyDtoH", False)
+hipMemcpyDtoD = _directional(hipMemcpyKind.hipMemcpyDeviceToDevice, "hipMemcpyDtoD", False)
+hipMemcpyHtoDAsync = _directional(hipMemcpyKind.hipMemcpyHostToDevice, "hipMemcpyHtoDAsync", True)
+hipMemcpyDtoHAsync = _directional(hipMemcpyKind.hipMemcpyDeviceToHost, "hipMemcpyDtoHAsync", True)
+hipMemcpyDtoDAsync = _directional(hipMemcpyKind.hipMemcpyDeviceToDevice, "hipMemcpyDtoDAsync", True)
+
+
+def _memset_op(dst: Any, value: int, size: Any) -> Callable[[], Op]:
+    n, addr, byte = _size(size), as_address(dst), int(value) & 0xFF
+    memory = _device.current().memory
+    try:
+        memory.copy_endpoint(addr, n, True)
+    except MemoryError_ as exc:
+        raise HipError("hipErrorInvalidValue", f"hipMemset: {exc}") from None
+
+    def make() -> Op:
+        def run() -> None:
+            try:
+                memory.copy_endpoint(addr, n, True)[:] = byte  # type: ignore[index]
+            except MemoryError_ as exc:
+                raise DeviceFault("hipErrorIllegalAddress", str(exc)) from None
+        return Op(f"memset(0x{addr:x}, {byte}, {n})", run, 1.0 + n / 20_000)
+    return make
+
+
+@hip_api()
+def hipMemset(dst: Any, value: int, sizeBytes: int) -> tuple:
+    _sync_on_null(_memset_op(dst, value, sizeBytes), "hipMemset")
+    return (SUCCESS,)
+
+
+@hip_api()
+def hipMemsetAsync(dst: Any, value: int, sizeBytes: int, stream: Any) -> tuple:
+    _submit(_stream(stream), _memset_op(dst, value, sizeBytes))
+    return (SUCCESS,)
+
+
+# -- pinned host memory ---------------------------------------------------------------------
+def _host_malloc(size: Any, flags: int, what: str) -> tuple:
+    _check_capture_safe(what)
+    n = _size(size)
+    if n == 0:
+        return (SUCCESS, None)
+    alloc = _device.current().memory.host_malloc(n, int(flags))
+    return (SUCCESS, Pointer(alloc.base))
+
+
+@hip_api(1)
+def hipHostMalloc(size: int, flags: int = 0) -> tuple:
+    return _host_malloc(size, flags, "hipHostMalloc")
+
+
+@hip_api(1)
+def hipMallocHost(size: int) -> tuple:
+    return _host_malloc(size, 0, "hipMallocHost")
+
+
+@hip_api(1)
+def hipHostAlloc(size: int, flags: int = 0) -> tuple:
+    return _host_malloc(size, flags, "hipHostAlloc")
+
+
+def _host_free(ptr: Any) -> tuple:
+    addr = as_address(ptr)
+    if not addr:
+        return (SUCCESS,)
+    _wait_all()
+    try:
+        _device.current().memory.free_host(addr, HOST_PINNED)
+    except MemoryError_ as exc:
+        raise HipError("hipErrorInvalidValue", str(exc)) from None
+    return (SUCCESS,)
+
+
+@hip_api()
+def hipHostFree(ptr: Any) -> tuple:
+    return _host_free(ptr)
+
+
+@hip_api()
+def hipFreeHost(ptr: Any) -> tuple:
+    return _host_free(ptr)
+
+
+@hip_api()
+def hipHostRegister(hostPtr: Any, sizeBytes: int, flags: int) -> tuple:
+    addr, n = as_address(hostPtr), _size(sizeBytes)
+    memory = _device.current().memory
+    if not addr or not n or memory.is_device_address(addr):
+        raise HipError("hipErrorInvalidValue", "hipHostRegister needs a non-NULL host range")
+    try:
+        memory.host_register(addr, n, int(flags))
+    except MemoryError_:
+        raise HipError("hipErrorHostMemoryAlreadyRegistered",
+                       f"0x{addr:x}+{n} overlaps registered or pinned memory") from None
+    return (SUCCESS,)
+
+
+@hip_api()
+def hipHostUnregister(hostPtr: Any) -> tuple:
+    addr = as_address(hostPtr)
+    memory = _device.current().memory
+    alloc = memory.find_host(addr)
+    if alloc is None or alloc.kind != HOST_REGISTERED or alloc.base != addr:
+        raise HipError("hipErrorHostMemoryNotRegistered", f"0x{addr:x} is not registered")
+    _wait_all()
+    memory.free_host(addr, HOST_REGISTERED)
+    return (SUCCESS,)
+
+
+@hip_api(1)
+def hipHostGetDevicePointer(hstPtr: Any, flags: int = 0) -> tuple:
+    addr = as_address(hstPtr)
+    if _device.current().memory.find_host(addr) is None:
+        raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not pinned or registered host memory")
+    return (SUCCESS, Pointer(addr))  # unified addressing: the device uses the host address
+
+
+# -- streams and events ---------------------------------------------------------------------
+def _create_stream(flags: int) -> tuple:
+    dev = _device.current()
+    s = Stream(dev.new_handle("stream"), int(flags))
+    dev.streams[s.handle] = s
+    dev.scheduler.add_stream(s)
+    return (SUCCESS, ht.ihipStream_t(s.handle))
+
+
+@hip_api(1)
+def hipStreamCreate() -> tuple:
+    return _create_stream(0)
+
+
+@hip_api(1)
+def hipStreamCreateWithFlags(flags: int) -> tuple:
+    return _create_stream(flags)
+
+
+@hip_api()
+def hipStreamDestroy(stream: Any) -> tuple:
+    s = _stream(stream)
+    if s.is_null:
+        raise HipError("hipErrorInvalidHandle", "the null stream cannot be destroyed")
+    if s.capture is not None:
+        s.capture.invalidate("the capturing stream was destroyed")
+    s.destroyed = True  # its queued work still runs; the scheduler drops it once drained
+    del _device.current().streams[s.handle]
+    return (SUCCESS,)
+
+
+@hip_api()
+def hipStreamSynchronize(stream: Any) -> tuple:
+    s = _stream(stream)
+    _refuse_if_capturing(s, "hipStreamSynchronize")
+    _check_capture_safe("hipStreamSynchronize")
+    _wait(_device.current().scheduler.barrier_positions(s))
+    return (SUCCESS,)
+
+
+@hip_api()
+def hipStreamQuery(stream: Any) -> tuple:
+    s = _stream(stream)
+    _refuse_if_capturing(s, "hipStreamQuery")
+    sched = _device.current().scheduler
+    done = sched.poll(sched.barrier_positions(s))
+    _raise_device_error(sched.take_async_error())
+    return (SUCCESS,) if done else (hipError_t.hipErrorNotReady,)
+
+
+@hip_api()
+def hipStreamWaitEvent(stream: Any, event: Any, flags: int = 0) -> tuple:
+    s, ev = _stream(stream), _event(event)
+    if ev.capture is not None:
+        # A fork or join inside a capture: the graph is linear, so joining the capture
+        # (fork) is all there is to do; the node order already respects the dependency.
+        if ev.capture.invalidated_by:
+            raise HipError("hipErrorStreamCaptureInvalidated", "the capture was invalidated")
+        if s.capture is None:
+            s.capture = ev.capture
+        elif s.capture is not ev.capture:
+            raise HipError("hipErrorStreamCaptureMerge", "the streams capture different graphs")
+        return (SUCCESS,)
+    if s.capture is not None:
+        if ev.stream is not None:
+            s.capture.invalidate("waited on an event recorded outside the capture")
+            raise HipError("hipErrorStreamCaptureIsolation",
+                           "a capturing stream cannot wait on work outside the capture")
+        return (SUCCESS,)
+    if ev.stream is None:
+        return (SUCCESS,)  # never recorded: nothing to wait for
+    target = (ev.stream, ev.seq)
+    _submit(s, lambda: Op(f"wait(event 0x{ev.handle:x})", lambda: None, 0.0, [target]))
+    return (SUCCESS,)
+
+
+def _create_event(flags: int) -> tuple:
+    dev = _device.current()
+    ev = Event(dev.new_handle("event"), int(flags))
+    dev.events[ev.handle] = ev
+    return (SUCCESS, ht.ihipEvent_t(ev.handle))
+
+
+@hip_api(1)
+def hipEventCreate() -> tuple:
+    return _create_event(0)
+
+
+@hip_api(1)
+def hipEventCreateWithFlags(flags: int) -> tuple:
+    return _create_event(flags)
+
+
+@hip_api()
+def hipEventRecord(event: Any, stream: Any = None) -> tuple:
+    ev, s = _event(event), _stream(stream)
+    if s.capture is not None:
+        if s.capture.invalidated_by:
+            raise HipError("hipErrorStreamCaptureInvalidated", "the capture was invalidated")
+        ev.capture, ev.stream, ev.timestamp_us = s.capture, None, None
+        return (SUCCESS,)
+    ev.generation += 1
+    generation, sched = ev.generation, _device.current().scheduler
+
+    def stamp() -> None:
+        if ev.generation == generation:
+            ev.timestamp_us = sched.clock_us
+    _submit(s, lambda: Op(f"record(event 0x{ev.handle:x})", stamp, 0.0))
+    ev.capture, ev.stream, ev.seq, ev.timestamp_us = None, s, s.enqueued, None
+    return (SUCCESS,)
+
+
+def _refuse_captured_event(ev: Event, what: str) -> None:
+    if ev.capture is not None:
+        raise HipError("hipErrorCapturedEvent", f"{what}: the event was recorded in a capture")
+
+
+@hip_api()
+def hipEventSynchronize(event: Any) -> tuple:
+    ev = _event(event)
+    _refuse_captured_event(ev, "hipEventSynchronize")
+    _check_capture_safe("hipEventSynchronize")
+    if ev.stream is not None:
+        _wait([(ev.stream, ev.seq)])
+    return (SUCCESS,)
+
+
+@hip_api()
+def hipEventQuery(event: Any) -> tuple:
+    ev = _event(event)
+    _refuse_captured_event(ev, "hipEventQuery")
+    sched = _device.current().scheduler
+    done = ev.stream is None or sched.poll([(ev.stream, ev.seq)])
+    _raise_device_error(sched.take_async_error())
+    return (SUCCESS,) if done else (hipError_t.hipErrorNotReady,)
+
+
+@hip_api(1)
+def hipEventElapsedTime(start: Any, stop: Any) -> tuple:
+    a, b = _event(start), _event(stop)
+    for ev in (a, b):
+        _refuse_captured_event(ev, "hipEventElapsedTime")
+        if ev.flags & ht.CONSTANTS["hipEventDisableTiming"]:
+            raise HipError("hipErrorInvalidHandle", "an event created with hipEventDisableTiming")
+        if ev.stream is None:
+            raise HipError("hipErrorInvalidHandle", "an event that was never recorded")
+    if a.timestamp_us is None or b.timestamp_us is None:
+        raise HipError("hipErrorNotReady", "an event has not completed yet")
+    return (SUCCESS, (b.timestamp_us - a.timestamp_us) / 1000.0)
+
+
+@hip_api()
+def hipEventDestroy(event: Any) -> tuple:
+    ev = _event(event)
+    del _device.current().events[ev.handle]
+    return (SUCCESS,)
+
+
+_HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+@hip_api()
+def hipLaunchHostFunc(stream: Any, fn: Any, userData: Any) -> tuple:
+    s = _stream(stream)
+    fn_addr, data = as_address(fn), as_address(userData)
+    if not fn_addr:
+        raise HipError("hipErrorInvalidValue", "hipLaunchHostFunc: NULL function")
+    callback = _HOST_FN(fn_addr)
+    _submit(s, lambda: Op(f"host_fn(0x{fn_addr:x})", lambda: callback(data or None), 1.0))
+    return (SUCCESS,)
+
+
+def _value_address(ptr: Any) -> int:
+    addr = as_address(ptr)
+    if _device.current().memory.device_visible(addr, 4) is None:
+        raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not device-visible memory")
+    return addr
+
+
+_WAIT_CONDITIONS = {  # hipStreamWaitValue flags -> condition on (word & mask, value, mask)
+    0: lambda w, v, m: w >= v,                          # Gte
+    1: lambda w, v, m: w == v,                          # Eq
+    2: lambda w, v, m: (w & v) != 0,                    # And
+    3: lambda w, v, m: (~(w | (v & m)) & m) != 0,       # Nor
+}
+
+
+@hip_api()
+def hipStreamWaitValue32(stream: Any, ptr: Any, value: int, flags: int,
+                         mask: int = 0xFFFFFFFF) -> tuple:
+    s, addr = _stream(stream), _value_address(ptr)
+    cond = _WAIT_CONDITIONS.get(int(flags))
+    if cond is None:
+        raise HipError("hipErrorInvalidValue", f"hipStreamWaitValue32: unknown flags {flags}")
+    value, mask = int(value) & 0xFFFFFFFF, int(mask) & 0xFFFFFFFF
+    memory = _device.current().memory
+
+    def make() -> Op:
+        def run() -> bool:
+            word = int(memory.resolve_for_kernel(addr, 4).view("<u4")[0]) & mask
+            return bool(cond(word, value & mask, mask))
+        return Op(f"hipStreamWaitValue32(0x{addr:x}, {value}, flags={int(flags)})", run, 0.5)
+    _submit(s, make)
+    return (SUCCESS,)
+
+
+@hip_api()
+def hipStreamWriteValue32(stream: Any, ptr: Any, value: int, flags: int = 0) -> tuple:
+    s, addr = _stream(stream), _value_address(ptr)
+    value = int(value) & 0xFFFFFFFF
+    memory = _device.current().memory
+
+    def make() -> Op:
+        def run() -> None:
+            memory.resolve_for_kernel(addr, 4).view("<u4")[0] = value
+        return Op(f"hipStreamWriteValue32(0x{addr:x}, {value})", run, 0.5)
+    _submit(s, make)
+    return (SUCCESS,)
+
+
+# -- capture and graphs -------------------------------------------------------------------
+@hip_api()
+def hipStreamBeginCapture(stream: Any, mode: Any) -> tuple:
+    s = _stream(stream)
+    mode = _enum(hipStreamCaptureMode, mode)
+    if s.is_null:
+        raise HipError("hipErrorStreamCaptureUnsupported", "the legacy null stream cannot capture")
+    if s.capture is not None:
+        raise HipError("hipErrorIllegalState", f"stream 0x{s.handle:x} is already capturing")
+    dev = _device.current()
+    session = CaptureSession(dev.new_capture_id(), s, int(mode))
+    s.capture = session
+    dev.captures.append(session)
+    return (SUCCESS,)
+
+
+@hip_api(1)
+def hipStreamEndCapture(stream: Any) -> tuple:
+    s = _stream(stream)
+    session = s.capture
+    if session is None:
+        raise HipError("hipErrorIllegalState", f"stream 0x{s.handle:x} is not capturing")
+    if session.stream is not s:
+        raise HipError("hipErrorStreamCaptureUnmatched", "the capture began on another stream")
+    if session.mode != RELAXED and session.thread != threading.get_ident():
+        raise HipError("hipErrorStreamCaptureWrongThread", "the capture began on another thread")
+    dev = _device.current()
+    dev.captures.remove(session)
+    for other in dev.streams.values():
+        if other.capture is session:
+            other.capture = None
+    if session.invalidated_by:
+        raise HipError("hipErrorStreamCaptureInvalidated",
+                       f"capture {session.id} was invalidated: {session.invalidated_by}")
+    graph = Graph(dev.new_handle("graph"), tuple(session.nodes))
+    dev.graphs[graph.handle] = graph
+    return (SUCCESS, ht.ihipGraph(graph.handle))
+
+
+@hip_api(1)
+def hipStreamIsCapturing(stream: Any) -> tuple:
+    s = _stream(stream)
+    status = s.capture.status if s.capture is not None else 0
+    return (SUCCESS, hipStreamCaptureStatus(status))
+
+
+@hip_api(2)
+def hipStreamGetCaptureInfo(stream: Any) -> tuple:
+    s = _stream(stream)
+    if s.capture is None:
+        return (SUCCESS, hipStreamCaptureStatus(0), 0)
+    return (SUCCESS, hipStreamCaptureStatus(s.capture.status), s.capture.id)
+
+
+@hip_api(1)
+def hipThreadExchangeStreamCaptureMode(mode: Any = None) -> tuple:
+    """hip-python takes no mode (the in/out argument is output only); passing one is an
+    extension that sets this thread's mode."""
+    dev = _device.current()
+    previous = dev.thread_capture_mode
+    if mode is not None:
+        dev.thread_capture_mode = int(_enum(hipStreamCaptureMode, mode))
+    return (SUCCESS, hipStreamCaptureMode(previous))
+
+
+def _instantiate(graph: Any) -> GraphExec:
+    dev = _device.current()
+    g = _lookup(dev.graphs, graph, "graph")
+    exe = GraphExec(dev.new_handle("graph_exec"), g.nodes)
+    dev.graph_execs[exe.handle] = exe
+    return exe
+
+
+@hip_api(3)
+def hipGraphInstantiate(graph: Any, bufferSize: int = 0) -> tuple:
+    exe = _instantiate(graph)
+    return (SUCCESS, ht.hipGraphExec(exe.handle), None, CStr(b""))
+
+
+@hip_api(1)
+def hipGraphInstantiateWithFlags(graph: Any, flags: int = 0) -> tuple:
+    return (SUCCESS, ht.hipGraphExec(_instantiate(graph).handle))
+
+
+@hip_api()
+def hipGraphLaunch(graphExec: Any, stream: Any) -> tuple:
+    exe = _lookup(_device.current().graph_execs, graphExec, "graph exec")
+    s = _stream(stream)
+    for make in exe.nodes:
+        _submit(s, make)
+    return (SUCCESS,)
+
+
+@hip_api()
+def hipGraphExecDestroy(graphExec: Any) -> tuple:
+    exe = _lookup(_device.current().graph_execs, graphExec, "graph exec")
+    del _device.current().graph_execs[exe.handle]
+    return (SUCCESS,)
+
+
+@hip_api()
+def hipGraphDestroy(graph: Any) -> tuple:
+    g = _lookup(_device.current().graphs, graph, "graph")
+    del _device.current().graphs[g.handle]
+    return (SUCCESS,)
+
+
+# -- modules and launches -----------------------------------------------------------------
+def _image_bytes(image: Any) -> bytes:
+    try:
+        return bytes(memoryview(image).cast("B"))
+    except TypeError:
+        pass
+    addr = as_address(image)
+    if not addr:
+        raise HipError("hipErrorInvalidValue", "hipModuleLoadData: NULL image")
+    try:
+        total = code_object_size(ctypes.string_at(addr, 12))
+    except CodeObjectError as exc:
+        raise HipError(exc.code, str(exc)) from None
+    return ctypes.string_at(addr, total)
+
+
+@hip_api(1)
+def hipModuleLoadData(image: Any) -> tuple:
+    try:
+        library, co = resolve_code_object(_image_bytes(image))
+    except CodeObjectError as exc:
+        raise HipError(exc.code, str(exc)) from None
+    dev = _device.current()
+    module = Module(dev.new_handle("module"), library, co.kernels)
+    dev.modules[module.handle] = module
+    return (SUCCESS, ht.ihipModule_t(module.handle))
+
+
+@hip_api(1)
+def hipModuleGetFunction(module: Any, kname: Any) -> tuple:
+    dev = _device.current()
+    mod = _lookup(dev.modules, module, "module")
+    name = bytes(kname).decode(errors="replace") if not isinstance(kname, str) else kname
+    name = name.rstrip("\0")
+    if name not in mod.kernels:
+        raise HipError("hipErrorNotFound", f"module has no kernel {name!r}")
+    fn = Function(dev.new_handle("function"), mod, mod.library.kernels[name])
+    dev.functions[fn.handle] = fn
+    return (SUCCESS, ht.ihipModuleSymbol_t(fn.handle))
+
+
+@hip_api()
+def hipModuleUnload(module: Any) -> tuple:
+    dev = _device.current()
+    mod = _lookup(dev.modules, module, "module")
+    del dev.modules[mod.handle]
+    for handle in [h for h, f in dev.functions.items() if f.module is mod]:
+        del dev.functions[handle]
+    return (SUCCESS,)
+
+
+def _launch(fn: Function, grid: tuple, block: tuple, stream: Any,
+            kernel_params: Any, extra: Any) -> tuple:
+    grid = tuple(int(v) for v in grid)
+    block = tuple(int(v) for v in block)
+    if min(grid + block) < 1 or block[0] * block[1] * block[2] > 1024:
+        raise HipError("hipErrorInvalidConfiguration", f"launch shape {grid} x {block}")
+    s = _stream(stream)
+    kernargs = pack_kernel_args(fn.kernel.layout, kernel_params, extra)  # by value, now
+    kernel, memory = fn.kernel, _device.current().memory
+
+    def make() -> Op:
+        def run() -> "bool | None":
+            return kernel.impl(LaunchContext(kernel.name, kernargs, grid, block,
+                                             memory.resolve_for_kernel))
+        return Op(f"{kernel.name}<<<{grid}, {block}>>>", run, 10.0)
+    _submit(s, make)
+    return (SUCCESS,)
+
+
+@hip_api()
+def hipModuleLaunchKernel(f: Any, gridDimX: int, gridDimY: int, gridDimZ: int,
+                          blockDimX: int, blockDimY: int, blockDimZ: int,
+                          sharedMemBytes: int, stream: Any, kernelParams: Any,
+                          extra: Any) -> tuple:
+    fn = _lookup(_device.current().functions, f, "function")
+    return _launch(fn, (gridDimX, gridDimY, gridDimZ), (blockDimX, blockDimY, blockDimZ),
+                   stream, kernelParams, extra)
+
+
+def _dims(d: Any) -> tuple:
+    if isinstance(d, int):
+        return (d, 1, 1)
+    if isinstance(d, ht.dim3) or hasattr(d, "x"):
+        return (d.x, d.y, d.z)
+    return tuple(d) + (1,) * (3 - len(tuple(d)))
+
+
+@hip_api()
+def hipLaunchKernel(function_address: Any, numBlocks: Any, dimBlocks: Any, args: Any,
+                    sharedMemBytes: int, stream: Any) -> tuple:
+    fn = _lookup(_device.current().functions, function_address, "kernel function",
+                 "hipErrorInvalidDeviceFunction")
+    return _launch(fn, _dims(numBlocks), _dims(dimBlocks), stream, args, None)
+
+
+def kernel_layout(function: Any) -> KernelLayout:
+    """The parameter layout of a function handle from hipModuleGetFunction (or its int)."""
+    dev = _device.current()
+    with dev.lock:
+        fn = dev.functions.get(as_handle_value(function))
+    if fn is None:
+        raise ValueError(f"{function!r} is not a live sim kernel function")
+    return fn.kernel.layout
+
+
+def last_error_detail() -> str:
+    """The message behind this thread's last error (e.g. which stream deadlocked)."""
+    return _device.current().last_error()[1]
+
+
+SUPPORTED_APIS: tuple[str, ...] = tuple(SUPPORTED)

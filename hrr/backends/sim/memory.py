@@ -1,0 +1,188 @@
+"""The sim device's memory model.
+
+Device memory lives at addresses from ``DEVICE_BASE`` (1 << 48) up, which no host
+pointer on a 48-bit-VA machine can be, so a device pointer dereferenced by the host
+faults instead of silently reading something. Allocation is a deterministic bump
+allocator (256-byte aligned, addresses never reused) whose storage is one numpy uint8
+array per allocation. Pinned host memory is real memory of the process: hipHostMalloc
+hands out the address of a page-aligned numpy buffer; hipHostRegister records a range of
+the caller's own memory. Kernels and copies reach both through ``resolve``.
+"""
+from __future__ import annotations
+
+import bisect
+import ctypes
+
+import attrs
+import numpy as np
+
+from hrr.backends.sim.kernels import DeviceFault
+
+DEVICE_BASE = 1 << 48
+DEVICE_ALIGN = 256
+HOST_ALIGN = 4096
+TOTAL_DEVICE_BYTES = 16 << 30
+
+DEVICE, HOST_PINNED, HOST_REGISTERED = "device", "host_pinned", "host_registered"
+
+
+@attrs.define(eq=False)
+class Allocation:
+    """One range the device can reach; ``storage`` is kept alive for device and pinned."""
+
+    kind: str
+    base: int
+    size: int
+    storage: np.ndarray | None = None
+    flags: int = 0
+    free_pending: bool = False  # a hipFreeAsync is queued for it
+
+    @property
+    def host_address(self) -> int:
+        """The real process address of the first byte."""
+        if self.kind == HOST_REGISTERED:
+            return self.base
+        return self.storage.ctypes.data  # type: ignore[union-attr]
+
+
+class MemoryError_(ValueError):
+    """A HIP call gave a bad address or size (reported as hipErrorInvalidValue)."""
+
+
+def host_view(addr: int, nbytes: int) -> np.ndarray:
+    """A writable uint8 numpy view of real process memory."""
+    if nbytes == 0:
+        return np.zeros(0, np.uint8)
+    return np.ctypeslib.as_array((ctypes.c_uint8 * nbytes).from_address(addr))
+
+
+class Memory:
+    """Device allocations and pinned/registered host ranges, looked up by address."""
+
+    def __init__(self) -> None:
+        self._next_device = DEVICE_BASE
+        self.device_bytes_used = 0
+        self._device: dict[int, Allocation] = {}
+        self._device_starts: list[int] = []  # sorted (bump allocation appends in order)
+        self._host: dict[int, Allocation] = {}
+        self._host_starts: list[int] = []  # sorted bases of _host, for bisect
+
+    # -- allocation -------------------------------------------------------------------
+    def malloc(self, size: int) -> Allocation | None:
+        """A new device allocation, or None when the device is out of memory."""
+        padded = -(-max(size, 1) // DEVICE_ALIGN) * DEVICE_ALIGN
+        if self.device_bytes_used + padded > TOTAL_DEVICE_BYTES:
+            return None
+        alloc = Allocation(DEVICE, self._next_device, size, np.zeros(max(size, 1), np.uint8))
+        self._next_device += padded
+        self.device_bytes_used += padded
+        self._device[alloc.base] = alloc
+        self._device_starts.append(alloc.base)
+        return alloc
+
+    def free_device(self, base: int) -> Allocation:
+        alloc = self._device.pop(base, None)
+        if alloc is None:
+            raise MemoryError_(f"0x{base:x} is not the start of a live device allocation")
+        self._device_starts.remove(base)
+        self.device_bytes_used -= -(-max(alloc.size, 1) // DEVICE_ALIGN) * DEVICE_ALIGN
+        return alloc
+
+    def host_malloc(self, size: int, flags: int) -> Allocation:
+        raw = np.zeros(max(size, 1) + HOST_ALIGN, np.uint8)
+        start = -raw.ctypes.data % HOST_ALIGN
+        storage = raw[start:start + max(size, 1)]
+        alloc = Allocation(HOST_PINNED, storage.ctypes.data, size, storage, flags)
+        self._add_host(alloc)
+        return alloc
+
+    def host_register(self, addr: int, size: int, flags: int) -> Allocation:
+        if self.find_host(addr, max(size, 1), whole=False) is not None or any(
+                a.base >= addr and a.base < addr + size for a in self._host.values()):
+            raise MemoryError_("already registered")
+        alloc = Allocation(HOST_REGISTERED, addr, size, None, flags)
+        self._add_host(alloc)
+        return alloc
+
+    def free_host(self, base: int, kind: str) -> Allocation:
+        alloc = self._host.get(base)
+        if alloc is None or alloc.kind != kind:
+            raise MemoryError_(f"0x{base:x} is not a live {kind.replace('_', ' ')} range")
+        del self._host[base]
+        self._host_starts.remove(base)
+        return alloc
+
+    def _add_host(self, alloc: Allocation) -> None:
+        self._host[alloc.base] = alloc
+        bisect.insort(self._host_starts, alloc.base)
+
+    # -- lookup -------------------------------------------------------------------------
+    def is_device_address(self, addr: int) -> bool:
+        return addr >= DEVICE_BASE
+
+    def find_device(self, addr: int) -> Allocation | None:
+        """The device allocation containing ``addr`` (bump allocation: search by base)."""
+        i = bisect.bisect_right(self._device_starts, addr) - 1
+        if i < 0:
+            return None
+        alloc = self._device[self._device_starts[i]]
+        return alloc if addr < alloc.base + max(alloc.size, 1) else None
+
+    def find_host(self, addr: int, nbytes: int = 1, whole: bool = True) -> Allocation | None:
+        """The pinned/registered range containing ``addr`` (and, if ``whole``, all ``nbytes``)."""
+        i = bisect.bisect_right(self._host_starts, addr) - 1
+        if i < 0:
+            return None
+        alloc = self._host[self._host_starts[i]]
+        end = alloc.base + max(alloc.size, 1)
+        if addr >= end or (whole and addr + nbytes > end):
+            return None
+        return alloc
+
+    def find(self, addr: int) -> Allocation | None:
+        return self.find_device(addr) if self.is_device_address(addr) else self.find_host(addr)
+
+    def device_visible(self, addr: int, nbytes: int) -> np.ndarray | None:
+        """A writable view of ``nbytes`` at ``addr`` when the device may touch all of it."""
+        alloc = self.find_device(addr) if self.is_device_address(addr) else self.find_host(addr)
+        if alloc is None or addr + nbytes > alloc.base + alloc.size:
+            return None
+        off = addr - alloc.base
+        if alloc.storage is not None:
+            return alloc.storage[off:off + nbytes]
+        return host_view(addr, nbytes)
+
+    def resolve_for_kernel(self, addr: int, nbytes: int) -> np.ndarray:
+        """``device_visible`` that raises the fault a GPU reports for a bad access."""
+        view = self.device_visible(addr, nbytes) if nbytes else np.zeros(0, np.uint8)
+        if view is None:
+            raise DeviceFault("hipErrorIllegalAddress",
+                              f"illegal address: {nbytes} bytes at 0x{addr:x} are neither "
+                              f"device memory nor pinned/registered host memory")
+        return view
+
+    def copy_endpoint(self, addr: int, nbytes: int, must_be_device: bool) -> np.ndarray | int:
+        """A copy's source or destination: a numpy view for device-visible memory, or the
+        raw address of ordinary (pageable) host memory. Raises MemoryError_ when a device
+        address is out of range, or ``must_be_device`` and it is pageable host memory."""
+        if not addr and nbytes:
+            raise MemoryError_("NULL pointer")
+        view = self.device_visible(addr, nbytes) if nbytes else np.zeros(0, np.uint8)
+        if view is not None:
+            return view
+        if self.is_device_address(addr):
+            raise MemoryError_(f"{nbytes} bytes at 0x{addr:x} lie outside any device allocation")
+        if must_be_device:
+            raise MemoryError_(f"0x{addr:x} is not device memory (nor pinned host memory)")
+        return addr
+
+
+def read_endpoint(src: np.ndarray | int, nbytes: int) -> bytes:
+    return src.tobytes() if isinstance(src, np.ndarray) else ctypes.string_at(src, nbytes)
+
+
+def write_endpoint(dst: np.ndarray | int, data: bytes) -> None:
+    if isinstance(dst, np.ndarray):
+        dst[:] = np.frombuffer(data, np.uint8)
+    elif data:
+        ctypes.memmove(dst, data, len(data))

@@ -1,0 +1,68 @@
+"""The live allocation table: which address ranges belong to which allocation."""
+from __future__ import annotations
+
+import bisect
+import threading
+from typing import Iterator
+
+import attrs
+
+DEVICE, PINNED, REGISTERED = "device", "pinned", "registered"
+
+
+@attrs.frozen
+class Allocation:
+    base: int
+    size: int
+    kind: str           # DEVICE, PINNED or REGISTERED
+    owner: int = 0      # for an alias (a device address of host memory): the host base
+
+    def contains(self, addr: int) -> bool:
+        return self.base <= addr < self.base + self.size
+
+
+class AllocationTable:
+    """Non-overlapping address ranges, looked up by any address inside them. Thread-safe."""
+
+    def __init__(self) -> None:
+        self._starts: list[int] = []
+        self._allocs: list[Allocation] = []
+        self.lock = threading.RLock()
+
+    def add(self, alloc: Allocation) -> None:
+        with self.lock:
+            self.remove(alloc.base)
+            i = bisect.bisect_left(self._starts, alloc.base)
+            self._starts.insert(i, alloc.base)
+            self._allocs.insert(i, alloc)
+
+    def remove(self, base: int) -> Allocation | None:
+        """Drop the allocation that starts at ``base`` (and aliases of it)."""
+        with self.lock:
+            i = bisect.bisect_left(self._starts, base)
+            if i == len(self._starts) or self._starts[i] != base:
+                return None
+            del self._starts[i]
+            gone = self._allocs.pop(i)
+            for alias in [a for a in self._allocs if a.owner == base and a.base != base]:
+                self.remove(alias.base)
+            return gone
+
+    def find(self, addr: int) -> Allocation | None:
+        """The allocation containing ``addr``, or None."""
+        starts = self._starts
+        i = bisect.bisect_right(starts, addr) - 1
+        if i < 0:
+            return None
+        try:
+            alloc = self._allocs[i]
+        except IndexError:  # a concurrent removal; the caller retries under the lock
+            return None
+        return alloc if alloc.base <= addr < alloc.base + alloc.size else None
+
+    def __iter__(self) -> Iterator[Allocation]:
+        with self.lock:
+            return iter(list(self._allocs))
+
+    def __len__(self) -> int:
+        return len(self._allocs)

@@ -1,0 +1,204 @@
+"""The ``hrr`` command line: capture, replay, info, repair, plugins, run."""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import subprocess
+import sys
+from typing import Any, Callable
+
+import click
+
+from hrr import __version__
+from hrr.backends import BACKEND_MODULES
+from hrr.config import ARCHIVE_ENV, CONTENT_MODE_ENV, MODE_ENV, PLUGINS_ENV
+from hrr.errors import HrrError, UsageError
+
+BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                             "capture", "bootstrap")
+EXIT_ERROR = 1
+
+
+def _friendly(fn: Callable) -> Callable:
+    """Errors a user can cause print one clear line, never a traceback."""
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except HrrError as exc:
+            click.echo(f"hrr: error: {exc}", err=True)
+            sys.exit(EXIT_ERROR)
+        except (OSError, ValueError) as exc:
+            click.echo(f"hrr: error: {exc}", err=True)
+            sys.exit(EXIT_ERROR)
+    return wrapper
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="hrr")
+def cli() -> None:
+    """hrr: HIP Record & Replay for Python.
+
+    Record every HIP call a hip-python program makes (`hrr capture`), then replay the
+    archive without the program and check every device-to-host copy byte for byte
+    (`hrr replay`)."""
+
+
+def _child_env(mode: str, backend: str | None, extra: dict[str, str]) -> dict[str, str]:
+    env = dict(os.environ)
+    env[MODE_ENV] = mode
+    if backend:
+        env["HRR_BACKEND"] = backend
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (BOOTSTRAP_DIR, env.get("PYTHONPATH")) if p)
+    # `python` in COMMAND should be the interpreter hrr runs in (where hrr is installed).
+    env["PATH"] = os.pathsep.join(p for p in (os.path.dirname(sys.executable), env.get("PATH")) if p)
+    env.update(extra)
+    return env
+
+
+def _run_child(command: tuple[str, ...], env: dict[str, str]) -> int:
+    if not command:
+        raise UsageError("no command given", hint="put it after --, e.g. hrr capture -- python app.py")
+    try:
+        return subprocess.call(list(command), env=env)
+    except FileNotFoundError:
+        raise UsageError(f"command not found: {command[0]}") from None
+
+
+BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODULES)), default=None,
+                              help="Backend that `from hip import hip` resolves to (default: HRR_BACKEND or sim).")
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@click.option("-o", "--output", "archive", default="hrr-archive", show_default=True,
+              type=click.Path(), help="Archive directory to create (must not exist or be empty).")
+@click.option("--plugins", default=None, help="Comma list of plugins to run (default: every installed plugin).")
+@BACKEND_OPTION
+@click.option("--content/--metadata-only", "content", default=None,
+              help="Force content capture, or metadata only (default: content unless the "
+                   "privacy plugin runs and HIP_HRR_CAPTURE_CONTENT is unset).")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@_friendly
+def capture(archive: str, plugins: str | None, backend: str | None, content: bool | None,
+            command: tuple[str, ...]) -> None:
+    """Run COMMAND as a child process and record every HIP call of every Python process
+    it starts into ARCHIVE/pid-<pid>/. Exits with COMMAND's exit status."""
+    from hrr.pipeline.manager import make_plugin_manager, parse_plugin_list
+
+    make_plugin_manager(parse_plugin_list(plugins))  # an unknown name fails here, clearly
+    path = os.path.abspath(archive)
+    if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+        raise UsageError(f"{archive} already exists and is not an empty directory",
+                         hint="choose another -o, or remove it first")
+    os.makedirs(path, mode=0o700, exist_ok=True)
+    extra = {ARCHIVE_ENV: path}
+    if plugins is not None:
+        extra[PLUGINS_ENV] = plugins
+    if content is not None:
+        extra[CONTENT_MODE_ENV] = "content" if content else "metadata-only"
+    status = _run_child(command, _child_env("capture", backend, extra))
+    processes = sorted(d for d in os.listdir(path) if d.startswith("pid-"))
+    click.echo(f"hrr: archive {archive}: {len(processes)} process(es) recorded", err=True)
+    sys.exit(status)
+
+
+@cli.command(context_settings={"ignore_unknown_options": True})
+@BACKEND_OPTION
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
+@_friendly
+def run(backend: str | None, command: tuple[str, ...]) -> None:
+    """Run COMMAND with `from hip import hip, hiprtc` on the chosen backend, recording nothing."""
+    sys.exit(_run_child(command, _child_env("run", backend, {})))
+
+
+@cli.command()
+@click.argument("archive", type=click.Path())
+@click.option("--strict", is_flag=True, help="Also fail on anything not replayed faithfully: a refused "
+              "record, an unreplayable API, a missing blob, an untranslated pointer, a metadata-only archive.")
+@BACKEND_OPTION
+@click.option("--plugins", default=None, help="Comma list of plugins to run (default: those the archive recorded with).")
+@click.option("--max-file-bytes", type=int, default=None, help="Largest blob or code object read (bytes).")
+@click.option("--max-events", type=int, default=None, help="Most records replayed per process.")
+@click.option("--max-host-bytes", type=int, default=None, help="Most host memory replay allocates for the archive.")
+@click.option("--max-threads", type=int, default=None, help="Most replay threads the archive may ask for.")
+@click.option("--keep-going", is_flag=True, help="Go on after a divergence instead of stopping with exit 2.")
+@click.option("--float-tolerance", type=float, default=None,
+              help="Compare device-to-host results as float32 within this absolute tolerance "
+                   "(default: byte for byte).")
+@_friendly
+def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
+           max_file_bytes: int | None, max_events: int | None, max_host_bytes: int | None,
+           max_threads: int | None, keep_going: bool, float_tolerance: float | None) -> None:
+    """Replay ARCHIVE and check every device-to-host copy. Exit 0: every check passed;
+    1: a failed check or a failure; 2: replay diverged and stopped early."""
+    import attrs
+
+    from hrr.archive import Limits
+    from hrr.pipeline.manager import parse_plugin_list
+    from hrr.replay.engine import ReplayOptions
+    from hrr.replay.run import replay_archive
+
+    if not os.path.exists(archive):
+        raise UsageError(f"{archive}: no such archive")
+    overrides = {k: v for k, v in {"max_file_bytes": max_file_bytes, "max_events": max_events,
+                                   "max_host_bytes": max_host_bytes, "max_threads": max_threads}.items()
+                 if v is not None}
+    limits = attrs.evolve(Limits(), **overrides)
+    options = ReplayOptions(strict=strict, keep_going=keep_going, float_tolerance=float_tolerance)
+    sys.exit(replay_archive(archive, backend=backend, limits=limits, options=options,
+                            plugins=parse_plugin_list(plugins), echo=click.echo))
+
+
+@cli.command()
+@click.argument("archive", type=click.Path())
+@click.option("--events", "show_events", is_flag=True, help="List every record.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@_friendly
+def info(archive: str, show_events: bool, as_json: bool) -> None:
+    """Describe ARCHIVE: its processes, manifests, call counts (and records with --events)."""
+    from hrr.cli.info import archive_info, render_info
+
+    if not os.path.exists(archive):
+        raise UsageError(f"{archive}: no such archive")
+    data = archive_info(archive, with_events=show_events)
+    click.echo(json.dumps(data, indent=2, default=str) if as_json else render_info(data))
+
+
+@cli.command()
+@click.argument("archive", type=click.Path())
+@_friendly
+def repair(archive: str) -> None:
+    """Close an archive that a killed capture left open, keeping every complete record."""
+    from hrr.archive import repair as repair_archive
+
+    if not os.path.exists(archive):
+        raise UsageError(f"{archive}: no such archive")
+    report = repair_archive(archive)
+    click.echo(str(report))
+
+
+@cli.command()
+@_friendly
+def plugins() -> None:
+    """List installed plugins, their versions and the hooks they implement."""
+    from hrr.pipeline.manager import hook_implementations, installed_plugins, make_plugin_manager
+
+    available = installed_plugins()
+    if not available:
+        click.echo("no plugins installed")
+        return
+    pm, versions = make_plugin_manager(None)
+    hooks = hook_implementations(pm)
+    for name in available:
+        click.echo(f"{name} {versions.get(name, '?')} ({available[name].value})")
+        click.echo(f"    hooks: {', '.join(hooks.get(name, [])) or 'none'}")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="hrr")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,64 @@
+"""The environment variables hrr reads, each read once per process."""
+from __future__ import annotations
+
+import functools
+import os
+
+import attrs
+
+# Set by ``hrr capture`` for the processes it records.
+ARCHIVE_ENV = "HRR_CAPTURE_ARCHIVE"      # the archive directory
+PLUGINS_ENV = "HRR_PLUGINS"              # comma list; unset: every installed plugin
+CONTENT_MODE_ENV = "HRR_CONTENT_MODE"    # "content", "metadata-only" or unset (plugins decide)
+MODE_ENV = "HRR_MODE"                    # "capture" or "run"
+
+
+def env_flag_on(value: str | None, *, default: bool) -> bool:
+    """The brief's rule: on when unset (if ``default``), ``true`` or a non-zero number."""
+    if value is None:
+        return default
+    text = value.strip().lower()
+    if text == "true":
+        return True
+    try:
+        return float(text) != 0
+    except ValueError:
+        return False
+
+
+@attrs.frozen
+class Config:
+    backend: str
+    host_snapshots: bool
+    host_snapshot_max_bytes: int
+    capture_content_env: bool        # HIP_HRR_CAPTURE_CONTENT asks for content
+    content_mode: str | None         # forced by the CLI (--content / --metadata-only)
+    archive: str | None
+    plugins: str | None
+    mode: str | None
+
+
+def _max_mb(value: str | None) -> int:
+    if value is None or not value.strip():
+        return 64
+    try:
+        mb = float(value)
+    except ValueError:
+        return 64
+    return max(0, int(mb * 1024 * 1024))
+
+
+@functools.cache
+def config() -> Config:
+    """This process's configuration, read from the environment once."""
+    env = os.environ
+    return Config(
+        backend=env.get("HRR_BACKEND", "") or "sim",
+        host_snapshots=env_flag_on(env.get("HIP_HRR_HOST_SNAPSHOTS"), default=True),
+        host_snapshot_max_bytes=_max_mb(env.get("HIP_HRR_HOST_SNAPSHOT_MAX_MB")),
+        capture_content_env=env_flag_on(env.get("HIP_HRR_CAPTURE_CONTENT"), default=False),
+        content_mode=env.get(CONTENT_MODE_ENV) or None,
+        archive=env.get(ARCHIVE_ENV) or None,
+        plugins=env.get(PLUGINS_ENV),
+        mode=env.get(MODE_ENV) or None,
+    )

@@ -1,0 +1,36 @@
+"""The recorded-call event, as an attrs frozen class.
+
+Capture builds the wire tuple directly on its hot path (see codec.py); readers build
+``Event`` objects from it. Field meanings are documented in DESIGN.md ("Event records").
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+# A pseudo-event: the bytes an asynchronous device-to-host copy delivered, taken when
+# capture saw the copy's stream synchronised. ``args`` is ``(copy_seq,)``.
+PSEUDO_D2H_CHECK = "@d2h"
+
+
+@attrs.frozen
+class Event:
+    """One recorded call: global sequence number, thread, API, encoded arguments,
+    the error it returned, encoded outputs and extras (launch arguments, plugin records)."""
+
+    seq: int
+    tid: int
+    api: str
+    args: tuple = ()
+    err: int = 0
+    outs: tuple = ()
+    extra: dict = attrs.field(factory=dict)
+
+    @property
+    def is_pseudo(self) -> bool:
+        return self.api.startswith("@")
+
+    def records(self, plugin: str) -> list[Any]:
+        """The records that ``plugin`` attached to this event (empty when none)."""
+        return list(self.extra.get("records", {}).get(plugin, ()))

@@ -1,0 +1,69 @@
+"""The replay pipeline's context: what replay stages see, and the services they use."""
+from __future__ import annotations
+
+import collections
+import ctypes
+from typing import Any, Callable
+
+import pluggy
+
+from hrr.pipeline.context import EventRefused
+
+HOST_FN_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
+class ReplayContext:
+    """What every replay stage sees (``ctx`` in the replay hooks)."""
+
+    def __init__(self, pm: pluggy.PluginManager, engine: Any) -> None:
+        self.pm = pm
+        self._engine = engine
+        self.backend = engine.backend
+        self.hip = engine.backend.hip
+        self.manifest: dict = engine.manifest
+        self.limits = engine.limits
+        self.shared: dict[str, Any] = {}
+        # Counters every summary line reads; stages add to them (e.g. pinned restores).
+        self.counters: collections.Counter = collections.Counter()
+        self._host_fns: list[Any] = []
+        self.host_fn_errors: list[str] = []
+
+    def translate(self, addr: int) -> int | None:
+        """Replay's address for a capture address inside a live allocation, or None."""
+        return self._engine.memory.translate(addr)
+
+    def allocation(self, capture_addr: int) -> Any:
+        """The replay allocation containing a capture address (see ReplayMemory)."""
+        return self._engine.memory.find(capture_addr)
+
+    def read_blob(self, name: str) -> bytes:
+        """A blob's bytes, checked against its name and the size limit (raises BlobError)."""
+        return self._engine.process.read_blob(name)
+
+    def blob_size(self, name: str) -> int:
+        return self._engine.process.blob_size(name)
+
+    def stream_of(self, capture_value: int) -> Any:
+        """Replay's stream for a capture stream handle value (None: the null stream)."""
+        return self._engine.handles.lookup("stream", capture_value)
+
+    def enqueue_host_fn(self, stream: Any, fn: Callable[[], None]) -> int:
+        """Queue ``fn`` on replay's ``stream`` (ordered with its work, never waiting for
+        it); returns the backend's error code. An exception in ``fn`` is recorded."""
+        def run(_user_data: Any) -> None:
+            try:
+                fn()
+            except Exception as exc:  # noqa: BLE001 - a callback must never raise into C
+                self.host_fn_errors.append(f"{type(exc).__name__}: {exc}")
+        cb = HOST_FN_TYPE(run)
+        self._host_fns.append(cb)  # alive until the device has run it
+        addr = ctypes.cast(cb, ctypes.c_void_p).value
+        return int(self.hip.hipLaunchHostFunc(stream, addr, None)[0])
+
+    def release_finished_host_fns(self) -> None:
+        """Called after a device-wide synchronisation: every queued callback has run."""
+        self._host_fns.clear()
+
+    def refuse(self, reason: str, category: str = "refused") -> None:
+        """End the current event before it runs (counted and named in the summary)."""
+        raise EventRefused(reason, category=category)

@@ -1,0 +1,458 @@
+"""The replay engine: runs one process archive's events again on a backend and checks
+every device-to-host copy byte for byte.
+
+Everything read from the archive is validated before it is acted on: a record that
+names an unknown handle, a pointer outside every allocation replay made, a blob that
+does not match its name or a size over a limit is refused, counted and named; replay
+never writes outside memory it allocated itself.
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import attrs
+import numpy as np
+
+from hrr.api.catalogue import CATALOGUE, NOOP, UNREPLAYABLE, Api
+from hrr.backends.hiptypes import ENUM_TYPES, hipError_t
+from hrr.backends.kernargs import kernarg_array
+from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError
+from hrr.events import PSEUDO_D2H_CHECK, Event, event_from_wire
+from hrr.pipeline.context import EventRefused
+from hrr.pipeline.replay import ReplayContext
+from hrr.replay.state import HandleMaps, ReplayAllocation, ReplayMemory
+from hrr.replay.threads import ThreadRouter
+
+_HOST_KINDS = ("pinned", "registered")
+
+
+@attrs.define
+class ReplayOptions:
+    strict: bool = False
+    keep_going: bool = False           # go on after a divergence instead of exiting 2
+    float_tolerance: float | None = None
+
+
+@attrs.define
+class Refusal:
+    seq: int
+    api: str
+    reason: str
+    category: str
+
+
+@attrs.define
+class ReplayStats:
+    events: int = 0
+    replayed: int = 0
+    noops: int = 0
+    unreplayable: int = 0
+    reproduced_errors: int = 0
+    checks_passed: int = 0
+    checks_failed: int = 0
+    checks_unverifiable: int = 0
+    divergences: int = 0
+    aborted: bool = False
+    refusals: list[Refusal] = attrs.field(factory=list)
+    failures: list[str] = attrs.field(factory=list)
+
+    def count(self, category: str) -> int:
+        return sum(1 for r in self.refusals if r.category == category)
+
+
+class _Check:
+    """A device-to-host result replay must compare once the copy has completed."""
+
+    __slots__ = ("seq", "api", "read", "expected_blob", "n")
+
+    def __init__(self, seq: int, api: str, read: Any, expected_blob: str | None, n: int) -> None:
+        self.seq, self.api, self.read, self.expected_blob, self.n = seq, api, read, expected_blob, n
+
+
+class ProcessReplayer:
+    """Replays one ``pid-<pid>/`` archive on one backend."""
+
+    def __init__(self, process: Any, backend: Any, pm: Any, limits: Any, options: ReplayOptions) -> None:
+        self.process = process
+        self.backend = backend
+        self.hip = backend.hip
+        self.manifest = process.manifest
+        self.limits = limits
+        self.options = options
+        self.memory = ReplayMemory()
+        self.handles = HandleMaps()
+        self.stats = ReplayStats()
+        self.ctx = ReplayContext(pm, self)
+        self.pm = pm
+        self._checks: dict[int, _Check] = {}
+        self._host_bytes = 0
+        self._keepalive: list[Any] = []
+        self._poison = np.zeros(64, dtype=np.uint8)
+        self.threads = ThreadRouter(limits.max_threads)
+
+    # ------------------------------------------------------------------ main loop
+    def run(self) -> ReplayStats:
+        self.pm.hook.hrr_replay_start(ctx=self.ctx)
+        try:
+            for item in self.process.events():
+                if self.stats.events >= self.limits.max_events:
+                    self.stats.failures.append(
+                        f"stopped after {self.limits.max_events} events (--max-events)")
+                    break
+                self.stats.events += 1
+                reason = getattr(item, "reason", None)
+                if reason is not None:
+                    self._refuse_raw(item.index, "?", f"bad record at offset {item.offset}: {reason}", "bad_record")
+                    continue
+                try:
+                    ev = event_from_wire(item.value, where=f"record {item.index} at offset {item.offset}")
+                except FormatError as exc:
+                    self._refuse_raw(item.index, "?", str(exc), "bad_record")
+                    continue
+                self.threads.run(ev.tid, lambda ev=ev: self._replay_event(ev))
+        except DivergenceError as exc:
+            self.stats.aborted = True
+            self.stats.failures.append(str(exc))
+        finally:
+            self.threads.close()
+        if getattr(self.process, "torn", False):
+            self.stats.failures.append("the event stream is torn (capture was killed): "
+                                       "only its complete records were replayed; run `hrr repair`")
+        if self.ctx.host_fn_errors:
+            self.stats.failures.extend(f"replay host function failed: {e}" for e in self.ctx.host_fn_errors)
+        return self.stats
+
+    def _refuse_raw(self, seq: int, api: str, reason: str, category: str) -> None:
+        self.stats.refusals.append(Refusal(seq, api, reason, category))
+
+    def _replay_event(self, ev: Event) -> None:
+        try:
+            if ev.is_pseudo:
+                self._pseudo(ev)
+                return
+            row = CATALOGUE.get(ev.api)
+            if row is None:
+                raise EventRefused(f"{ev.api} is not in this hrr's API catalogue", category="unknown_api")
+            if row.replay == NOOP:
+                self.stats.noops += 1
+                return
+            if row.replay == UNREPLAYABLE:
+                self.stats.unreplayable += 1
+                self._refuse_raw(ev.seq, ev.api, row.reason, "unreplayable")
+                return
+            self._replay_call(row, ev)
+        except EventRefused as exc:
+            self._refuse_raw(ev.seq, ev.api, exc.reason, exc.category)
+        except BlobError as exc:
+            self._refuse_raw(ev.seq, ev.api, str(exc), "blob")
+
+    # ------------------------------------------------------------------ one call
+    def _replay_call(self, row: Api, ev: Event) -> None:
+        if len(ev.args) != len(row.params):
+            raise EventRefused(f"{len(ev.args)} arguments recorded, {row.name} takes {len(row.params)}",
+                               category="bad_record")
+        after: list[Any] = []
+        args = [self._arg(row, i, ev, after) for i in range(len(row.params))]
+        stream = args[row.param_index(row.stream)] if row.stream else None
+        keep: Any = None
+        if row.family == "launch":
+            args, keep = self._launch_args(row, ev, args)
+        self.pm.hook.hrr_replay_before_event(ctx=self.ctx, event=ev, stream=stream)
+        fn = getattr(self.hip, "hipModuleLaunchKernel" if row.family == "launch" else row.name, None)
+        if fn is None:
+            raise EventRefused(f"the {self.backend.NAME} backend has no {row.name}", category="unsupported")
+        result = fn(*args)
+        del keep
+        self.stats.replayed += 1
+        err = int(result[0])
+        if err != ev.err and not row.volatile:
+            self._diverged(row, ev, err)
+        elif err and err == ev.err:
+            self.stats.reproduced_errors += 1
+        if err == 0:
+            self._bind_outputs(row, ev, args, result)
+            for fn_after in after:
+                fn_after()
+        if row.name == "hipDeviceSynchronize" and err == 0:
+            self.ctx.release_finished_host_fns()
+            self._keepalive.clear()
+        self.pm.hook.hrr_replay_after_event(ctx=self.ctx, event=ev, result=result)
+
+    def _diverged(self, row: Api, ev: Event, err: int) -> None:
+        self.stats.divergences += 1
+        msg = (f"record {ev.seq} ({row.name}): the recording returned {_err_name(ev.err)}, "
+               f"replay returned {_err_name(err)}")
+        if self.options.keep_going:
+            self.stats.failures.append(msg)
+            return
+        raise DivergenceError(msg, hint="replay stopped early; --keep-going replays the rest")
+
+    # ------------------------------------------------------------------ arguments
+    def _arg(self, row: Api, i: int, ev: Event, after: list) -> Any:
+        p, v = row.params[i], ev.args[i]
+        role = p.role
+        if role == "value":
+            if v is not None and not isinstance(v, (int, float, bool)):
+                raise EventRefused(f"parameter {p.name} is not a number", category="bad_record")
+            return v
+        if role == "enum":
+            if v is None:
+                return None
+            enum = ENUM_TYPES.get(p.kind or "")
+            try:
+                return enum(v) if enum is not None else v
+            except ValueError:
+                raise EventRefused(f"{v} is not a {p.kind}", category="bad_record") from None
+        if role == "ptr":
+            if ev.err and row.destroys == "alloc" and self.memory.translate(_int(v, p.name)) is None:
+                # A release the recording saw fail (a double free): hand the backend
+                # memory it never allocated, so it fails the same way and frees nothing.
+                return int(self._poison.__array_interface__["data"][0])
+            return self._translate(v, p.name)
+        if role == "handle":
+            try:
+                return self.handles.lookup(p.kind, _int(v, p.name))
+            except KeyError:
+                raise EventRefused(f"{p.name}: unknown {p.kind} handle 0x{int(v):x}",
+                                   category="untranslated") from None
+        if role == "copy_src":
+            return self._copy_src(row, ev, v)
+        if role == "copy_dst":
+            return self._copy_dst(row, ev, v, after)
+        if role == "host_range":
+            return self._host_range(ev, v, after)
+        if role == "code":
+            if not isinstance(v, str):
+                raise EventRefused("the code object was not recorded (it was passed by address)",
+                                   category="missing_blob")
+            return self.process.read_code_object(v)
+        if role == "name":
+            if not isinstance(v, str):
+                raise EventRefused("kernel name is not a string", category="bad_record")
+            return v.encode()
+        if role == "dim3":
+            x, y, z = _triple(v)
+            return self.hip.dim3(x=x, y=y, z=z)
+        return None  # launch arguments are built separately; ignored roles
+
+    def _translate(self, v: Any, what: str) -> int | None:
+        addr = _int(v, what)
+        if not addr:
+            return None
+        replay = self.memory.translate(addr)
+        if replay is None:
+            raise EventRefused(f"{what}: 0x{addr:x} is not inside any allocation replay made",
+                               category="untranslated")
+        return replay
+
+    def _endpoint(self, v: Any) -> tuple[str, int, int, str | None]:
+        if not (isinstance(v, (list, tuple)) and len(v) == 4 and v[0] in ("a", "h")):
+            raise EventRefused("a copy endpoint record is malformed", category="bad_record")
+        tag, addr, n, blob = v
+        if not isinstance(n, int) or n < 0 or not isinstance(addr, int):
+            raise EventRefused("a copy endpoint has a bad address or size", category="bad_record")
+        if blob is not None and not isinstance(blob, str):
+            raise EventRefused("a copy endpoint names a bad blob", category="bad_record")
+        return tag, addr, n, blob
+
+    def _host_buffer(self, n: int) -> np.ndarray:
+        if self._host_bytes + n > self.limits.max_host_bytes:
+            raise EventRefused(f"needs {n} bytes of host memory; over --max-host-bytes "
+                               f"({self.limits.max_host_bytes})", category="limit")
+        self._host_bytes += n
+        return np.zeros(max(n, 1), dtype=np.uint8)
+
+    def _payload(self, blob: str | None, n: int) -> bytes | None:
+        if blob is None:
+            return None
+        data = self.process.read_blob(blob)
+        if len(data) != n:
+            raise EventRefused(f"blob {blob} holds {len(data)} bytes, the copy moves {n}", category="blob")
+        return data
+
+    def _copy_src(self, row: Api, ev: Event, v: Any) -> Any:
+        tag, addr, n, blob = self._endpoint(v)
+        data = self._payload(blob, n)
+        if tag == "h":
+            buf = self._host_buffer(n)
+            if data is not None:
+                buf[:n] = np.frombuffer(data, dtype=np.uint8)
+            else:
+                self.ctx.counters["zero_filled_inputs"] += 1
+            self._keepalive.append(buf)
+            return buf
+        replay = self._translate(addr, "src")
+        alloc = self.memory.find(addr)
+        if data is not None and alloc is not None and alloc.kind in _HOST_KINDS:
+            self._check_fits(alloc, addr, n)
+            restore = _writer(replay, data)
+            if row.sync or not row.stream:
+                restore()
+            else:
+                stream = self._stream_for(row, ev)
+                if self.ctx.enqueue_host_fn(stream, restore) != 0:
+                    raise EventRefused("could not queue the pinned-source restore", category="enqueue")
+        return replay
+
+    def _copy_dst(self, row: Api, ev: Event, v: Any, after: list) -> Any:
+        tag, addr, n, blob = self._endpoint(v)
+        if tag == "h":
+            buf = self._host_buffer(n)
+            self._keepalive.append(buf)
+            self._expect(row, ev, lambda: buf[:n].tobytes(), blob, n, after)
+            return buf
+        replay = self._translate(addr, "dst")
+        alloc = self.memory.find(addr)
+        if alloc is not None and alloc.kind in _HOST_KINDS:
+            self._check_fits(alloc, addr, n)
+            self._expect(row, ev, lambda: ctypes.string_at(replay, n), blob, n, after)
+        return replay
+
+    def _expect(self, row: Api, ev: Event, read: Any, blob: str | None, n: int, after: list) -> None:
+        check = _Check(ev.seq, row.name, read, blob, n)
+        if row.sync:
+            after.append(lambda: self._compare(check))
+        else:
+            after.append(lambda: self._checks.__setitem__(ev.seq, check))
+
+    def _host_range(self, ev: Event, v: Any, after: list) -> Any:
+        tag, addr, n, blob = self._endpoint(v)
+        data = self._payload(blob, n)
+        buf = self._host_buffer(n)
+        if data is not None:
+            buf[:n] = np.frombuffer(data, dtype=np.uint8)
+        base = int(buf.__array_interface__["data"][0])
+        after.append(lambda: self.memory.add(ReplayAllocation(addr, base, max(n, 1), "registered", buf)))
+        return base
+
+    def _check_fits(self, alloc: ReplayAllocation, addr: int, n: int) -> None:
+        if addr + n > alloc.capture_base + alloc.size:
+            raise EventRefused(f"{n} bytes at 0x{addr:x} run past the end of their allocation",
+                               category="bounds")
+
+    def _stream_for(self, row: Api, ev: Event) -> Any:
+        try:
+            return self.handles.lookup("stream", _int(ev.args[row.param_index(row.stream)], "stream"))
+        except KeyError:
+            raise EventRefused("unknown stream handle", category="untranslated") from None
+
+    # ------------------------------------------------------------------ launches
+    def _launch_args(self, row: Api, ev: Event, args: list) -> tuple[list, Any]:
+        launch = ev.extra.get("launch")
+        if not isinstance(launch, dict) or not isinstance(launch.get("kernargs"), bytes):
+            why = launch.get("error") if isinstance(launch, dict) else None
+            raise EventRefused(f"launch arguments were not recorded ({why or 'no kernarg bytes'})",
+                               category="bad_record")
+        buf = bytearray(launch["kernargs"])
+        for word in launch.get("ptrs", ()):
+            if not (isinstance(word, (list, tuple)) and len(word) == 3 and all(isinstance(x, int) for x in word)):
+                raise EventRefused("a pointer-word record is malformed", category="bad_record")
+            off, base, delta = word
+            if off < 0 or off + 8 > len(buf) or off % 8:
+                raise EventRefused(f"pointer word at offset {off} lies outside the kernarg buffer",
+                                   category="bounds")
+            replay = self.memory.translate(base + delta) if delta >= 0 else None
+            if replay is None:
+                raise EventRefused(f"kernel argument at offset {off} points to 0x{base + delta:x}, "
+                                   "inside no allocation replay made", category="untranslated")
+            buf[off:off + 8] = replay.to_bytes(8, "little")
+        grid = _triple(launch.get("grid"))
+        block = _triple(launch.get("block"))
+        if row.name == "hipModuleLaunchKernel":
+            func, shared, stream = args[0], args[7], args[8]
+        else:
+            func, shared, stream = args[0], args[4], args[5]
+        extra, keep = kernarg_array(bytes(buf))
+        return [func, *grid, *block, int(shared or 0), stream, None, extra], (extra, keep)
+
+    # ------------------------------------------------------------------ outputs
+    def _bind_outputs(self, row: Api, ev: Event, args: list, result: tuple) -> None:
+        for spec, cap, rep in zip(row.outs, ev.outs, result[1:]):
+            if cap is None or rep is None or not isinstance(cap, int):
+                continue
+            if spec.role == "handle":
+                self.handles.bind(spec.kind, cap, rep)
+            elif spec.role == "alloc":
+                size = _int(ev.args[row.param_index(spec.size)], spec.size)
+                if spec.kind == "pinned":
+                    self._host_bytes += size
+                self.memory.add(ReplayAllocation(cap, int(rep), max(size, 1), spec.kind))
+            elif spec.role == "alias":
+                owner = self.memory.find(_int(ev.args[0], "host pointer"))
+                if owner is not None and cap != owner.capture_base + 0:
+                    host = _int(ev.args[0], "host pointer")
+                    start = cap - (host - owner.capture_base)
+                    self.memory.add(ReplayAllocation(start, int(rep) - (host - owner.capture_base),
+                                                     owner.size, owner.kind), owner=owner.capture_base)
+        if row.destroys == "alloc":
+            self.memory.remove(_int(ev.args[0], "pointer"))
+        elif row.destroys:
+            self.handles.drop(row.destroys, _int(ev.args[0], "handle"))
+
+    # ------------------------------------------------------------------ checks
+    def _pseudo(self, ev: Event) -> None:
+        if ev.api != PSEUDO_D2H_CHECK or len(ev.args) != 1 or not isinstance(ev.args[0], int):
+            raise EventRefused(f"unknown pseudo-event {ev.api}", category="bad_record")
+        check = self._checks.pop(ev.args[0], None)
+        if check is None:
+            raise EventRefused(f"a check names record {ev.args[0]}, which replay did not copy",
+                               category="bad_record")
+        blob = ev.extra.get("blob")
+        check.expected_blob = blob if isinstance(blob, str) else None
+        self._compare(check)
+
+    def _compare(self, check: _Check) -> None:
+        if check.expected_blob is None:
+            self.stats.checks_unverifiable += 1
+            return
+        expected = self.process.read_blob(check.expected_blob)
+        actual = check.read()
+        if _same(expected, actual, self.options.float_tolerance):
+            self.stats.checks_passed += 1
+            return
+        self.stats.checks_failed += 1
+        first = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b),
+                     min(len(expected), len(actual)))
+        self.stats.failures.append(
+            f"record {check.seq} ({check.api}): {check.n} bytes differ from the recording "
+            f"from byte {first} (expected {expected[first:first + 8].hex()}, "
+            f"got {actual[first:first + 8].hex()})")
+
+
+def _same(expected: bytes, actual: bytes, tol: float | None) -> bool:
+    if expected == actual:
+        return True
+    if tol is None or len(expected) != len(actual) or len(expected) % 4:
+        return False
+    a = np.frombuffer(expected, dtype=np.float32)
+    b = np.frombuffer(actual, dtype=np.float32)
+    return bool(np.allclose(a, b, atol=tol, rtol=0, equal_nan=True))
+
+
+def _writer(addr: int, data: bytes) -> Any:
+    def write() -> None:
+        ctypes.memmove(addr, data, len(data))
+    return write
+
+
+def _int(v: Any, what: str) -> int:
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise EventRefused(f"{what} is not an integer", category="bad_record")
+    return v
+
+
+def _triple(v: Any) -> tuple[int, int, int]:
+    if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(isinstance(x, int) and 0 < x < 1 << 31 for x in v)):
+        raise EventRefused("a launch shape is malformed", category="bad_record")
+    return int(v[0]), int(v[1]), int(v[2])
+
+
+def _err_name(code: int) -> str:
+    try:
+        return f"{hipError_t(code).name} ({code})"
+    except ValueError:
+        return str(code)
+
+
+__all__ = ["ProcessReplayer", "ReplayOptions", "ReplayStats", "Refusal", "ArchiveError", "HrrError"]

@@ -1,0 +1,109 @@
+"""Replaying a whole archive: every process in it, then one summary and an exit code."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from hrr.archive import Limits, open_archive
+from hrr.backends import load_backend
+from hrr.errors import UsageError
+from hrr.pipeline.manager import installed_plugins, make_plugin_manager
+from hrr.replay.engine import ProcessReplayer, ReplayOptions, ReplayStats
+
+EXIT_OK, EXIT_FAILED, EXIT_DIVERGED = 0, 1, 2
+_REFUSAL_CATEGORIES_SHOWN = 10
+
+
+def _plugins_for(manifest: dict, selected: list[str] | None) -> tuple[list[str], list[str]]:
+    """The plugins to run at replay and the recorded ones that are not installed."""
+    if selected is not None:
+        return selected, []
+    recorded = list((manifest.get("plugins") or {}).keys())
+    available = installed_plugins()
+    return [p for p in recorded if p in available], [p for p in recorded if p not in available]
+
+
+def summary_lines(name: str, backend: str, stats: ReplayStats, ctx: Any, manifest: dict) -> list[str]:
+    """The human summary of one process's replay."""
+    c = ctx.counters
+    lines = [
+        f"{name}: replayed on {backend}: {stats.events} records, {stats.replayed} calls replayed, "
+        f"{stats.noops} no-ops",
+        f"Device-to-host checks: {stats.checks_passed} passed, {stats.checks_failed} failed, "
+        f"{stats.checks_unverifiable} unverifiable",
+        f"Errors reproduced: {stats.reproduced_errors}; divergences: {stats.divergences}",
+        f"Pinned host snapshots: {c['pinned_restored']} restored, {c['pinned_refused']} refused, "
+        f"{c['pinned_skipped_graph_capture']} skipped (graph capture)",
+    ]
+    if manifest.get("content_mode") == "metadata-only":
+        lines.append("Content: metadata-only archive: inputs were zero-filled and no "
+                     "device-to-host check was possible")
+    if stats.refusals:
+        lines.append(f"Refused: {len(stats.refusals)} records")
+        for r in stats.refusals[:_REFUSAL_CATEGORIES_SHOWN]:
+            lines.append(f"  record {r.seq} {r.api} [{r.category}]: {r.reason}")
+        if len(stats.refusals) > _REFUSAL_CATEGORIES_SHOWN:
+            lines.append(f"  ... and {len(stats.refusals) - _REFUSAL_CATEGORIES_SHOWN} more")
+    for entry in manifest.get("unreplayable_apis") or ():
+        lines.append(f"Unreplayable: {entry.get('api')}: {entry.get('reason')}")
+    for part in ctx.pm.hook.hrr_replay_summary(ctx=ctx):
+        lines.extend(part or ())
+    for failure in stats.failures:
+        lines.append(f"FAILED: {failure}")
+    return lines
+
+
+def strict_reasons(stats: ReplayStats, ctx: Any, manifest: dict, missing_plugins: list[str]) -> list[str]:
+    """Everything that was not replayed faithfully (what ``--strict`` fails on)."""
+    reasons = []
+    if stats.refusals:
+        reasons.append(f"{len(stats.refusals)} records refused")
+    if manifest.get("unreplayable_apis"):
+        reasons.append("the manifest lists unreplayable APIs")
+    if manifest.get("content_mode") != "content":
+        reasons.append("the archive is metadata-only")
+    if stats.checks_unverifiable:
+        reasons.append(f"{stats.checks_unverifiable} checks could not be verified")
+    if missing_plugins:
+        reasons.append(f"recorded plugins not installed: {', '.join(missing_plugins)}")
+    for part in ctx.pm.hook.hrr_replay_strict_failures(ctx=ctx):
+        reasons.extend(part or ())
+    return reasons
+
+
+def replay_archive(path: str, *, backend: str | None = None, limits: Limits | None = None,
+                   options: ReplayOptions | None = None, plugins: list[str] | None = None,
+                   echo: Callable[[str], None] = print) -> int:
+    """Replay every process archive under ``path``; print the summary; return the exit
+    code (0 all checks passed, 1 a failed check or failure, 2 an early divergence abort)."""
+    limits = limits or Limits()
+    options = options or ReplayOptions()
+    archive = open_archive(path, limits)
+    processes = archive.processes
+    if not processes:
+        raise UsageError(f"{path} holds no process archive (no pid-*/ directory)",
+                         hint="is this the directory `hrr capture -o` wrote?")
+    code = EXIT_OK
+    for proc in processes:
+        manifest = proc.manifest
+        backend_name = backend or manifest.get("backend") or "sim"
+        mod = load_backend(backend_name)
+        names, missing = _plugins_for(manifest, plugins)
+        pm, _versions = make_plugin_manager(names)
+        replayer = ProcessReplayer(proc, mod, pm, limits, options)
+        stats = replayer.run()
+        for line in summary_lines(f"pid-{proc.pid}", backend_name, stats, replayer.ctx, manifest):
+            echo(line)
+        if stats.aborted:
+            code = max(code, EXIT_DIVERGED)
+            echo("Result: DIVERGED (replay stopped early)")
+            continue
+        failed = bool(stats.checks_failed or stats.failures)
+        if options.strict:
+            reasons = strict_reasons(stats, replayer.ctx, manifest, missing)
+            for reason in reasons:
+                echo(f"STRICT: {reason}")
+            failed = failed or bool(reasons)
+        if failed:
+            code = max(code, EXIT_FAILED)
+        echo(f"Result: {'FAILED' if failed else 'OK'}")
+    return code

@@ -1,0 +1,64 @@
+"""Replaying each recorded thread's calls on a thread of its own, in global order.
+
+Calls run one at a time in the recording's sequence order; only the thread identity is
+kept, because HIP state such as the thread-local capture mode belongs to a thread.
+"""
+from __future__ import annotations
+
+import queue
+import threading
+from typing import Any, Callable
+
+from hrr.errors import LimitExceeded
+
+
+class _Worker:
+    def __init__(self) -> None:
+        self.jobs: queue.Queue = queue.Queue()
+        self.thread = threading.Thread(target=self._loop, name="hrr-replay-thread", daemon=True)
+        self.thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            fn, done, box = job
+            try:
+                box.append((True, fn()))
+            except BaseException as exc:  # noqa: BLE001 - re-raised on the dispatching thread
+                box.append((False, exc))
+            done.set()
+
+
+class ThreadRouter:
+    """Runs each job on the replay thread that stands for its recorded thread id."""
+
+    def __init__(self, max_threads: int) -> None:
+        self.max_threads = max_threads
+        self._first: int | None = None
+        self._workers: dict[int, _Worker] = {}
+
+    def run(self, tid: int, fn: Callable[[], Any]) -> Any:
+        if self._first is None:
+            self._first = tid
+        if tid == self._first:
+            return fn()
+        worker = self._workers.get(tid)
+        if worker is None:
+            if len(self._workers) + 1 >= self.max_threads:
+                raise LimitExceeded(f"the archive records more than {self.max_threads} threads",
+                                    hint="raise the thread limit if the archive is trusted")
+            worker = self._workers[tid] = _Worker()
+        done, box = threading.Event(), []
+        worker.jobs.put((fn, done, box))
+        done.wait()
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value
+
+    def close(self) -> None:
+        for worker in self._workers.values():
+            worker.jobs.put(None)
+        self._workers.clear()

@@ -1,0 +1,37 @@
+"""Shared helpers for the archive tests."""
+from __future__ import annotations
+
+import os
+
+from hrr.archive import open_process_writer
+
+RECORDS = [
+    [0, "hipMalloc", {"size": 64}, None],
+    [1, "hipMemcpy", {"dst": 1 << 40, "src": b"\x00\x01\x02", "kind": 1}, 3.5],
+    (2, "hipModuleLaunchKernel", {"grid": [1, 1, 1], "name": "fill_u32", "ok": True}),
+    [3, "hipDeviceSynchronize", {}, -7],
+]
+
+
+def write_archive(root: str, pid: int = 4242, records=RECORDS, close: bool = True, **manifest):
+    """A small archive with ``records``; returns the writer (closed unless close=False)."""
+    w = open_process_writer(root, pid, {"backend": "sim"}, manifest=manifest, flush_interval=3600)
+    for r in records:
+        w.append(r)
+    w.flush()
+    if close:
+        w.close()
+    return w
+
+
+def pid_dir(root: str, pid: int = 4242) -> str:
+    return os.path.join(root, f"pid-{pid}")
+
+
+def as_lists(value):
+    """msgpack reads tuples back as lists."""
+    if isinstance(value, (list, tuple)):
+        return [as_lists(v) for v in value]
+    if isinstance(value, dict):
+        return {k: as_lists(v) for k, v in value.items()}
+    return value
