@@ -10,7 +10,7 @@ from hrr.archive.format import DIR_MODE, FILE_MODE, TMP_PREFIX
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
-_NONBLOCK = 0
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 
 
 def make_private_dir(path: str) -> bool:

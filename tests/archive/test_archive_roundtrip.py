@@ -42,18 +42,20 @@ def test_blobs_dedup_and_code_objects(tmp_path):
     assert w.put_blob(memoryview(np.frombuffer(payload, np.uint8))) == name
     other = w.put_blob(b"other")
     code = w.put_code_object(b"\x7fELF-code")
+    assert w.put_code_object(payload) == name           # same bytes as a blob: stored as code too
     assert w.put_code_object(b"\x7fELF-code") == code
     w.close()
     d = pid_dir(root, 7)
     assert sorted(os.listdir(os.path.join(d, "blobs"))) == sorted({name[:2], other[:2]})
     assert os.listdir(os.path.join(d, "blobs", name[:2])).count(name) == 1
-    assert os.listdir(os.path.join(d, "code")) == [code]
+    assert sorted(os.listdir(os.path.join(d, "code"))) == sorted([code, name])
     proc = open_archive(root).processes[0]
     assert proc.read_blob(name) == payload and proc.blob_size(name) == len(payload)
     assert proc.read_code_object(code) == b"\x7fELF-code" and proc.code_object_size(code) == 9
     counts = proc.manifest["counts"]
     assert counts["blobs"] == 2 and counts["blob_bytes"] == len(payload) + 5
-    assert counts["code_objects"] == 1
+    assert counts["code_objects"] == 2
+    assert open_archive(d).processes[0].read_code_object(name) == payload   # a pid dir opens too
 
 
 def test_blob_dedup_skips_existing_file(tmp_path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import os
 import struct
+import threading
 
 import pytest
 
@@ -161,8 +162,22 @@ def test_fifo_blob_is_refused_without_blocking(tmp_path):
     path = os.path.join(pid_dir(root), "blobs", name[:2], name)
     os.remove(path)
     os.mkfifo(path)
-    with pytest.raises(BlobError, match="not a regular file"):
-        open_archive(root).processes[0].read_blob(name)
+    proc = open_archive(root).processes[0]
+    outcome: list = []
+
+    def read():
+        try:
+            proc.read_blob(name)
+        except BlobError as exc:
+            outcome.append(str(exc))
+    t = threading.Thread(target=read, daemon=True)
+    t.start()
+    t.join(10)
+    blocked = t.is_alive()
+    if blocked:                        # unblock the reader so the test run can end
+        os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+    assert not blocked, "reading a FIFO blocked"
+    assert outcome and "not a regular file" in outcome[0]
 
 
 def test_symlinked_pid_dir_events_and_manifest_are_refused(tmp_path):

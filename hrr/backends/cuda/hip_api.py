@@ -635,14 +635,19 @@ def hipModuleLoadData(image):
     return (SUCCESS, ht.ihipModule_t(handle))
 
 
+_sim_code: bytes | None = None
+
+
 def _translate_foreign_image(data: bytes) -> bytes:
     """The sim's built-in code object names the built-in library; load ours for it."""
-    try:
-        from hrr.backends import sim  # noqa: F401
-        sim_code = sim.builtin_code_object()
-    except Exception:  # noqa: BLE001 - no sim, or it has no such object
-        return data
-    if data == bytes(sim_code):
+    global _sim_code
+    if _sim_code is None:
+        try:
+            from hrr.backends import sim
+            _sim_code = bytes(sim.builtin_code_object())
+        except Exception:  # noqa: BLE001 - no sim, or it has no such object
+            _sim_code = b""
+    if _sim_code and data == _sim_code:
         from hrr.backends.cuda.builtin import builtin_code_object
         return builtin_code_object()
     return data

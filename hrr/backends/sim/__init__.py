@@ -13,8 +13,13 @@ from hrr.backends.sim import api as _api
 from hrr.backends.sim import rtc as _rtc
 from hrr.backends.sim.builtin_kernels import LIBRARY as BUILTIN_LIBRARY
 from hrr.backends.sim.device import reset_device
-from hrr.backends.sim.kernels import KernelDef, KernelLibrary, LaunchContext, register_library, \
-    unregister_library
+from hrr.backends.sim.kernels import (
+    KernelDef,
+    KernelLibrary,
+    LaunchContext,
+    register_library,
+    unregister_library,
+)
 
 NAME = "sim"
 SUPPORTED_APIS: tuple[str, ...] = _api.SUPPORTED_APIS
@@ -36,7 +41,7 @@ def _module(name: str, functions: tuple[str, ...], source: types.ModuleType) -> 
         setattr(mod, key, value)
     for cls in _TYPES:
         setattr(mod, cls.__name__, cls)
-    setattr(mod, "hipFunction_t", _ht.ihipModuleSymbol_t)
+    mod.hipFunction_t = _ht.ihipModuleSymbol_t  # hip-python's alias
     for fn in functions:
         setattr(mod, fn, getattr(source, fn))
     return mod

@@ -14,7 +14,13 @@ from typing import Any, Callable
 
 import attrs
 
-from hrr.backends.hiptypes import CStr, as_address, as_handle_value, hiprtcProgram, hiprtcResult
+from hrr.backends.hiptypes import (
+    CStr,
+    as_address,
+    as_handle_value,
+    hiprtcProgram,
+    hiprtcResult,
+)
 from hrr.backends.sim import device as _device
 from hrr.backends.sim.kernels import installed_libraries
 
