@@ -181,18 +181,32 @@ def repair(archive: str) -> None:
 @cli.command()
 @_friendly
 def plugins() -> None:
-    """List installed plugins, their versions and the hooks they implement."""
+    """List installed plugins, their versions and the hooks they implement. A plugin
+    that fails to load is listed with the reason, and the exit status is then 1."""
+    from hrr.errors import PluginError
     from hrr.pipeline.manager import hook_implementations, installed_plugins, make_plugin_manager
 
     available = installed_plugins()
     if not available:
         click.echo("no plugins installed")
         return
-    pm, versions = make_plugin_manager(None)
-    hooks = hook_implementations(pm)
-    for name in available:
-        click.echo(f"{name} {versions.get(name, '?')} ({available[name].value})")
+    broken = 0
+    for name, ep in available.items():
+        dist = getattr(ep, "dist", None)
+        origin = f"{ep.value}" + (f", from {dist.metadata['Name']}" if dist is not None else "")
+        try:  # one at a time, so that a broken plugin does not hide the others
+            pm, versions = make_plugin_manager([name])
+        except PluginError as exc:
+            broken += 1
+            click.echo(f"{name} ? ({origin})")
+            click.echo(f"    BROKEN: {exc.what}")
+            continue
+        hooks = hook_implementations(pm)
+        click.echo(f"{name} {versions.get(name, '?')} ({origin})")
         click.echo(f"    hooks: {', '.join(hooks.get(name, [])) or 'none'}")
+    if broken:
+        click.echo(f"hrr: error: {broken} installed plugin(s) failed to load", err=True)
+        sys.exit(EXIT_ERROR)
 
 
 def main() -> None:

@@ -1,0 +1,52 @@
+"""Test helpers: capture an in-process app into an archive, replay it, read results."""
+from __future__ import annotations
+
+import os
+from typing import Any, Callable
+
+import attrs
+
+from hrr.archive import open_archive
+from hrr.backends import load_backend
+from hrr.capture.session import CaptureSession
+from hrr.config import config
+from hrr.replay.engine import ReplayOptions
+from hrr.replay.run import replay_archive
+
+
+def fresh_backend(name: str) -> Any:
+    backend = load_backend(name)
+    if hasattr(backend, "reset_device"):
+        backend.reset_device()
+    return backend
+
+
+def capture(root: str | os.PathLike, app: Callable[[Any, Any, Any], Any], *, backend: str = "sim",
+            plugins: list[str] | None = None, content: bool = True, **config_overrides: Any) -> Any:
+    """Run ``app(hip, hiprtc, backend_module)`` recorded into ``root``; returns app's result."""
+    be = fresh_backend(backend)
+    cfg = attrs.evolve(config(), backend=backend, content_mode="content" if content else None,
+                       **config_overrides)
+    session = CaptureSession(be, cfg, str(root), plugins=[] if plugins is None else plugins)
+    try:
+        return app(session.hip, be.hiprtc, be)
+    finally:
+        session.close()
+
+
+def replay(root: str | os.PathLike, *, backend: str | None = None, strict: bool = True,
+           plugins: list[str] | None = None, limits: Any = None) -> tuple[int, list[str]]:
+    """Replay ``root``; returns (exit code, summary lines)."""
+    if backend is not None:
+        fresh_backend(backend)
+    lines: list[str] = []
+    code = replay_archive(str(root), backend=backend, options=ReplayOptions(strict=strict),
+                          plugins=[] if plugins is None else plugins, limits=limits,
+                          echo=lines.append)
+    return code, lines
+
+
+def archive_calls(root: str | os.PathLike) -> list[list]:
+    """Every event record of the first process archive under ``root``."""
+    proc = open_archive(str(root)).processes[0]
+    return [item.value for item in proc.events()]
