@@ -79,6 +79,7 @@ def hip_api(outputs: int = 0, records_error: bool = True) -> Callable:
         def call(*args: Any, **kwargs: Any) -> tuple:
             dev = _device.current()
             with dev.lock:
+                dev.scheduler.api_threads.add(threading.get_ident())
                 try:
                     result = fn(*args, **kwargs)
                 except HipError as exc:

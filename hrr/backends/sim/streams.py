@@ -90,6 +90,7 @@ class Scheduler:
         self.async_errors: list[tuple[str, str]] = []
         self.cond = threading.Condition(lock)
         self.waiting_threads = 0
+        self.api_threads: set[int] = set()  # threads that have called the device
         self.running: Op | None = None  # the op being run (a host function may call in)
 
     # -- queues -------------------------------------------------------------------------
@@ -167,7 +168,13 @@ class Scheduler:
             if self.step():
                 deadline = None
                 continue
-            other_threads = threading.active_count() - 1 - self.waiting_threads
+            # Threads that use the device, or any non-daemon thread (it may write pinned
+            # memory), can release a stall; daemon helpers (an archive flusher) cannot.
+            me = threading.get_ident()
+            threads = threading.enumerate()
+            self.api_threads &= {t.ident for t in threads}
+            could = self.api_threads | {t.ident for t in threads if not t.daemon}
+            other_threads = len(could - {me}) - self.waiting_threads
             now = time.monotonic()
             if deadline is None:
                 deadline = now + STALL_TIMEOUT_S
