@@ -25,7 +25,7 @@ from the ``size`` parameter), ``alias`` (a device address for a host allocation)
 """
 from __future__ import annotations
 
-from typing import Iterable
+from typing import Any, Iterable
 
 import attrs
 
@@ -41,7 +41,8 @@ class Param:
     role: str
     kind: str | None = None  # handle kind or enum name
     size: str | None = None  # the parameter that holds this buffer's byte count
-    optional: bool = False   # may be omitted by the caller (has a default)
+    optional: bool = False   # may be omitted by the caller: ``default`` is passed instead
+    default: Any = None
 
 
 @attrs.frozen
@@ -78,8 +79,8 @@ class Api:
 
 
 def P(name: str, role: str = "value", kind: str | None = None, size: str | None = None,
-      optional: bool = False) -> Param:
-    return Param(name, role, kind, size, optional)
+      optional: bool = False, default: Any = None) -> Param:
+    return Param(name, role, kind, size, optional, default)
 
 
 def H(name: str, kind: str) -> Param:
@@ -165,7 +166,7 @@ _ROWS: tuple[Api, ...] = (
     Api("hipLaunchHostFunc", "stream", (STREAM, P("fn", "host_fn"), P("userData", "user_data")),
         replay=UNREPLAYABLE, reason=_HOSTFN_REASON, stream="stream"),
     Api("hipStreamWaitValue32", "stream", (STREAM, P("ptr", "ptr"), P("value"), P("flags"),
-                                           P("mask", optional=True)), stream="stream"),
+                                           P("mask", optional=True, default=0xFFFFFFFF)), stream="stream"),
     Api("hipStreamWriteValue32", "stream", (STREAM, P("ptr", "ptr"), P("value"), P("flags")),
         stream="stream"),
     # stream capture and graphs

@@ -21,12 +21,13 @@ _get_ident = threading.get_ident
 
 def _binder(row: Api) -> Callable[[tuple, dict], tuple]:
     names = [p.name for p in row.params]
+    defaults = [p.default for p in row.params]
     n = len(names)
 
     def bind(args: tuple, kwargs: dict) -> tuple:
         if not kwargs and len(args) == n:
             return args
-        out = list(args) + [None] * (n - len(args))
+        out = list(args) + defaults[len(args):]
         for key, value in kwargs.items():
             try:
                 out[names.index(key)] = value

@@ -61,9 +61,13 @@ def _run_child(command: tuple[str, ...], env: dict[str, str]) -> int:
     if not command:
         raise UsageError("no command given", hint="put it after --, e.g. hrr capture -- python app.py")
     try:
-        return subprocess.call(list(command), env=env)
+        status = subprocess.call(list(command), env=env)
     except FileNotFoundError:
         raise UsageError(f"command not found: {command[0]}") from None
+    except PermissionError:
+        raise UsageError(f"command not executable: {command[0]}") from None
+    # A child killed by signal N exits as a shell reports it: 128 + N.
+    return 128 - status if status < 0 else status
 
 
 BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODULES)), default=None,
@@ -175,7 +179,15 @@ def repair(archive: str) -> None:
     if not os.path.exists(archive):
         raise UsageError(f"{archive}: no such archive")
     report = repair_archive(archive)
-    click.echo(str(report))
+    if not report.processes:
+        raise UsageError(f"{archive}: no pid-<pid> directories: not an hrr archive",
+                         hint="pass the directory written by `hrr capture -o`")
+    for proc in report.processes:
+        click.echo(proc.describe())
+    click.echo(report.summary())
+    if report.count("failed"):
+        click.echo(f"hrr: error: {report.count('failed')} process archive(s) could not be repaired", err=True)
+        sys.exit(EXIT_ERROR)
 
 
 @cli.command()
