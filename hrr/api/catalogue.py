@@ -221,3 +221,7 @@ def coverage_table() -> str:
     for row in _ROWS:
         lines.append(f"| `{row.name}` | {row.family} | {row.replay} | {row.reason} |")
     return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(coverage_table())

@@ -85,6 +85,9 @@ class Recorder:
         name = row.name
         is_launch = row.family == "launch"
         encoders = [self._encoder(row, i) for i in range(len(row.params))]
+        deferred = any(p.role == "copy_dst" for p in row.params)  # values known after the call
+        encode_outs = session.out_encoder(row)
+        record = session.record
         befores, afters = ctx.before_watchers, ctx.after_watchers
         post = session.post_call_hooks.get(name)
         enrich = session.enrich_hooks.get(name)
@@ -102,16 +105,17 @@ class Recorder:
                 extra["launch"] = launch_extra
                 if launch_records:
                     records = {**(records or {}), **launch_records}
-            pre = [enc(args, extra, None) for enc in encoders]
+            wire_args = [enc(args, extra, None) for enc in encoders]
             result = real(*args)
             err = int(result[0])
-            wire_args = [p(result) if callable(p) else p for p in pre]
-            outs = session.encode_outs(row, result)
+            if deferred:
+                wire_args = [p(result) if callable(p) else p for p in wire_args]
+            outs = encode_outs(result)
             if enrich is not None:
                 enrich(row, args, result, extra)
             if records:
                 extra["records"] = records
-            seq = session.record(name, wire_args, err, outs, extra)
+            seq = record(name, wire_args, err, outs, extra)
             if post is not None:
                 post(row, args, result, seq)
             if name in afters:

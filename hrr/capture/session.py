@@ -193,16 +193,14 @@ class CaptureSession:
             extra["layout"] = layout.to_wire()
 
     # ------------------------------------------------------------------ encoding
-    def encode_outs(self, row: Api, result: tuple) -> list:
-        outs = []
-        for spec, value in zip(row.outs, result[1:]):
-            if spec.role in ("alloc", "alias"):
-                outs.append(None if value is None else _addr(value))
-            elif spec.role == "handle":
-                outs.append(None if value is None else _hval(value))
-            else:
-                outs.append(_number(value))
-        return outs
+    def out_encoder(self, row: Api) -> Any:
+        """``encode(result) -> wire outputs`` for ``row``, specialised once."""
+        if not row.outs:
+            return lambda result: []
+        convert = [(lambda v: None if v is None else _addr(v)) if o.role in ("alloc", "alias")
+                   else (lambda v: None if v is None else _hval(v)) if o.role == "handle"
+                   else _number for o in row.outs]
+        return lambda result: [c(v) for c, v in zip(convert, result[1:])]
 
     def _host_bytes(self, obj: Any, addr: int, n: int) -> bytes | None:
         if not addr or n <= 0:

@@ -185,8 +185,10 @@ def repair(archive: str) -> None:
     for proc in report.processes:
         click.echo(proc.describe())
     click.echo(report.summary())
-    if report.count("failed"):
-        click.echo(f"hrr: error: {report.count('failed')} process archive(s) could not be repaired", err=True)
+    failed = [p for p in report.processes if p.action == "failed"]
+    if failed:
+        more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
+        click.echo(f"hrr: error: cannot repair pid-{failed[0].pid}: {failed[0].error}{more}", err=True)
         sys.exit(EXIT_ERROR)
 
 

@@ -70,3 +70,9 @@ def test_parameter_names_match_hip_python():
         theirs = _hip_python_params(fn)
         ours = [p.name for p in row.params if not (p.optional and p.name not in theirs)]
         assert ours == theirs, (row.name, ours, theirs)
+
+
+def test_docs_coverage_table_is_current():
+    from pathlib import Path
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "api-coverage.md").read_text()
+    assert coverage_table() in doc, "regenerate docs/api-coverage.md from the catalogue"

@@ -1,0 +1,353 @@
+"""pinned_snapshot: snapshots of pinned host memory that kernels read directly.
+
+A kernel can read pinned host memory (``hipHostMalloc``, ``hipMallocHost``,
+``hipHostAlloc``, ``hipHostRegister``) directly, so no HIP call carries those bytes.
+Capture copies each pinned allocation a launch points into (under the tracking lock),
+hashes and writes the *copy* in fixed-size chunks, and attaches a record to the launch
+event; replay validates the record and queues a host function on the launch stream that
+writes the bytes back ahead of the kernel. Records: ``records.py``; design: DESIGN.md.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any, Callable, Iterable
+
+from hrr.api.catalogue import CATALOGUE, LAUNCH_APIS
+from hrr.backends.hiptypes import PointerConversionError, as_address, as_handle_value
+from hrr.capture.allocations import DEVICE, PINNED, REGISTERED, Allocation, AllocationTable
+from hrr.pipeline import hookimpl
+
+from plugins.pinned_snapshot.records import CHUNK_BYTES, make_record, restore
+
+__version__ = "0.1.0"
+NAME = "pinned_snapshot"
+KIND = "pinned_snapshot"
+UNREPLAYABLE_API = "pinned host snapshot"
+MAX_MB_VAR = "HIP_HRR_HOST_SNAPSHOT_MAX_MB"
+
+_ALLOC_APIS = ("hipHostMalloc", "hipMallocHost", "hipHostAlloc")
+_FREE_APIS = ("hipHostFree", "hipFree", "hipFreeHost", "hipHostUnregister")
+
+
+def _addr(v: Any) -> int:
+    try:
+        return as_address(v)
+    except PointerConversionError:
+        return 0
+
+
+def _hval(v: Any) -> int:
+    try:
+        return as_handle_value(v)
+    except PointerConversionError:
+        return 0
+
+
+class _Entry:
+    """Capture's state for one tracked host allocation."""
+
+    __slots__ = ("base", "size", "kind", "shadow", "names", "last", "freeing")
+
+    def __init__(self, base: int, size: int, kind: str) -> None:
+        self.base, self.size, self.kind = base, size, kind
+        self.shadow: bytes | None = None          # the bytes last snapshotted
+        self.names: list[str | None] = []         # the blob name of each shadow chunk
+        self.last: tuple | None = None            # (chunk names, stream) of the last record
+        self.freeing = 0                          # frees in flight: snapshot nothing
+
+    def forget_content(self) -> None:
+        self.shadow, self.names, self.last = None, [], None
+
+
+class Tracker:
+    """The tracked pinned ranges and their snapshot state, under one tracking lock.
+
+    The lock is held while a snapshot copies, hashes and writes (so a free of the same
+    allocation cannot unmap it mid-copy); it is taken in the fork handler before the
+    archive writer's locks (``hrr.archive.forking.register_fork_lock``)."""
+
+    #: Test seam: called as ``after_copy(base, size)`` right after the copy is made and
+    #: before it is hashed (the concurrent-writer test mutates the live buffer here).
+    after_copy: Callable[[int, int], None] | None = None
+
+    def __init__(self, max_bytes: int, chunk_bytes: int = CHUNK_BYTES) -> None:
+        self.lock = threading.Lock()
+        self.table = AllocationTable()
+        self.entries: dict[int, _Entry] = {}
+        self.max_bytes = max_bytes
+        self.chunk_bytes = chunk_bytes
+        self.chunks_written = 0
+
+    # -- tracking -------------------------------------------------------------------------
+    def add(self, base: int, size: int, kind: str) -> None:
+        if not base:
+            return
+        with self.lock:
+            stale = self.table.find(base)
+            if stale is not None:  # memory freed behind capture's back: evict
+                self._drop(stale.owner or stale.base)
+            self.table.add(Allocation(base, max(size, 1), kind))
+            self.entries[base] = _Entry(base, max(size, 1), kind)
+
+    def add_alias(self, host: int, dev: int) -> None:
+        with self.lock:
+            owner = self.table.find(host)
+            if owner is None or dev == host or not dev:
+                return
+            owner_base = owner.owner or owner.base
+            entry = self.entries.get(owner_base)
+            if entry is None:
+                return
+            start = dev - (host - owner.base)
+            if self.table.find(start) is not None:
+                return
+            self.table.add(Allocation(start, entry.size, entry.kind, owner_base))
+
+    def _drop(self, base: int) -> None:
+        self.table.remove(base)
+        self.entries.pop(base, None)
+
+    def begin_free(self, addr: int) -> None:
+        with self.lock:  # always taken: a free waits for a snapshot of its memory to end
+            entry = self.entries.get(addr)
+            if entry is not None:
+                entry.freeing += 1
+
+    def end_free(self, addr: int, ok: bool) -> None:
+        with self.lock:
+            entry = self.entries.get(addr)
+            if entry is None:
+                return
+            entry.freeing = max(0, entry.freeing - 1)
+            if ok:
+                self._drop(addr)
+
+    def is_tracked(self, addr: int) -> bool:
+        with self.lock:
+            return self.table.find(addr) is not None
+
+    def reset_after_fork(self) -> None:
+        """A forked child's archive holds none of the parent's blobs: start over."""
+        for entry in self.entries.values():
+            entry.forget_content()
+            entry.freeing = 0
+
+    # -- snapshots ------------------------------------------------------------------------
+    def snapshot(self, ctx: Any, addrs: Iterable[int], stream: int, during_capture: bool,
+                 kind: str = KIND) -> dict | None:
+        """Snapshot every tracked allocation that ``addrs`` point into; return the record
+        for the event (None when no allocation needs one)."""
+        if not ctx.content_allowed(kind):
+            return None
+        snaps: list[dict] = []
+        with self.lock:
+            seen: set[int] = set()
+            for addr in addrs:
+                a = self.table.find(addr)
+                if a is None:
+                    continue
+                base = a.owner or a.base
+                if base in seen:
+                    continue
+                seen.add(base)
+                entry = self.entries.get(base)
+                if entry is None or entry.freeing:
+                    continue
+                snap = self._snapshot_one(ctx, entry, stream, during_capture, kind)
+                if snap is not None:
+                    snaps.append(snap)
+        return make_record(stream, during_capture, snaps) if snaps else None
+
+    def _snapshot_one(self, ctx: Any, entry: _Entry, stream: int, during_capture: bool,
+                      kind: str) -> dict | None:
+        where = {"address": f"0x{entry.base:x}", "size": entry.size}
+        if entry.size > self.max_bytes:
+            ctx.add_unreplayable(UNREPLAYABLE_API,
+                                 f"a {entry.size}-byte pinned allocation is over the snapshot "
+                                 f"cap of {self.max_bytes} bytes; raise {MAX_MB_VAR}",
+                                 variable=MAX_MB_VAR, **where)
+            return None
+        try:
+            copy = ctypes.string_at(entry.base, entry.size)  # the private copy
+        except Exception as exc:  # noqa: BLE001 - MemoryError and the like
+            ctx.add_unreplayable(UNREPLAYABLE_API, f"the pinned allocation could not be copied: {exc}",
+                                 variable=MAX_MB_VAR, **where)
+            return None
+        if self.after_copy is not None:
+            self.after_copy(entry.base, entry.size)
+        names = self._chunk_names(ctx, entry, copy, kind)
+        if names is None:
+            return None
+        key = (tuple(names), stream)
+        if not during_capture:
+            if entry.last == key:
+                return None
+            entry.last = key
+        c = self.chunk_bytes
+        return {"base": entry.base, "offset": 0, "length": len(copy),
+                "chunks": [[name, min(c, len(copy) - i * c)] for i, name in enumerate(names)]}
+
+    def _chunk_names(self, ctx: Any, entry: _Entry, copy: bytes, kind: str) -> list[str] | None:
+        """The blob name of each chunk of ``copy``; only chunks that differ from the
+        shadow are hashed and written. The shadow becomes ``copy``."""
+        c = self.chunk_bytes
+        view = memoryview(copy)
+        prev = entry.shadow
+        same_shape = prev is not None and len(prev) == len(copy)
+        prev_view = memoryview(prev) if same_shape else None
+        names: list[str | None] = []
+        ok = True
+        for i, off in enumerate(range(0, len(copy), c)):
+            piece = view[off:off + c]
+            if prev_view is not None and entry.names[i] is not None and prev_view[off:off + c] == piece:
+                names.append(entry.names[i])
+                continue
+            try:
+                name = ctx.put_blob(kind, piece)
+            except Exception:  # noqa: BLE001 - the archive is failing: write it again next time
+                name = None
+            if name is None:
+                ok = False
+            else:
+                self.chunks_written += 1
+            names.append(name)
+        entry.shadow, entry.names = copy, names
+        if not ok:
+            entry.last = None
+            return None
+        return names  # type: ignore[return-value]
+
+
+class PinnedSnapshotPlugin:
+    """Tracks pinned host ranges; snapshots them at launches; restores them at replay."""
+
+    __version__ = __version__
+
+    def __init__(self) -> None:
+        self.tracker: Tracker | None = None
+        self.enabled = False
+
+    # ------------------------------------------------------------------ capture
+    @hookimpl
+    def hrr_capture_start(self, ctx: Any) -> None:
+        self.enabled = bool(ctx.config.host_snapshots)
+        if not self.enabled:
+            return
+        from hrr.archive.forking import register_fork_lock
+
+        self.tracker = Tracker(int(ctx.config.host_snapshot_max_bytes))
+        register_fork_lock(self.tracker.lock)
+        ctx.shared[NAME] = self
+        ctx.watch(NAME, _ALLOC_APIS, after=self._after_alloc)
+        ctx.watch(NAME, ("hipHostRegister",), after=self._after_register)
+        ctx.watch(NAME, ("hipHostGetDevicePointer",), after=self._after_device_pointer)
+        ctx.watch(NAME, _FREE_APIS, before=self._before_free, after=self._after_free)
+
+    def _after_alloc(self, call: Any, result: tuple) -> None:
+        if int(result[0]) == 0 and result[1] is not None:
+            self.tracker.add(_addr(result[1]), int(call.args[0] or 0), PINNED)
+
+    def _after_register(self, call: Any, result: tuple) -> None:
+        if int(result[0]) == 0:
+            self.tracker.add(_addr(call.args[0]), int(call.args[1] or 0), REGISTERED)
+
+    def _after_device_pointer(self, call: Any, result: tuple) -> None:
+        if int(result[0]) == 0 and result[1] is not None:
+            self.tracker.add_alias(_addr(call.args[0]), _addr(result[1]))
+
+    def _before_free(self, call: Any) -> None:
+        self.tracker.begin_free(_addr(call.args[0]))
+
+    def _after_free(self, call: Any, result: tuple) -> None:
+        self.tracker.end_free(_addr(call.args[0]), int(result[0]) == 0)
+
+    def stream_capturing(self, ctx: Any, stream_value: int, stream_handle: Any) -> bool:
+        """Whether the launch stream itself is capturing a graph (graph_capture's state
+        when it runs, else the raw backend's answer for that stream)."""
+        gc = ctx.shared.get("graph_capture")
+        if gc is not None:
+            return gc.is_capturing(stream_value, stream_handle)
+        if not stream_value:
+            return False
+        try:
+            err, status = ctx.hip.hipStreamIsCapturing(stream_handle)[:2]
+            return int(err) == 0 and int(status) != 0
+        except Exception:  # noqa: BLE001
+            return False
+
+    def snapshot(self, ctx: Any, addrs: Iterable[int], stream_value: int, stream_handle: Any,
+                 kind: str = KIND) -> dict | None:
+        """The snapshot routine other stages reuse (graph_capture at hipGraphLaunch)."""
+        if self.tracker is None:
+            return None
+        capturing = self.stream_capturing(ctx, stream_value, stream_handle)
+        return self.tracker.snapshot(ctx, addrs, stream_value, capturing, kind)
+
+    @hookimpl
+    def hrr_capture_launch(self, ctx: Any, launch: Any) -> dict | None:
+        if self.tracker is None:
+            return None
+        addrs = [p.base + p.delta for p in launch.pointers if p.kind != DEVICE]
+        if not addrs:
+            return None
+        capturing = self.stream_capturing(ctx, launch.stream, launch.stream_handle)
+        if capturing and "graph_capture" not in ctx.shared:
+            ctx.add_unreplayable(UNREPLAYABLE_API,
+                                 "a kernel captured into a graph reads pinned host memory when the "
+                                 "graph is launched; without the graph_capture plugin those bytes "
+                                 "are not recorded")
+        return self.tracker.snapshot(ctx, addrs, launch.stream, capturing, KIND)
+
+    @hookimpl
+    def hrr_capture_manifest(self, ctx: Any) -> dict:
+        on = self.enabled and ctx.content_allowed(KIND)
+        fields: dict = {"host_snapshots": bool(on)}
+        if on and self.tracker is not None:
+            fields["host_snapshot"] = {"chunk_bytes": self.tracker.chunk_bytes,
+                                       "max_bytes": self.tracker.max_bytes,
+                                       "chunks_written": self.tracker.chunks_written}
+        return fields
+
+    @hookimpl
+    def hrr_capture_fork_child(self, ctx: Any) -> None:
+        if self.tracker is not None:
+            self.tracker.reset_after_fork()
+
+    # ------------------------------------------------------------------ replay
+    @hookimpl
+    def hrr_replay_before_event(self, ctx: Any, event: Any, stream: Any) -> None:
+        if event.api not in LAUNCH_APIS:
+            return
+        records = event.records(NAME)
+        if not records:
+            return
+        if event.err:
+            return  # the launch failed when recorded: its kernel never read the bytes
+        skip = replay_stream_capturing(ctx, event, stream)
+        restore(ctx, event, stream, records, label="pinned snapshot", skip_capture=skip)
+
+
+def replay_stream_capturing(ctx: Any, event: Any, stream: Any) -> bool:
+    """At replay: is the event's own stream capturing (or would work on the null stream
+    join/invalidate an open capture)? Asks graph_capture's state when it runs."""
+    gc = ctx.shared.get("graph_capture")
+    row = CATALOGUE.get(event.api)
+    value = 0
+    if row is not None and row.stream:
+        v = event.args[row.param_index(row.stream)] if len(event.args) == len(row.params) else 0
+        value = v if isinstance(v, int) else 0
+    if gc is not None:
+        return gc.is_capturing(value, stream)
+    if stream is None:
+        return False
+    try:
+        err, status = ctx.hip.hipStreamIsCapturing(stream)[:2]
+        return int(err) == 0 and int(status) != 0
+    except Exception:  # noqa: BLE001
+        return False
+
+
+plugin = PinnedSnapshotPlugin
+
+__all__ = ["plugin", "PinnedSnapshotPlugin", "Tracker", "CHUNK_BYTES", "__version__"]

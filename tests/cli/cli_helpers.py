@@ -1,0 +1,121 @@
+"""Helpers for the CLI tests: run `hrr` as a real subprocess, find apps, tamper archives."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Callable
+
+import msgpack
+
+from hrr.archive.format import (EVENTS_FILE, FILE_HEADER, FRAME_EVENT, FRAME_HEADER, FRAME_TRAILER,
+                                encode_frame)
+
+HERE = Path(__file__).resolve().parent
+APPS = HERE / "apps"
+REPO = HERE.parent.parent
+EXAMPLE = REPO / "examples" / "serving_step.py"
+# Plugins that exist today and that these tests do not depend on; tests that need no
+# plugin behaviour pin the selection so that they do not depend on every plugin loading.
+BASE_PLUGINS = "privacy"
+
+
+def hrr(*args: Any, env: dict | None = None, cwd: Any = None, timeout: float = 60,
+        check: int | None = None) -> subprocess.CompletedProcess:
+    """Run `python -m hrr.cli.main ARGS...`; returns the completed process (text)."""
+    full_env = dict(os.environ)
+    full_env.pop("HRR_MODE", None)
+    if env:
+        full_env.update(env)
+    proc = subprocess.run([sys.executable, "-m", "hrr.cli.main", *map(str, args)], env=full_env,
+                          cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    if check is not None:
+        assert proc.returncode == check, describe(proc)
+    return proc
+
+
+def describe(proc: subprocess.CompletedProcess) -> str:
+    return f"exit {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+
+
+def assert_clean_error(proc: subprocess.CompletedProcess, *needles: str) -> str:
+    """Non-zero exit, no traceback, and one `hrr: error:` line that names the problem."""
+    assert proc.returncode != 0, describe(proc)
+    assert "Traceback" not in proc.stderr and "Traceback" not in proc.stdout, describe(proc)
+    errors = [ln for ln in proc.stderr.splitlines() if ln.startswith("hrr: error:")]
+    assert len(errors) == 1, describe(proc)
+    for needle in needles:
+        assert needle in errors[0], describe(proc)
+    return errors[0]
+
+
+def capture(archive: Path, *command: Any, plugins: str | None = BASE_PLUGINS, content: bool = True,
+            env: dict | None = None, check: int | None = 0) -> subprocess.CompletedProcess:
+    args = ["capture", "-o", archive]
+    if plugins is not None:
+        args += ["--plugins", plugins]
+    args.append("--content" if content else "--metadata-only")
+    return hrr(*args, "--", *command, env=env, check=check)
+
+
+def app(name: str, *args: Any) -> list[str]:
+    return ["python", str(APPS / name), *map(str, args)]
+
+
+def info_json(archive: Path, *, events: bool = False, env: dict | None = None) -> dict:
+    proc = hrr("info", archive, "--json", *(["--events"] if events else []), env=env, check=0)
+    return json.loads(proc.stdout)
+
+
+def pid_dirs(archive: Path) -> list[Path]:
+    return sorted(p for p in Path(archive).iterdir() if p.name.startswith("pid-"))
+
+
+def only_pid_dir(archive: Path) -> Path:
+    dirs = pid_dirs(archive)
+    assert len(dirs) == 1, dirs
+    return dirs[0]
+
+
+def copy_archive(src: Path, dst: Path) -> Path:
+    shutil.copytree(src, dst)
+    for root, dirs, files in os.walk(dst):
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o600)
+    return dst
+
+
+def rewrite_events(pid_dir: Path, change: Callable[[list], list]) -> None:
+    """Decode every event frame of ``pid_dir``'s events.bin, let ``change`` edit the list
+    of event values, and write the stream back with valid checksums (a careful tamperer)."""
+    path = Path(pid_dir) / EVENTS_FILE
+    data = path.read_bytes()
+    _, _, hlen, _ = FILE_HEADER.unpack_from(data, 0)
+    pos = FILE_HEADER.size + hlen
+    head, values, trailer = data[:pos], [], None
+    while pos < len(data):
+        ftype, _, length, _ = FRAME_HEADER.unpack_from(data, pos)
+        payload = data[pos + FRAME_HEADER.size: pos + FRAME_HEADER.size + length]
+        pos += FRAME_HEADER.size + length
+        if ftype == FRAME_EVENT:
+            values.append(msgpack.unpackb(payload, raw=False))
+        elif ftype == FRAME_TRAILER:
+            trailer = payload
+    values = change(values)
+    out = bytearray(head)
+    for v in values:
+        out += encode_frame(FRAME_EVENT, msgpack.packb(v, use_bin_type=True))
+    if trailer is not None:
+        out += encode_frame(FRAME_TRAILER, trailer)
+    path.write_bytes(bytes(out))
+
+
+def set_format_version(pid_dir: Path, version: int) -> None:
+    path = Path(pid_dir) / EVENTS_FILE
+    data = bytearray(path.read_bytes())
+    struct.pack_into("<I", data, 8, version)
+    path.write_bytes(bytes(data))
