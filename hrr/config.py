@@ -40,11 +40,11 @@ class Config:
 
 def _max_mb(value: str | None) -> int:
     if value is None or not value.strip():
-        return 64
+        return 64 * 1024 * 1024
     try:
         mb = float(value)
     except ValueError:
-        return 64
+        return 64 * 1024 * 1024
     return max(0, int(mb * 1024 * 1024))
 
 

@@ -1,0 +1,168 @@
+"""capture / replay / info / repair / run end to end through the real command line."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+from cli_helpers import (BASE_PLUGINS, EXAMPLE, app, capture, copy_archive, describe, hrr, info_json,
+                         only_pid_dir, rewrite_events)
+
+MANIFEST_FIELDS = {"format_version", "backend", "plugins", "content_mode", "host_snapshots",
+                   "unreplayable_apis", "counts", "clean_shutdown"}
+
+
+@pytest.fixture(scope="module")
+def basic_archive(tmp_path_factory):
+    root = tmp_path_factory.mktemp("basic") / "archive"
+    proc = capture(root, *app("basic.py"))
+    assert "basic: ok" in proc.stdout
+    return root
+
+
+@pytest.mark.parametrize("status", [0, 3, 42])
+def test_capture_exits_with_child_status(tmp_path, status):
+    proc = capture(tmp_path / "a", *app("basic.py", status), check=None)
+    assert proc.returncode == status, describe(proc)
+    assert "basic: ok" in proc.stdout
+    assert "1 process(es) recorded" in proc.stderr
+
+
+def test_capture_child_killed_by_signal(tmp_path):
+    proc = capture(tmp_path / "a", "python", "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)",
+                   check=None)
+    assert proc.returncode == 128 + signal.SIGTERM, describe(proc)
+
+
+def test_replay_ok_and_summary(basic_archive):
+    proc = hrr("replay", "--strict", basic_archive, check=0)
+    out = proc.stdout
+    assert "Device-to-host checks: 1 passed, 0 failed" in out
+    assert "Pinned host snapshots: 0 restored, 0 refused, 0 skipped (graph capture)" in out
+    assert out.rstrip().endswith("Result: OK")
+
+
+def test_info_json_has_manifest_fields(basic_archive):
+    data = info_json(basic_archive)
+    (proc,) = data["processes"]
+    m = proc["manifest"]
+    assert MANIFEST_FIELDS <= set(m), MANIFEST_FIELDS - set(m)
+    assert m["format_version"] == 1
+    assert m["backend"] == "sim"
+    assert set(m["plugins"]) == {"privacy"}
+    assert m["content_mode"] == "content"
+    assert m["clean_shutdown"] is True and proc["clean"] is True and proc["torn"] is False
+    assert isinstance(m["unreplayable_apis"], list)
+    assert m["counts"]["events"] == sum(proc["calls"].values())
+    assert proc["calls"]["hipModuleLaunchKernel"] == 1
+    assert proc["pid"] == int(only_pid_dir(basic_archive).name[4:])
+    text = hrr("info", basic_archive, check=0).stdout
+    assert "clean" in text and "hipModuleLaunchKernel" in text
+
+
+def test_info_events_json(basic_archive):
+    (proc,) = info_json(basic_archive, events=True)["processes"]
+    apis = [e["api"] for e in proc["events"]]
+    assert apis[:3] == ["hipInit", "hipModuleLoadData", "hipModuleGetFunction"]
+    assert [e["seq"] for e in proc["events"]] == list(range(len(apis)))
+    assert "hipInit" in hrr("info", "--events", basic_archive, check=0).stdout
+
+
+def test_metadata_only_is_strict_failure(tmp_path):
+    root = tmp_path / "meta"
+    capture(root, *app("basic.py"), content=False)
+    assert info_json(root)["processes"][0]["manifest"]["content_mode"] == "metadata-only"
+    proc = hrr("replay", "--strict", root)
+    assert proc.returncode == 1, describe(proc)
+    assert "metadata-only" in proc.stdout
+
+
+def test_divergence_exits_2(basic_archive, tmp_path):
+    """A recorded call that failed with an error replay does not reproduce: exit 2."""
+    bad = copy_archive(basic_archive, tmp_path / "diverged")
+
+    def fail_first_malloc(events):
+        for ev in events:
+            if ev[2] == "hipMalloc":
+                ev[4] = 2  # hipErrorOutOfMemory, as if the recording ran out of memory
+                break
+        return events
+
+    rewrite_events(only_pid_dir(bad), fail_first_malloc)
+    proc = hrr("replay", bad)
+    assert proc.returncode == 2, describe(proc)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "Result: DIVERGED" in proc.stdout
+    assert "hipMalloc" in proc.stdout + proc.stderr
+    # --keep-going replays the rest and reports a failure instead.
+    proc = hrr("replay", "--keep-going", bad)
+    assert proc.returncode == 1, describe(proc)
+
+
+def test_failed_d2h_check_exits_1(tmp_path):
+    """The example reads pinned memory in its kernels; captured without the
+    pinned_snapshot plugin, replay cannot restore those inputs and its D2H checks fail."""
+    root = tmp_path / "nopinned"
+    proc = capture(root, "python", EXAMPLE)
+    assert "all results correct" in proc.stdout
+    proc = hrr("replay", root)
+    assert proc.returncode == 1, describe(proc)
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "FAILED: record" in proc.stdout and "bytes differ from the recording" in proc.stdout
+    assert "Result: FAILED" in proc.stdout
+
+
+def test_run_records_nothing(tmp_path):
+    proc = hrr("run", "--backend", "sim", "--", "python", EXAMPLE, cwd=tmp_path, check=0)
+    assert "serving step: all results correct" in proc.stdout
+    assert os.listdir(tmp_path) == []
+
+
+def test_run_exit_status(tmp_path):
+    assert hrr("run", "--", *app("basic.py", 5), cwd=tmp_path).returncode == 5
+    assert os.listdir(tmp_path) == []
+
+
+def test_killed_capture_opens_repairs_and_replays(tmp_path):
+    root = tmp_path / "killed"
+    env = dict(os.environ)
+    env.pop("HRR_MODE", None)
+    hrr_proc = subprocess.Popen(
+        [sys.executable, "-m", "hrr.cli.main", "capture", "-o", str(root), "--plugins", BASE_PLUGINS,
+         "--content", "--", *app("basic.py", "--loop")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = hrr_proc.stdout.readline()
+        assert line.strip() == "READY", line
+        (pid_dir,) = [p for p in root.iterdir() if p.name.startswith("pid-")]
+        time.sleep(0.05)  # let it get somewhere in the middle of a step
+        os.kill(int(pid_dir.name[4:]), signal.SIGKILL)
+        assert hrr_proc.wait(timeout=30) == 128 + signal.SIGKILL
+    finally:
+        if hrr_proc.poll() is None:
+            hrr_proc.kill()
+            hrr_proc.wait()
+        hrr_proc.stdout.close()
+        hrr_proc.stderr.close()
+
+    data = info_json(root)
+    (proc,) = data["processes"]
+    assert proc["clean"] is False and proc["manifest"]["clean_shutdown"] is False
+    assert proc["calls"]["hipModuleLaunchKernel"] >= 5
+    assert "NOT closed" in hrr("info", root, check=0).stdout
+
+    repaired = hrr("repair", root, check=0)
+    assert "repaired" in repaired.stdout, describe(repaired)
+    (proc2,) = info_json(root)["processes"]
+    assert proc2["clean"] is True and proc2["torn"] is False
+    assert proc2["manifest"]["clean_shutdown"] is True
+    assert "already complete" in hrr("repair", root, check=0).stdout
+
+    replayed = hrr("replay", root)
+    assert replayed.returncode == 0, describe(replayed)
+    assert "Result: OK" in replayed.stdout
+    passed = int(replayed.stdout.split("Device-to-host checks: ")[1].split()[0])
+    assert passed >= 5

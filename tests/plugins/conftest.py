@@ -1,0 +1,40 @@
+"""Fixtures for the plugin tests: programmatic capture and replay on the sim.
+
+``cap(app, plugins=..., **config)`` records ``app(hip, be)`` into a fresh archive directory
+and returns it; ``rep(root, plugins=..., limits=...)`` replays it and returns
+(exit code, summary lines, counters-line dict).
+"""
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+
+import attrs
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent))
+
+import pinned_helpers as ph  # noqa: E402
+
+BOTH = ["pinned_snapshot", "graph_capture"]
+
+
+@pytest.fixture
+def cap(tmp_path):
+    counter = iter(range(1000))
+
+    def run(app, plugins=BOTH, **overrides):
+        root = tmp_path / f"arch{next(counter)}"
+        ph.capture(root, app, plugins=plugins, **overrides)
+        return root
+    return run
+
+
+@pytest.fixture
+def rep():
+    def run(root, plugins=None, limits=None, strict=True):
+        return ph.replay(root, plugins=plugins, limits=limits, strict=strict)
+    return run
