@@ -68,6 +68,7 @@ class CaptureSession:
         self._pending_d2h: dict[int, list[tuple[int, int, int]]] = {}
         self._event_streams: dict[int, tuple[int, int]] = {}
         self._seq = 0
+        self._pid = os.getpid()
         self.events_written = 0
         self.closed = False
         self.pm, self.plugin_versions = make_plugin_manager(
@@ -136,7 +137,11 @@ class CaptureSession:
 
     # ------------------------------------------------------------------ fork
     def after_fork_in_child(self) -> None:
-        """Start this child's own ``pid-<pid>/``; nothing of the parent's is rewritten."""
+        """Start this child's own ``pid-<pid>/``; nothing of the parent's is rewritten.
+        The manifest names the parent and its sequence number at the fork, so replay
+        can rebuild the state the child inherited from the parent's records."""
+        forked_from = {"pid": self._pid, "seq": self._seq}
+        self._pid = os.getpid()
         self._record_lock = threading.Lock()
         self._pending_d2h.clear()
         self._event_streams.clear()
@@ -145,7 +150,7 @@ class CaptureSession:
         self.closed = False
         self.writer = self._open_writer()
         self.ctx.fork_child()
-        self.writer.update_manifest(**self._manifest_fields(clean=False))
+        self.writer.update_manifest(forked_from=forked_from, **self._manifest_fields(clean=False))
 
     # ------------------------------------------------------------------ launches
     def function_info(self, func: Any) -> tuple[str, KernelLayout | None]:

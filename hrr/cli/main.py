@@ -6,7 +6,8 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import click
 
@@ -198,7 +199,11 @@ def plugins() -> None:
     """List installed plugins, their versions and the hooks they implement. A plugin
     that fails to load is listed with the reason, and the exit status is then 1."""
     from hrr.errors import PluginError
-    from hrr.pipeline.manager import hook_implementations, installed_plugins, make_plugin_manager
+    from hrr.pipeline.manager import (
+        hook_implementations,
+        installed_plugins,
+        make_plugin_manager,
+    )
 
     available = installed_plugins()
     if not available:

@@ -92,10 +92,13 @@ class ProcessReplayer:
         self.threads = ThreadRouter(limits.max_threads)
 
     # ------------------------------------------------------------------ main loop
-    def run(self) -> ReplayStats:
+    def run(self, prefix: Any = None, prefix_until: int = -1) -> ReplayStats:
+        """Replay every record. ``prefix``: for a forked child, the parent's process
+        archive, whose records before ``prefix_until`` are replayed first (the state the
+        child inherited)."""
         self.pm.hook.hrr_replay_start(ctx=self.ctx)
         try:
-            for item in self.process.events():
+            for item in self._records(prefix, prefix_until):
                 if self.stats.events >= self.limits.max_events:
                     self.stats.failures.append(
                         f"stopped after {self.limits.max_events} events (--max-events)")
@@ -122,6 +125,19 @@ class ProcessReplayer:
         if self.ctx.host_fn_errors:
             self.stats.failures.extend(f"replay host function failed: {e}" for e in self.ctx.host_fn_errors)
         return self.stats
+
+    def _records(self, prefix: Any, prefix_until: int) -> Any:
+        own = self.process
+        if prefix is not None:
+            self.process = prefix  # blobs and code objects of those records live there
+            for item in prefix.events():
+                value = getattr(item, "value", None)
+                if isinstance(value, (list, tuple)) and value and isinstance(value[0], int) \
+                        and value[0] >= prefix_until:
+                    break
+                yield item
+            self.process = own
+        yield from own.events()
 
     def _refuse_raw(self, seq: int, api: str, reason: str, category: str) -> None:
         self.stats.refusals.append(Refusal(seq, api, reason, category))
@@ -406,7 +422,13 @@ class ProcessReplayer:
         if check.expected_blob is None:
             self.stats.checks_unverifiable += 1
             return
-        expected = self.process.read_blob(check.expected_blob)
+        try:
+            expected = self.process.read_blob(check.expected_blob)
+        except BlobError as exc:
+            self.stats.checks_failed += 1
+            self.stats.failures.append(f"record {check.seq} ({check.api}): the expected bytes "
+                                       f"cannot be used: {exc}")
+            return
         actual = check.read()
         if _same(expected, actual, self.options.float_tolerance):
             self.stats.checks_passed += 1

@@ -1,6 +1,7 @@
 """Replaying a whole archive: every process in it, then one summary and an exit code."""
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
 from hrr.archive import Limits, open_archive
@@ -20,6 +21,23 @@ def _plugins_for(manifest: dict, selected: list[str] | None) -> tuple[list[str],
     recorded = list((manifest.get("plugins") or {}).keys())
     available = installed_plugins()
     return [p for p in recorded if p in available], [p for p in recorded if p not in available]
+
+
+def _fork_parent(processes: list, manifest: dict, proc: Any, limits: Limits) -> tuple[Any, int]:
+    """For a fork()ed child: its parent's process archive and the parent's sequence
+    number at the fork (the child inherited everything recorded before it)."""
+    forked = manifest.get("forked_from")
+    if not isinstance(forked, dict):
+        return None, -1
+    pid, seq = forked.get("pid"), forked.get("seq")
+    if not isinstance(pid, int) or not isinstance(seq, int):
+        return None, -1
+    parent = next((p for p in processes if p.pid == pid), None)
+    if parent is None:  # the child's directory was replayed on its own: look beside it
+        sibling = os.path.join(os.path.dirname(proc.path), f"pid-{pid}")
+        if os.path.isdir(sibling):
+            parent = open_archive(sibling, limits).processes[0]
+    return parent, seq
 
 
 def summary_lines(name: str, backend: str, stats: ReplayStats, ctx: Any, manifest: dict) -> list[str]:
@@ -90,7 +108,8 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
         names, missing = _plugins_for(manifest, plugins)
         pm, _versions = make_plugin_manager(names)
         replayer = ProcessReplayer(proc, mod, pm, limits, options)
-        stats = replayer.run()
+        parent, until = _fork_parent(processes, manifest, proc, limits)
+        stats = replayer.run(prefix=parent, prefix_until=until)
         for line in summary_lines(f"pid-{proc.pid}", backend_name, stats, replayer.ctx, manifest):
             echo(line)
         if stats.aborted:

@@ -8,8 +8,18 @@ import sys
 import time
 
 import pytest
-from cli_helpers import (BASE_PLUGINS, EXAMPLE, app, capture, copy_archive, describe, hrr, info_json,
-                         only_pid_dir, rewrite_events)
+from cli_helpers import (
+    BASE_PLUGINS,
+    EXAMPLE,
+    app,
+    capture,
+    copy_archive,
+    describe,
+    hrr,
+    info_json,
+    only_pid_dir,
+    rewrite_events,
+)
 
 MANIFEST_FIELDS = {"format_version", "backend", "plugins", "content_mode", "host_snapshots",
                    "unreplayable_apis", "counts", "clean_shutdown"}
@@ -166,3 +176,30 @@ def test_killed_capture_opens_repairs_and_replays(tmp_path):
     assert "Result: OK" in replayed.stdout
     passed = int(replayed.stdout.split("Device-to-host checks: ")[1].split()[0])
     assert passed >= 5
+
+
+def _installed_plugins() -> set[str]:
+    from hrr.pipeline.manager import installed_plugins
+    return set(installed_plugins())
+
+
+def test_example_round_trip_with_every_plugin(tmp_path):
+    """No --plugins: every installed plugin runs (pinned_snapshot included), and the
+    example replays --strict with every check passing (the README's main job)."""
+    root = tmp_path / "all"
+    proc = capture(root, "python", EXAMPLE, plugins=None)
+    assert "all results correct" in proc.stdout
+    (info,) = info_json(root)["processes"]
+    assert set(info["manifest"]["plugins"]) == _installed_plugins()
+    assert info["manifest"]["host_snapshots"] is True
+    proc = hrr("replay", "--strict", root)
+    assert proc.returncode == 0, describe(proc)
+    assert "Device-to-host checks: 5 passed, 0 failed, 0 unverifiable" in proc.stdout
+    assert "Pinned host snapshots:" in proc.stdout and "Result: OK" in proc.stdout
+
+
+def test_plugins_command_lists_every_installed_plugin():
+    proc = hrr("plugins", check=0)
+    for name in _installed_plugins():
+        assert any(ln.startswith(f"{name} ") for ln in proc.stdout.splitlines()), proc.stdout
+    assert "hooks: " in proc.stdout

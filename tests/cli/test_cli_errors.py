@@ -5,8 +5,17 @@ from __future__ import annotations
 import os
 
 import pytest
-from cli_helpers import (BASE_PLUGINS, app, assert_clean_error, capture, copy_archive, describe, hrr,
-                         only_pid_dir, set_format_version)
+from cli_helpers import (
+    BASE_PLUGINS,
+    app,
+    assert_clean_error,
+    capture,
+    copy_archive,
+    describe,
+    hrr,
+    only_pid_dir,
+    set_format_version,
+)
 
 
 @pytest.fixture(scope="module")
@@ -98,8 +107,6 @@ def test_corrupted_blob_strict(good_archive, tmp_path):
     assert "not to its name" in proc.stdout, describe(proc)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG (replay): a D2H record whose expected blob is corrupt is "
-                   "refused but counted as neither failed nor unverifiable; plain replay exits 0")
 def test_corrupted_blob_fails_replay(good_archive, tmp_path):
     bad = copy_archive(good_archive, tmp_path / "bad")
     for blob in _blobs(only_pid_dir(bad)):

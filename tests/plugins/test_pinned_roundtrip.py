@@ -48,30 +48,33 @@ def pinned_app(hip, be, session):
     av, bv = pinned_array(a, N), pinned_array(b, N)
     err, s2 = hip.hipStreamCreate()
     rng = np.random.default_rng(1)
+    def fresh(view):  # new contents right before each launch, so every form needs its record
+        view[:] = rng.integers(0, 1 << 20, N, dtype=np.uint32)
+
     for step in range(3):
-        av[:] = rng.integers(0, 1 << 20, N, dtype=np.uint32)
-        bv[:] = rng.integers(0, 1 << 20, N, dtype=np.uint32)
-        c_mem[:] = rng.integers(0, 1 << 20, N, dtype=np.uint32)
-        d = out(); k.sum(d, a, N); check(d)                       # hipHostMalloc
-        d = out(); k.sum(d, b, N); check(d)                       # hipMallocHost
-        d = out(); k.sum(d, int(c_mem.ctypes.data), N); check(d)  # hipHostRegister
-        d = out()                                                 # struct by value
+        fresh(av); d = out(); k.sum(d, a, N); check(d)                        # hipHostMalloc
+        fresh(bv); d = out(); k.sum(d, b, N); check(d)                        # hipMallocHost
+        fresh(c_mem); d = out(); k.sum(d, int(c_mem.ctypes.data), N); check(d)  # hipHostRegister
+        fresh(av); d = out()                                                  # struct by value
         k.launch(k.struct_sum_u32, (d, SumArg(int(a), N, 0))); check(d)
-        d = out()                                                 # extra, tuple form
+        fresh(bv); d = out()                                                  # extra, tuple form
         k.launch(k.sum_u32, None, extra=(d, b, ctypes.c_uint32(N))); check(d)
-        d = out()                                                 # extra, buffer-pointer form
+        fresh(c_mem); d = out()                                               # extra, buffer form
         arr, keep = _extra_buffer_form(int(d), int(c_mem.ctypes.data), N)
         k.launch(k.sum_u32, None, extra=arr); check(d)
     # A launch into a graph capture, and one on a second stream while it is open.
     err, s1 = hip.hipStreamCreate()
-    gd, d2 = out(), out()
+    gd, d2, d3 = out(), out(), out()
     av[:] = 5
+    bv[:] = 6
     assert hip.hipStreamBeginCapture(s1, hip.hipStreamCaptureMode.hipStreamCaptureModeGlobal)[0] == 0
-    k.sum(gd, a, N, stream=s1)
-    k.sum(d2, a, N, stream=s2)
+    k.sum(gd, a, N, stream=s1)          # captured into the graph: no restore at replay
+    k.sum(d2, b, N, stream=s2)          # another stream while the capture is open: restored
     err, graph = hip.hipStreamEndCapture(s1)
     assert err == 0
     check(d2)
+    k.sum(d3, a, N, stream=s1)          # same bytes and stream as the captured launch: the
+    check(d3)                           # captured record must not have become the last one
     err, exe = hip.hipGraphInstantiateWithFlags(graph, 0)[:2]
     assert err == 0
     av[:] = 7
@@ -85,7 +88,7 @@ def test_roundtrip_matches(cap, rep):
     assert manifest(root)["host_snapshots"] is True
     code, lines, counts = rep(root)
     assert code == 0, "\n".join(lines)
-    assert counts["restored"] == 11 and counts["refused"] == 0
+    assert counts["restored"] == 21 and counts["refused"] == 0
     assert counts["skipped"] == 1  # the launch captured into the graph
     # The launch on the second stream while the capture was open is recorded normally,
     # the one captured into the graph is marked.
