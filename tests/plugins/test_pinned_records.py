@@ -90,8 +90,8 @@ def test_during_capture_and_capturing_stream_are_skipped():
 def _bad_cases():
     b: dict = {}
     good = _good(b)
-    short = dict(good, chunks=[good["chunks"][0], [good["chunks"][1][0], good["chunks"][1][1] + 1]],
-                 length=good["length"] + 1)
+    small = _blob(bytes(100), b)
+    short = {"base": CAP_BASE, "offset": 0, "length": 101, "chunks": [[small[0], 101]]}
     return b, {
         "length past the end": dict(good, offset=1),
         "offset past the end": dict(good, offset=SIZE + 8, length=0, chunks=[]),
