@@ -59,4 +59,13 @@ if [ "${1:-}" = "all" ]; then
   rc_all=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] && rc=$rc_all
 fi
+if [ "${1:-}" = "all" ]; then
+  echo "== demo on the cuda backend: capture examples/serving_step.py, replay --strict" | tee "$OUT/demo-cuda.log"
+  rm -rf /tmp/hrr-demo-cuda
+  PATH="$VENV/bin:$PATH" hrr capture -o /tmp/hrr-demo-cuda --backend cuda --content -- python examples/serving_step.py 2>&1 | tee -a "$OUT/demo-cuda.log"
+  PATH="$VENV/bin:$PATH" hrr replay /tmp/hrr-demo-cuda --strict 2>&1 | tee -a "$OUT/demo-cuda.log"
+  echo "== benchmark (cuda)" | tee "$OUT/bench-cuda.log"
+  timeout 200 "$VPY" bench/bench.py --backend cuda --launches "${HRR_BENCH_LAUNCHES:-100000}" \
+      --calls 100000 --snapshot-mb 4 2>&1 | tee -a "$OUT/bench-cuda.log"
+fi
 exit "$rc"
