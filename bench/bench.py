@@ -103,6 +103,8 @@ def main() -> None:
           f"ratio {cap / base:.2f}x")
 
     fresh(be)
+    launches(hip, be, 10)  # warm-up: code object build and load
+    fresh(be)
     base = timed(lambda: launches(hip, be, args.launches))
     fresh(be)
     cap, root = captured(be, None, lambda h: launches(h, be, args.launches))
@@ -117,6 +119,8 @@ def main() -> None:
 
     nbytes = int(args.snapshot_mb * 1024 * 1024)
     n = args.snapshot_launches
+    fresh(be)
+    launches(hip, be, 2, pinned_bytes=nbytes)  # warm-up: code object build, first allocations
     fresh(be)
     base = timed(lambda: launches(hip, be, n, pinned_bytes=nbytes))
     fresh(be)

@@ -37,7 +37,7 @@ def _hval(v: Any) -> int:
 
 
 class _Capture:
-    __slots__ = ("origin", "mode", "streams", "invalidated", "pinned_addrs")
+    __slots__ = ("invalidated", "mode", "origin", "pinned_addrs", "streams")
 
     def __init__(self, origin: int, mode: int) -> None:
         self.origin, self.mode = origin, mode
@@ -209,11 +209,11 @@ class GraphCapturePlugin:
     @hookimpl
     def hrr_capture_launch(self, ctx: Any, launch: Any) -> None:
         if self.state is None or not launch.stream:
-            return None
+            return
         if self.state.capture_of(launch.stream) is not None:
             self.state.note_pinned(launch.stream, [p.base + p.delta for p in launch.pointers
                                                    if p.kind != DEVICE])
-        return None
+        return
 
     def _cap_graph_launch(self, ctx: Any, call: Any) -> dict | None:
         pinned = ctx.shared.get("pinned_snapshot")
@@ -274,4 +274,4 @@ class GraphCapturePlugin:
 
 plugin = GraphCapturePlugin
 
-__all__ = ["plugin", "GraphCapturePlugin", "CaptureState", "__version__"]
+__all__ = ["CaptureState", "GraphCapturePlugin", "__version__", "plugin"]

@@ -11,13 +11,19 @@ from __future__ import annotations
 
 import ctypes
 import threading
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from hrr.api.catalogue import CATALOGUE, LAUNCH_APIS
 from hrr.backends.hiptypes import PointerConversionError, as_address, as_handle_value
-from hrr.capture.allocations import DEVICE, PINNED, REGISTERED, Allocation, AllocationTable
+from hrr.capture.allocations import (
+    DEVICE,
+    PINNED,
+    REGISTERED,
+    Allocation,
+    AllocationTable,
+)
 from hrr.pipeline import hookimpl
-
 from plugins.pinned_snapshot.records import CHUNK_BYTES, make_record, restore
 
 __version__ = "0.1.0"
@@ -47,7 +53,7 @@ def _hval(v: Any) -> int:
 class _Entry:
     """Capture's state for one tracked host allocation."""
 
-    __slots__ = ("base", "size", "kind", "shadow", "names", "last", "freeing")
+    __slots__ = ("base", "freeing", "kind", "last", "names", "shadow", "size")
 
     def __init__(self, base: int, size: int, kind: str) -> None:
         self.base, self.size, self.kind = base, size, kind
@@ -350,4 +356,4 @@ def replay_stream_capturing(ctx: Any, event: Any, stream: Any) -> bool:
 
 plugin = PinnedSnapshotPlugin
 
-__all__ = ["plugin", "PinnedSnapshotPlugin", "Tracker", "CHUNK_BYTES", "__version__"]
+__all__ = ["CHUNK_BYTES", "PinnedSnapshotPlugin", "Tracker", "__version__", "plugin"]

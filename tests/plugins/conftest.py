@@ -6,18 +6,15 @@ and returns it; ``rep(root, plugins=..., limits=...)`` replays it and returns
 """
 from __future__ import annotations
 
-import os
-import re
 import sys
 from pathlib import Path
 
-import attrs
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).parent.parent))
 
-import pinned_helpers as ph  # noqa: E402
+import pinned_helpers as ph
 
 BOTH = ["pinned_snapshot", "graph_capture"]
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 import ctypes
 import os
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import attrs
 import numpy as np

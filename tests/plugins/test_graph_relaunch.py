@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-
 from pinned_helpers import Kernels, d2h, manifest, pinned_array, records
 
 N = 2048
@@ -42,20 +41,20 @@ def test_graph_relaunch_replays_byte_for_byte(cap, rep):
 
 def test_graph_relaunch_without_graph_capture_does_not_match(cap, rep):
     root = cap(graph_app)
-    code, lines, counts = rep(root, plugins=["pinned_snapshot"], strict=False)
+    code, lines, _counts = rep(root, plugins=["pinned_snapshot"], strict=False)
     assert code == 1 and any("bytes differ" in line for line in lines)
 
 
 def plain_graph_app(hip, be, session):
     k = Kernels(hip, be)
-    err, p = hip.hipHostMalloc(N * 4, 0)
+    _err, p = hip.hipHostMalloc(N * 4, 0)
     view = pinned_array(p, N)
-    err, s = hip.hipStreamCreate()
-    err, d = hip.hipMalloc(4)
+    _err, s = hip.hipStreamCreate()
+    _err, d = hip.hipMalloc(4)
     hip.hipStreamBeginCapture(s, hip.hipStreamCaptureMode.hipStreamCaptureModeGlobal)
     k.sum(d, p, N, stream=s)
-    err, graph = hip.hipStreamEndCapture(s)
-    err, exe = hip.hipGraphInstantiate(graph, 0)[:2]
+    _err, graph = hip.hipStreamEndCapture(s)
+    _err, exe = hip.hipGraphInstantiate(graph, 0)[:2]
     for step in range(3):
         view[:] = step + 1
         hip.hipGraphLaunch(exe, s)
@@ -67,5 +66,5 @@ def test_pinned_alone_lists_graph_kernels_unreplayable(cap, rep):
     root = cap(plain_graph_app, plugins=["pinned_snapshot"])
     assert any("graph" in u["reason"] for u in manifest(root)["unreplayable_apis"])
     assert records(root, "graph_capture") == []
-    code, lines, counts = rep(root, strict=False)
+    code, _lines, counts = rep(root, strict=False)
     assert code == 1 and counts["skipped"] == 1

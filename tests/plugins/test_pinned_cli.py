@@ -13,7 +13,7 @@ HRR = str(Path(sys.executable).parent / "hrr")
 
 
 def _run(args, **env):
-    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=120,
+    return subprocess.run(args, cwd=ROOT, capture_output=True, text=True, check=False, timeout=120,
                           env={**os.environ, **env})
 
 

@@ -5,9 +5,9 @@ import ctypes
 import threading
 
 import numpy as np
+from pinned_helpers import Kernels, d2h, manifest, pinned_array, records
 
 from hrr.archive import Limits
-from pinned_helpers import Kernels, d2h, manifest, pinned_array, records
 
 MiB = 1024 * 1024
 
@@ -49,14 +49,14 @@ def streams_app(hip, be, session):
     set_flag that releases s1. Capture must not wait; replay must not hang."""
     k = Kernels(hip, be)
     n = 1024
-    err, p = hip.hipHostMalloc(n * 4, 0)
+    _err, p = hip.hipHostMalloc(n * 4, 0)
     pinned_array(p, n)[:] = np.arange(n, dtype=np.uint32) + 11
-    err, flag = hip.hipMalloc(4)
+    _err, flag = hip.hipMalloc(4)
     assert hip.hipMemset(flag, 0, 4)[0] == 0
-    err, s1 = hip.hipStreamCreate()
-    err, s2 = hip.hipStreamCreate()
-    err, o1 = hip.hipMalloc(4)
-    err, o2 = hip.hipMalloc(4)
+    _err, s1 = hip.hipStreamCreate()
+    _err, s2 = hip.hipStreamCreate()
+    _err, o1 = hip.hipMalloc(4)
+    _err, o2 = hip.hipMalloc(4)
     k.launch(k.wait_flag, (flag, ctypes.c_uint32(1)), stream=s1)
     k.sum(o1, p, n, stream=s1)
     k.sum(o2, p, n, stream=s2)
@@ -87,9 +87,9 @@ def test_streams_no_hang_and_match(cap, rep):
 def blob_app(hip, be, session):
     k = Kernels(hip, be)
     n = 64 * 1024 // 4           # one full 64 KiB chunk
-    err, p = hip.hipHostMalloc(n * 4, 0)
+    _err, p = hip.hipHostMalloc(n * 4, 0)
     pinned_array(p, n)[:] = 3
-    err, d = hip.hipMalloc(4)
+    _err, d = hip.hipMalloc(4)
     assert hip.hipMemset(d, 0xAB, 4)[0] == 0
     k.sum(d, p, n)
     hip.hipDeviceSynchronize()

@@ -4,16 +4,15 @@ payloads. A refused record ends the launch before anything is queued."""
 from __future__ import annotations
 
 import collections
-import ctypes
 
 import numpy as np
 import pytest
+from pinned_helpers import xxh
 
 from hrr.errors import BlobError
 from hrr.events.model import Event
 from hrr.pipeline.context import EventRefused
 from hrr.replay.state import ReplayAllocation, ReplayMemory
-from pinned_helpers import xxh
 from plugins.pinned_snapshot.records import make_record, restore
 
 CAP_BASE = 0x7F00_0000_0000

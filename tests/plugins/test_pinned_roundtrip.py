@@ -5,9 +5,7 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
-import pytest
-
-from pinned_helpers import Kernels, PIN_LINE, d2h, manifest, pinned_array, records
+from pinned_helpers import Kernels, d2h, manifest, pinned_array, records
 
 N = 4096  # u32 per buffer: 16 KiB
 
@@ -60,7 +58,7 @@ def pinned_app(hip, be, session):
         fresh(bv); d = out()                                                  # extra, tuple form
         k.launch(k.sum_u32, None, extra=(d, b, ctypes.c_uint32(N))); check(d)
         fresh(c_mem); d = out()                                               # extra, buffer form
-        arr, keep = _extra_buffer_form(int(d), int(c_mem.ctypes.data), N)
+        arr, _keep = _extra_buffer_form(int(d), int(c_mem.ctypes.data), N)
         k.launch(k.sum_u32, None, extra=arr); check(d)
     # A launch into a graph capture, and one on a second stream while it is open.
     err, s1 = hip.hipStreamCreate()

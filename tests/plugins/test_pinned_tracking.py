@@ -3,8 +3,15 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from pinned_helpers import (
+    Kernels,
+    blob_files,
+    manifest,
+    read_blob,
+    records,
+    xxh,
+)
 
-from pinned_helpers import Kernels, blob_files, manifest, pinned_array, read_blob, records, xxh
 from plugins.pinned_snapshot.records import CHUNK_BYTES
 
 
@@ -50,9 +57,9 @@ def test_failed_free_keeps_tracking(cap):
         addr = int(keep.ctypes.data)
         assert hip.hipHostFree(addr)[0] != 0          # registered memory is not hipHostFree's
         assert _plugin(session).tracker.is_tracked(addr)
-        err, p = hip.hipHostMalloc(4096, 0)
+        _err, p = hip.hipHostMalloc(4096, 0)
         assert hip.hipHostFree(p)[0] == 0
-        err, q = hip.hipHostMalloc(8192, 0)
+        _err, q = hip.hipHostMalloc(8192, 0)
         assert hip.hipHostUnregister(q)[0] != 0       # not registered: fails
         assert _plugin(session).tracker.is_tracked(int(q))
         keep[:] = 9
@@ -77,10 +84,10 @@ def test_one_byte_change_adds_exactly_one_chunk(cap):
 
     def app(hip, be, session):
         k = Kernels(hip, be)
-        err, p = hip.hipHostMalloc(size, 0)
+        _err, p = hip.hipHostMalloc(size, 0)
         buf = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * size).from_address(int(p)))
         buf[:] = np.random.default_rng(3).integers(0, 255, size, dtype=np.uint8)
-        err, d = hip.hipMalloc(4)
+        _err, d = hip.hipMalloc(4)
         k.sum(d, p, 16)
         hip.hipDeviceSynchronize()
         k.sum(d, p, 16)                       # unchanged, same stream: no record
@@ -108,12 +115,12 @@ def test_concurrent_writer_never_breaks_blob_names(cap):
 
     def app(hip, be, session):
         k = Kernels(hip, be)
-        err, p = hip.hipHostMalloc(n, 0)
+        _err, p = hip.hipHostMalloc(n, 0)
         buf = np.ctypeslib.as_array((np.ctypeslib.ctypes.c_uint8 * n).from_address(int(p)))
         buf[:] = 1
         tracker = _plugin(session).tracker
         tracker.after_copy = lambda base, size: buf.__setitem__(slice(None), 2)
-        err, d = hip.hipMalloc(4)
+        _err, d = hip.hipMalloc(4)
         k.sum(d, p, 16)
         tracker.after_copy = None
         hip.hipDeviceSynchronize()
