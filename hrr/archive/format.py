@@ -1,6 +1,6 @@
 """The on-disk format: constants, names, and the byte layout of events.bin.
 
-events.bin = file header, then frames back to back (see docs/design-archive.md):
+events.bin = file header, then frames back to back (see DESIGN.md, "The archive"):
 
     file header  MAGIC (8) | version u32 LE | header_len u32 LE | header_sum u64 LE | header msgpack
     frame        type u8 | 3 zero bytes | payload_len u32 LE | payload_sum u64 LE | payload msgpack

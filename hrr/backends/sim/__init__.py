@@ -2,7 +2,7 @@
 
 ``from hrr.backends.sim import hip, hiprtc`` gives module objects that behave like
 hip-python's ``hip`` and ``hiprtc``: same function names and signatures, same tuple
-returns, same enums and constants. See docs/design-sim.md for the execution model.
+returns, same enums and constants. See DESIGN.md ("The sim device") for the execution model.
 """
 from __future__ import annotations
 
