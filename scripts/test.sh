@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv || exit 1
 fi
-.venv/bin/python -m pip install --disable-pip-version-check -q -e '.[test]' || exit 1
+.venv/bin/python -m pip install --disable-pip-version-check -q -e '.[test,cuda]' || exit 1
 .venv/bin/python -m pytest "$@"
 rc=$?
 # pytest exits 5 when it collected no test (e.g. `-m gpu` on a machine without a GPU).

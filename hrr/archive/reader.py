@@ -15,7 +15,7 @@ import attrs
 
 from hrr.archive import manifest as manifest_mod
 from hrr.archive.blobs import StoreReader
-from hrr.archive.format import (EVENTS_FILE, FILE_HEADER, FORMAT_VERSION, FRAME_EVENT, FRAME_HEADER,
+from hrr.archive.format import (EVENTS_FILE, FILE_HEADER, FORMAT_VERSION, FRAME_HEADER,
                                 FRAME_TRAILER, FRAME_TYPES, HEADER_SEED_TYPE, MANIFEST_FILE, PID_DIR_RE,
                                 check_prefix, checksum, unpack_untrusted)
 from hrr.archive.fsutil import open_dir_nofollow, open_file_nofollow, read_exact

@@ -364,3 +364,20 @@ def buffer_nbytes(obj: Any) -> int | None:
         return memoryview(obj).nbytes
     except TypeError:
         return None
+
+
+def address_or_zero(obj: Any) -> int:
+    """``as_address``, with 0 for an argument that is not pointer-like (recording must
+    never fail where the call itself reports the error)."""
+    try:
+        return as_address(obj)
+    except PointerConversionError:
+        return 0
+
+
+def handle_or_zero(obj: Any) -> int:
+    """``as_handle_value``, with 0 for an argument that is not a handle."""
+    try:
+        return as_handle_value(obj)
+    except PointerConversionError:
+        return 0

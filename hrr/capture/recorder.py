@@ -11,7 +11,7 @@ import types
 from typing import Any, Callable
 
 from hrr.api.catalogue import Api, rows
-from hrr.backends.hiptypes import PointerConversionError, as_address, as_handle_value, buffer_nbytes
+from hrr.backends.hiptypes import PointerConversionError, buffer_nbytes, address_or_zero, handle_or_zero
 from hrr.backends.kernargs import LaunchArgsError, pack_kernel_args
 from hrr.capture.allocations import PINNED, REGISTERED, Allocation
 from hrr.pipeline.context import CallInfo, LaunchInfo
@@ -47,18 +47,6 @@ def _scalar(v: Any) -> Any:
     return None
 
 
-def _ptr(v: Any) -> int:
-    try:
-        return as_address(v)
-    except PointerConversionError:
-        return 0
-
-
-def _handle(v: Any) -> int:
-    try:
-        return as_handle_value(v)
-    except PointerConversionError:
-        return 0
 
 
 class Recorder:
@@ -139,9 +127,9 @@ class Recorder:
         if role == "enum":
             return lambda a, e, _: None if a[index] is None else int(a[index])
         if role == "ptr":
-            return lambda a, e, _: _ptr(a[index])
+            return lambda a, e, _: address_or_zero(a[index])
         if role == "handle":
-            return lambda a, e, _: _handle(a[index])
+            return lambda a, e, _: handle_or_zero(a[index])
         if role == "copy_src":
             return lambda a, e, _: session.encode_copy_src(a[index], a[size_index], row)
         if role == "copy_dst":
@@ -156,14 +144,14 @@ class Recorder:
         if role == "dim3":
             return lambda a, e, _: _dim3(a[index])
         if role in ("host_fn", "user_data"):
-            return lambda a, e, _: _ptr(a[index])
+            return lambda a, e, _: address_or_zero(a[index])
         return lambda a, e, _: None  # launch (in extra) and ignored
 
     # ------------------------------------------------------------------ launches
     def _launch(self, row: Api, args: tuple) -> tuple[dict, dict | None]:
         session = self.session
         func = args[0]
-        fvalue = _handle(func)
+        fvalue = handle_or_zero(func)
         kernel, layout = session.function_info(func)
         if row.name == "hipModuleLaunchKernel":
             grid, block = tuple(args[1:4]), tuple(args[4:7])
@@ -186,7 +174,7 @@ class Recorder:
         wire["kernargs"] = kernargs
         wire["ptrs"] = [p.to_wire() for p in pointers]
         info = LaunchInfo(row.name, fvalue, kernel, layout, kernargs, tuple(pointers),
-                          _handle(stream), stream, tuple(int(x) for x in grid),
+                          handle_or_zero(stream), stream, tuple(int(x) for x in grid),
                           tuple(int(x) for x in block))
         return wire, session.ctx.run_launch(info)
 

@@ -13,9 +13,9 @@ import threading
 from typing import Any
 
 from hrr.api.catalogue import Api
-from hrr.backends.hiptypes import PointerConversionError, as_address, as_handle_value, buffer_nbytes
+from hrr.backends.hiptypes import buffer_nbytes, address_or_zero, handle_or_zero
 from hrr.backends.kernargs import POINTER, STRUCT, UNKNOWN, KernelLayout
-from hrr.capture.allocations import DEVICE, PINNED, REGISTERED, Allocation, AllocationTable
+from hrr.capture.allocations import DEVICE, REGISTERED, Allocation, AllocationTable
 from hrr.capture.recorder import Recorder
 from hrr.config import Config
 from hrr.events.model import PSEUDO_D2H_CHECK
@@ -26,18 +26,6 @@ from hrr.pipeline.manager import make_plugin_manager, parse_plugin_list
 _HOSTFN_API = "hipLaunchHostFunc"
 
 
-def _addr(v: Any) -> int:
-    try:
-        return as_address(v)
-    except PointerConversionError:
-        return 0
-
-
-def _hval(v: Any) -> int:
-    try:
-        return as_handle_value(v)
-    except PointerConversionError:
-        return 0
 
 
 def _number(v: Any) -> Any:
@@ -154,7 +142,7 @@ class CaptureSession:
 
     # ------------------------------------------------------------------ launches
     def function_info(self, func: Any) -> tuple[str, KernelLayout | None]:
-        value = _hval(func)
+        value = handle_or_zero(func)
         info = self.functions.get(value)
         if info is not None:
             return info
@@ -193,7 +181,7 @@ class CaptureSession:
             layout = self.backend.kernel_layout(result[1])
         except Exception:  # noqa: BLE001
             layout = None
-        self.functions[_hval(result[1])] = (name, layout)
+        self.functions[handle_or_zero(result[1])] = (name, layout)
         if layout is not None:
             extra["layout"] = layout.to_wire()
 
@@ -202,8 +190,8 @@ class CaptureSession:
         """``encode(result) -> wire outputs`` for ``row``, specialised once."""
         if not row.outs:
             return lambda result: []
-        convert = [(lambda v: None if v is None else _addr(v)) if o.role in ("alloc", "alias")
-                   else (lambda v: None if v is None else _hval(v)) if o.role == "handle"
+        convert = [(lambda v: None if v is None else address_or_zero(v)) if o.role in ("alloc", "alias")
+                   else (lambda v: None if v is None else handle_or_zero(v)) if o.role == "handle"
                    else _number for o in row.outs]
         return lambda result: [c(v) for c, v in zip(convert, result[1:])]
 
@@ -216,7 +204,7 @@ class CaptureSession:
         return ctypes.string_at(addr, n)
 
     def encode_copy_src(self, obj: Any, n: Any, row: Api) -> list:
-        addr, n = _addr(obj), int(n or 0)
+        addr, n = address_or_zero(obj), int(n or 0)
         alloc = self.allocations.find(addr)
         if alloc is not None and alloc.kind == DEVICE:
             return ["a", addr, n, None]
@@ -227,13 +215,13 @@ class CaptureSession:
         return ["a" if alloc is not None else "h", addr, n, blob]
 
     def encode_copy_dst(self, obj: Any, n: Any, row: Api, args: tuple) -> Any:
-        addr, n = _addr(obj), int(n or 0)
+        addr, n = address_or_zero(obj), int(n or 0)
         alloc = self.allocations.find(addr)
         tag = "a" if alloc is not None else "h"
         if alloc is not None and alloc.kind == DEVICE:
             return ["a", addr, n, None]
         if not row.sync:
-            stream = _hval(args[row.param_index(row.stream)]) if row.stream else 0
+            stream = handle_or_zero(args[row.param_index(row.stream)]) if row.stream else 0
             self._tls.async_dst = (stream, addr, n)
             return [tag, addr, n, None]
 
@@ -246,7 +234,7 @@ class CaptureSession:
         return after
 
     def encode_host_range(self, obj: Any, n: Any) -> list:
-        addr, n = _addr(obj), int(n or 0)
+        addr, n = address_or_zero(obj), int(n or 0)
         blob = None
         if self.ctx.content_allowed("registered_memory"):
             data = self._host_bytes(obj, addr, n)
@@ -279,20 +267,20 @@ class CaptureSession:
         if int(result[0]) == 0 and result[1] is not None:
             spec = row.outs[0]
             size = int(args[row.param_index(spec.size)])
-            self.allocations.add(Allocation(_addr(result[1]), max(size, 1), spec.kind))
+            self.allocations.add(Allocation(address_or_zero(result[1]), max(size, 1), spec.kind))
 
     def _after_free(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
         if int(result[0]) == 0:
-            self.allocations.remove(_addr(args[0]))
+            self.allocations.remove(address_or_zero(args[0]))
 
     def _after_register(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
         if int(result[0]) == 0:
-            self.allocations.add(Allocation(_addr(args[0]), max(int(args[1]), 1), REGISTERED))
+            self.allocations.add(Allocation(address_or_zero(args[0]), max(int(args[1]), 1), REGISTERED))
 
     def _after_device_pointer(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
         if int(result[0]) != 0 or result[1] is None:
             return
-        host, dev = _addr(args[0]), _addr(result[1])
+        host, dev = address_or_zero(args[0]), address_or_zero(result[1])
         owner = self.allocations.find(host)
         if owner is not None and dev != host:
             self.allocations.add(Allocation(dev - (host - owner.base), owner.size, owner.kind, owner.base))
@@ -309,16 +297,16 @@ class CaptureSession:
 
     def _after_event_record(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
         if int(result[0]) == 0:
-            self._event_streams[_hval(args[0])] = (_hval(args[1]), seq)
+            self._event_streams[handle_or_zero(args[0])] = (handle_or_zero(args[1]), seq)
 
     def _after_stream_sync(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
         if int(result[0]) == 0:
-            stream = _hval(args[0])
+            stream = handle_or_zero(args[0])
             self._flush_d2h(None if stream == 0 else stream)
 
     def _after_event_sync(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
-        if int(result[0]) == 0 and _hval(args[0]) in self._event_streams:
-            stream, before = self._event_streams[_hval(args[0])]
+        if int(result[0]) == 0 and handle_or_zero(args[0]) in self._event_streams:
+            stream, before = self._event_streams[handle_or_zero(args[0])]
             self._flush_d2h(stream, before=before)
 
     def _flush_d2h(self, stream: int | None, before: int | None = None) -> None:

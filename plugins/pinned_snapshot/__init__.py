@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from hrr.api.catalogue import CATALOGUE, LAUNCH_APIS
-from hrr.backends.hiptypes import PointerConversionError, as_address, as_handle_value
+from hrr.backends.hiptypes import address_or_zero
 from hrr.capture.allocations import (
     DEVICE,
     PINNED,
@@ -36,18 +36,6 @@ _ALLOC_APIS = ("hipHostMalloc", "hipMallocHost", "hipHostAlloc")
 _FREE_APIS = ("hipHostFree", "hipFree", "hipFreeHost", "hipHostUnregister")
 
 
-def _addr(v: Any) -> int:
-    try:
-        return as_address(v)
-    except PointerConversionError:
-        return 0
-
-
-def _hval(v: Any) -> int:
-    try:
-        return as_handle_value(v)
-    except PointerConversionError:
-        return 0
 
 
 class _Entry:
@@ -252,21 +240,21 @@ class PinnedSnapshotPlugin:
 
     def _after_alloc(self, call: Any, result: tuple) -> None:
         if int(result[0]) == 0 and result[1] is not None:
-            self.tracker.add(_addr(result[1]), int(call.args[0] or 0), PINNED)
+            self.tracker.add(address_or_zero(result[1]), int(call.args[0] or 0), PINNED)
 
     def _after_register(self, call: Any, result: tuple) -> None:
         if int(result[0]) == 0:
-            self.tracker.add(_addr(call.args[0]), int(call.args[1] or 0), REGISTERED)
+            self.tracker.add(address_or_zero(call.args[0]), int(call.args[1] or 0), REGISTERED)
 
     def _after_device_pointer(self, call: Any, result: tuple) -> None:
         if int(result[0]) == 0 and result[1] is not None:
-            self.tracker.add_alias(_addr(call.args[0]), _addr(result[1]))
+            self.tracker.add_alias(address_or_zero(call.args[0]), address_or_zero(result[1]))
 
     def _before_free(self, call: Any) -> None:
-        self.tracker.begin_free(_addr(call.args[0]))
+        self.tracker.begin_free(address_or_zero(call.args[0]))
 
     def _after_free(self, call: Any, result: tuple) -> None:
-        self.tracker.end_free(_addr(call.args[0]), int(result[0]) == 0)
+        self.tracker.end_free(address_or_zero(call.args[0]), int(result[0]) == 0)
 
     def stream_capturing(self, ctx: Any, stream_value: int, stream_handle: Any) -> bool:
         """Whether the launch stream itself is capturing a graph (graph_capture's state
