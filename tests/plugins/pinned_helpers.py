@@ -21,16 +21,17 @@ from hrr.replay.run import replay_archive
 PIN_LINE = re.compile(r"Pinned host snapshots: (\d+) restored, (\d+) refused, (\d+) skipped")
 
 
-def fresh_sim() -> Any:
-    be = load_backend("sim")
-    be.reset_device()
+def fresh_sim(backend: str = "sim") -> Any:
+    be = load_backend(backend)
+    if hasattr(be, "reset_device"):
+        be.reset_device()
     return be
 
 
 def capture(root: Any, app: Callable[[Any, Any], Any], *, plugins: list[str],
-            **overrides: Any) -> Any:
-    be = fresh_sim()
-    cfg = attrs.evolve(config(), backend="sim", content_mode="content", **overrides)
+            backend: str = "sim", **overrides: Any) -> Any:
+    be = fresh_sim(backend)
+    cfg = attrs.evolve(config(), backend=backend, content_mode="content", **overrides)
     session = CaptureSession(be, cfg, str(root), plugins=plugins)
     try:
         return app(session.hip, be, session)
@@ -39,10 +40,10 @@ def capture(root: Any, app: Callable[[Any, Any], Any], *, plugins: list[str],
 
 
 def replay(root: Any, *, plugins: list[str] | None = None, limits: Any = None,
-           strict: bool = True) -> tuple[int, list[str], dict]:
-    fresh_sim()
+           strict: bool = True, backend: str = "sim") -> tuple[int, list[str], dict]:
+    fresh_sim(backend)
     lines: list[str] = []
-    code = replay_archive(str(root), backend="sim", options=ReplayOptions(strict=strict),
+    code = replay_archive(str(root), backend=backend, options=ReplayOptions(strict=strict),
                           plugins=plugins, limits=limits, echo=lines.append)
     counts = {"restored": 0, "refused": 0, "skipped": 0}
     for line in lines:

@@ -29,7 +29,7 @@ def graph_app(hip, be, session):
         d2h(hip, d, 4)
 
 
-def test_graph_relaunch_replays_byte_for_byte(cap, rep):
+def test_graph_relaunch_replays_byte_for_byte(cap, rep, backend_name):
     root = cap(graph_app)
     launches = records(root, "graph_capture")
     assert [api for api, _ in launches] == ["hipGraphLaunch"] * 3
@@ -39,7 +39,7 @@ def test_graph_relaunch_replays_byte_for_byte(cap, rep):
     assert any("Graph-launch snapshots: 3 restored" in line for line in lines)
 
 
-def test_graph_relaunch_without_graph_capture_does_not_match(cap, rep):
+def test_graph_relaunch_without_graph_capture_does_not_match(cap, rep, backend_name):
     root = cap(graph_app)
     code, lines, _counts = rep(root, plugins=["pinned_snapshot"], strict=False)
     assert code == 1 and any("bytes differ" in line for line in lines)

@@ -26,7 +26,7 @@ def big_app(hip, be, session):
         d2h(hip, d, 4)
 
 
-def test_cap_at_size_replays(cap, rep):
+def test_cap_at_size_replays(cap, rep, backend_name):
     root = cap(big_app, host_snapshot_max_bytes=2 * MiB)
     code, lines, counts = rep(root)
     assert code == 0, "\n".join(lines)
@@ -75,7 +75,7 @@ def _with_deadline(fn, seconds):
     return box["r"]
 
 
-def test_streams_no_hang_and_match(cap, rep):
+def test_streams_no_hang_and_match(cap, rep, backend_name):
     root = _with_deadline(lambda: cap(streams_app), 30)
     # Same bytes, different stream: both launches carry a record.
     assert len(records(root)) == 2

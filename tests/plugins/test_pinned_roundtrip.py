@@ -81,7 +81,7 @@ def pinned_app(hip, be, session):
     return outs
 
 
-def test_roundtrip_matches(cap, rep):
+def test_roundtrip_matches(cap, rep, backend_name):
     root = cap(pinned_app)
     assert manifest(root)["host_snapshots"] is True
     code, lines, counts = rep(root)
@@ -94,7 +94,7 @@ def test_roundtrip_matches(cap, rep):
     assert sum(r["during_capture"] for r in recs) == 1
 
 
-def test_roundtrip_snapshots_off_does_not_match(cap, rep):
+def test_roundtrip_snapshots_off_does_not_match(cap, rep, backend_name):
     root = cap(pinned_app, host_snapshots=False)
     assert manifest(root)["host_snapshots"] is False
     assert records(root) == []
