@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import types
 from typing import Any
 
 import numpy as np
@@ -300,6 +301,31 @@ class hipPointerAttribute_t:
         self.hostPointer = Pointer(hostPointer)
         self.isManaged = isManaged
         self.allocationFlags = allocationFlags
+
+
+# hip-python's type aliases, exposed on the module beside the classes.
+TYPE_ALIASES = {"hipFunction_t": ihipModuleSymbol_t, "hipStream_t": ihipStream_t,
+                "hipEvent_t": ihipEvent_t, "hipModule_t": ihipModule_t, "hipGraph_t": ihipGraph,
+                "hipGraphExec_t": hipGraphExec}
+VALUE_TYPES = (dim3, CStr, Pointer, DeviceArray, hipDeviceProp_t, hipPointerAttribute_t)
+
+
+def surface_module(name: str, doc: str, functions: dict[str, Any]) -> types.ModuleType:
+    """A module with hip-python's surface: ``functions`` plus every enum (and its members,
+    as hip-python exposes them at module level), constant, value type, handle class and
+    alias. Backends build their ``hip`` and ``hiprtc`` with it."""
+    mod = types.ModuleType(name, doc)
+    for enum_type in ENUM_TYPES.values():
+        setattr(mod, enum_type.__name__, enum_type)
+        for member in enum_type:
+            setattr(mod, member.name, member)
+    mod.__dict__.update(CONSTANTS)
+    for cls in (*VALUE_TYPES, *HANDLE_TYPES.values()):
+        setattr(mod, cls.__name__, cls)
+    mod.__dict__.update(TYPE_ALIASES)
+    mod.__dict__.update(functions)
+    mod.SUPPORTED_APIS = tuple(functions)
+    return mod
 
 
 class PointerConversionError(TypeError):

@@ -784,28 +784,7 @@ HIP_APIS = (
 
 
 def build_module() -> types.ModuleType:
-    mod = types.ModuleType("hrr.backends.cuda.hip",
-                           "hip-python's hip API over NVIDIA cuda-bindings (hrr's cuda backend)")
     g = globals()
-    for name in HIP_APIS:
-        setattr(mod, name, g[name])
-    for name, enum_type in ht.ENUM_TYPES.items():
-        setattr(mod, name, enum_type)
-    for name, value in ht.CONSTANTS.items():
-        setattr(mod, name, value)
-    for name, cls in ht.HANDLE_TYPES.items():
-        setattr(mod, name, cls)
-    mod.hipFunction_t = ht.ihipModuleSymbol_t
-    mod.hipStream_t = ht.ihipStream_t
-    mod.hipEvent_t = ht.ihipEvent_t
-    mod.hipModule_t = ht.ihipModule_t
-    mod.hipGraph_t = ht.ihipGraph
-    mod.hipGraphExec_t = ht.hipGraphExec
-    mod.dim3 = ht.dim3
-    mod.CStr = ht.CStr
-    mod.Pointer = ht.Pointer
-    mod.DeviceArray = ht.DeviceArray
-    mod.hipDeviceProp_t = ht.hipDeviceProp_t
-    mod.hipPointerAttribute_t = ht.hipPointerAttribute_t
-    mod.SUPPORTED_APIS = HIP_APIS
-    return mod
+    return ht.surface_module("hrr.backends.cuda.hip",
+                             "hip-python's hip API over NVIDIA cuda-bindings (hrr's cuda backend)",
+                             {name: g[name] for name in HIP_APIS})

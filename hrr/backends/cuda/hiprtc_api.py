@@ -243,14 +243,7 @@ HIPRTC_APIS = ("hiprtcCreateProgram", "hiprtcCompileProgram", "hiprtcGetCodeSize
 
 
 def build_module() -> types.ModuleType:
-    mod = types.ModuleType("hrr.backends.cuda.hiprtc",
-                           "hiprtc's API over NVIDIA NVRTC (cubin output) for hrr's cuda backend")
     g = globals()
-    for name in HIPRTC_APIS:
-        setattr(mod, name, g[name])
-    mod.hiprtcResult = R
-    mod.hiprtcProgram = ht.hiprtcProgram
-    for member in R:
-        setattr(mod, member.name, member)
-    mod.SUPPORTED_APIS = HIPRTC_APIS
-    return mod
+    return ht.surface_module("hrr.backends.cuda.hiprtc",
+                             "hiprtc's API over NVIDIA NVRTC (cubin output) for hrr's cuda backend",
+                             {name: g[name] for name in HIPRTC_APIS})

@@ -27,24 +27,10 @@ SUPPORTED_RTC_APIS: tuple[str, ...] = _rtc.SUPPORTED_RTC_APIS
 kernel_layout = _api.kernel_layout
 last_error_detail = _api.last_error_detail
 
-_TYPES = (_ht.dim3, _ht.CStr, _ht.Pointer, _ht.DeviceArray, _ht.hipDeviceProp_t,
-          _ht.hipPointerAttribute_t, *_ht.HANDLE_TYPES.values())
-
 
 def _module(name: str, functions: tuple[str, ...], source: types.ModuleType) -> types.ModuleType:
-    mod = types.ModuleType(name, f"hrr sim backend: hip-python's {name.rsplit('.', 1)[-1]} surface")
-    for enum_type in _ht.ENUM_TYPES.values():
-        setattr(mod, enum_type.__name__, enum_type)
-        for member in enum_type:  # hip-python also exposes members at module level
-            setattr(mod, member.name, member)
-    for key, value in _ht.CONSTANTS.items():
-        setattr(mod, key, value)
-    for cls in _TYPES:
-        setattr(mod, cls.__name__, cls)
-    mod.hipFunction_t = _ht.ihipModuleSymbol_t  # hip-python's alias
-    for fn in functions:
-        setattr(mod, fn, getattr(source, fn))
-    return mod
+    return _ht.surface_module(name, f"hrr sim backend: hip-python's {name.rsplit('.', 1)[-1]} surface",
+                              {fn: getattr(source, fn) for fn in functions})
 
 
 hip = _module("hrr.backends.sim.hip", SUPPORTED_APIS, _api)
