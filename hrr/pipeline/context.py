@@ -54,3 +54,15 @@ class CallInfo:
 
 
 Watcher = Callable[..., Any]
+
+
+def backend_stream_capturing(hip: Any, stream: Any) -> bool:
+    """Whether the raw backend says ``stream`` is capturing a graph (a query: it queues
+    no work and never invalidates a capture). The null stream (None) never captures."""
+    if stream is None:
+        return False
+    try:
+        err, status = hip.hipStreamIsCapturing(stream)[:2]
+    except Exception:  # noqa: BLE001 - a handle the backend rejects is not capturing
+        return False
+    return int(err) == 0 and int(status) != 0

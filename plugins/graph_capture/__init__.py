@@ -20,6 +20,7 @@ from hrr.api.catalogue import CATALOGUE, LAUNCH_APIS
 from hrr.backends.hiptypes import PointerConversionError, as_handle_value
 from hrr.capture.allocations import DEVICE
 from hrr.pipeline import hookimpl
+from hrr.pipeline.context import backend_stream_capturing
 
 __version__ = "0.1.0"
 NAME = "graph_capture"
@@ -74,13 +75,7 @@ class CaptureState:
         with self.lock:
             if stream_value in self.streams:
                 return True
-        if stream_handle is None:
-            return False
-        try:
-            err, status = self._hip.hipStreamIsCapturing(stream_handle)[:2]
-            return int(err) == 0 and int(status) != 0
-        except Exception:  # noqa: BLE001
-            return False
+        return backend_stream_capturing(self._hip, stream_handle)
 
     # -- transitions ----------------------------------------------------------------------
     def begin(self, stream: int, mode: int) -> None:

@@ -24,6 +24,7 @@ from hrr.capture.allocations import (
     AllocationTable,
 )
 from hrr.pipeline import hookimpl
+from hrr.pipeline.context import backend_stream_capturing
 from plugins.pinned_snapshot.records import CHUNK_BYTES, make_record, restore
 
 __version__ = "0.1.0"
@@ -264,11 +265,7 @@ class PinnedSnapshotPlugin:
             return gc.is_capturing(stream_value, stream_handle)
         if not stream_value:
             return False
-        try:
-            err, status = ctx.hip.hipStreamIsCapturing(stream_handle)[:2]
-            return int(err) == 0 and int(status) != 0
-        except Exception:  # noqa: BLE001
-            return False
+        return backend_stream_capturing(ctx.hip, stream_handle)
 
     def snapshot(self, ctx: Any, addrs: Iterable[int], stream_value: int, stream_handle: Any,
                  kind: str = KIND) -> dict | None:
@@ -333,13 +330,7 @@ def replay_stream_capturing(ctx: Any, event: Any, stream: Any) -> bool:
         value = v if isinstance(v, int) else 0
     if gc is not None:
         return gc.is_capturing(value, stream)
-    if stream is None:
-        return False
-    try:
-        err, status = ctx.hip.hipStreamIsCapturing(stream)[:2]
-        return int(err) == 0 and int(status) != 0
-    except Exception:  # noqa: BLE001
-        return False
+    return backend_stream_capturing(ctx.hip, stream)
 
 
 plugin = PinnedSnapshotPlugin
