@@ -6,17 +6,13 @@ and hands the event to the session. Nothing here does a syscall per call.
 """
 from __future__ import annotations
 
-import threading
 import types
 from typing import Any, Callable
 
 from hrr.api.catalogue import Api, rows
-from hrr.backends.hiptypes import PointerConversionError, buffer_nbytes, address_or_zero, handle_or_zero
+from hrr.backends.hiptypes import PointerConversionError, address_or_zero, handle_or_zero
 from hrr.backends.kernargs import LaunchArgsError, pack_kernel_args
-from hrr.capture.allocations import PINNED, REGISTERED, Allocation
 from hrr.pipeline.context import CallInfo, LaunchInfo
-
-_get_ident = threading.get_ident
 
 
 def _binder(row: Api) -> Callable[[tuple, dict], tuple]:
@@ -93,7 +89,7 @@ class Recorder:
                 extra["launch"] = launch_extra
                 if launch_records:
                     records = {**(records or {}), **launch_records}
-            wire_args = [enc(args, extra, None) for enc in encoders]
+            wire_args = [enc(args) for enc in encoders]
             result = real(*args)
             err = int(result[0])
             if deferred:
@@ -116,36 +112,36 @@ class Recorder:
         return wrapper
 
     # ------------------------------------------------------------------ encoders
-    def _encoder(self, row: Api, index: int) -> Callable[[tuple, dict, Any], Any]:
-        """``enc(args, extra, _) -> wire value``, or a callable taking the call's result
-        when the value is only known afterwards (copy destinations)."""
+    def _encoder(self, row: Api, index: int) -> Callable[[tuple], Any]:
+        """``enc(args) -> wire value``, or a callable taking the call's result when the
+        value is only known afterwards (copy destinations)."""
         p = row.params[index]
         role, session = p.role, self.session
         size_index = row.param_index(p.size) if p.size else None
         if role == "value":
-            return lambda a, e, _: _scalar(a[index])
+            return lambda a: _scalar(a[index])
         if role == "enum":
-            return lambda a, e, _: None if a[index] is None else int(a[index])
+            return lambda a: None if a[index] is None else int(a[index])
         if role == "ptr":
-            return lambda a, e, _: address_or_zero(a[index])
+            return lambda a: address_or_zero(a[index])
         if role == "handle":
-            return lambda a, e, _: handle_or_zero(a[index])
+            return lambda a: handle_or_zero(a[index])
         if role == "copy_src":
-            return lambda a, e, _: session.encode_copy_src(a[index], a[size_index], row)
+            return lambda a: session.encode_copy_src(a[index], a[size_index], row)
         if role == "copy_dst":
-            return lambda a, e, _: session.encode_copy_dst(a[index], a[size_index], row, a)
+            return lambda a: session.encode_copy_dst(a[index], a[size_index], row, a)
         if role == "host_range":
-            return lambda a, e, _: session.encode_host_range(a[index], a[size_index])
+            return lambda a: session.encode_host_range(a[index], a[size_index])
         if role == "code":
-            return lambda a, e, _: session.put_code_object(a[index])
+            return lambda a: session.put_code_object(a[index])
         if role == "name":
-            return lambda a, e, _: (a[index].decode(errors="replace")
+            return lambda a: (a[index].decode(errors="replace")
                                     if isinstance(a[index], (bytes, bytearray)) else str(a[index]))
         if role == "dim3":
-            return lambda a, e, _: _dim3(a[index])
+            return lambda a: _dim3(a[index])
         if role in ("host_fn", "user_data"):
-            return lambda a, e, _: address_or_zero(a[index])
-        return lambda a, e, _: None  # launch (in extra) and ignored
+            return lambda a: address_or_zero(a[index])
+        return lambda a: None  # launch (in extra) and ignored
 
     # ------------------------------------------------------------------ launches
     def _launch(self, row: Api, args: tuple) -> tuple[dict, dict | None]:
@@ -189,4 +185,4 @@ def _dim3(v: Any) -> list[int]:
     return [int(getattr(v, "x", 1)), int(getattr(v, "y", 1)), int(getattr(v, "z", 1))]
 
 
-__all__ = ["Recorder", "Allocation", "PINNED", "REGISTERED", "buffer_nbytes"]
+__all__ = ["Recorder"]

@@ -49,15 +49,12 @@ class CaptureSession:
         self._writer_factory = writer_factory or open_process_writer
         self.allocations = AllocationTable()
         self.functions: dict[int, tuple[str, KernelLayout | None]] = {}
-        self.unreplayable: list[dict] = []
-        self._unreplayable_keys: set[tuple] = set()
         self._record_lock = threading.Lock()
         self._tls = threading.local()
         self._pending_d2h: dict[int, list[tuple[int, int, int]]] = {}
         self._event_streams: dict[int, tuple[int, int]] = {}
         self._seq = 0
         self._pid = os.getpid()
-        self.events_written = 0
         self.closed = False
         self.pm, self.plugin_versions = make_plugin_manager(
             plugins if plugins is not None else parse_plugin_list(config.plugins))
@@ -66,10 +63,7 @@ class CaptureSession:
         self.enrich_hooks = {"hipModuleGetFunction": self._enrich_function}
         self.post_call_hooks = self._post_hooks()
         self.ctx.start()
-        if config.content_mode in ("content", "metadata-only"):
-            forced = config.content_mode == "content"
-            self.ctx._content = {k: forced for k in self.ctx._content}
-        self.writer.update_manifest(**self._manifest_fields(clean=False))
+        self.writer.update_manifest(**self._manifest_fields())
         self.hip = Recorder(self).wrapped_module()
 
     # ------------------------------------------------------------------ archive
@@ -77,18 +71,15 @@ class CaptureSession:
         header = {"backend": self.backend.NAME, "pid": os.getpid()}
         return self._writer_factory(self.archive_root, os.getpid(), header)
 
-    def _manifest_fields(self, clean: bool) -> dict[str, Any]:
+    def _manifest_fields(self) -> dict[str, Any]:
+        # The writer keeps the counts and the unreplayable_apis list itself.
         fields = {
             "backend": self.backend.NAME,
             "plugins": dict(self.plugin_versions),
             "content_mode": self.ctx.content_mode,
             "host_snapshots": False,
-            "unreplayable_apis": list(self.unreplayable),
-            "counts": {"events": self.events_written},
         }
         fields.update(self.ctx.manifest_fields())
-        if "unreplayable_apis" in fields and fields["unreplayable_apis"] is not self.unreplayable:
-            fields["unreplayable_apis"] = list(self.unreplayable)
         return fields
 
     def record(self, api: str, args: list, err: int, outs: list, extra: dict) -> int:
@@ -97,7 +88,6 @@ class CaptureSession:
             seq = self._seq
             self._seq += 1
             self.writer.append([seq, threading.get_ident(), api, args, err, outs, extra])
-            self.events_written += 1
         return seq
 
     def put_blob(self, data: bytes) -> str:
@@ -109,19 +99,16 @@ class CaptureSession:
         return None  # an address with no size: replay refuses the load, and says so
 
     def add_unreplayable(self, api: str, reason: str, **detail: Any) -> None:
-        key = (api, reason, tuple(sorted((k, str(v)) for k, v in detail.items())))
-        if key in self._unreplayable_keys:
-            return
-        self._unreplayable_keys.add(key)
-        self.unreplayable.append({"api": api, "reason": reason, **detail})
-        self.writer.update_manifest(unreplayable_apis=list(self.unreplayable))
+        """List it once under the manifest's ``unreplayable_apis``."""
+        self.writer.add_unreplayable(api, reason, **detail)
 
     def close(self) -> None:
-        """Flush pending checks and close the archive cleanly (idempotent)."""
+        """Close the archive cleanly (idempotent). Asynchronous device-to-host copies
+        whose stream was never synchronised stay unchecked."""
         if self.closed:
             return
         self.closed = True
-        self.writer.close(**self._manifest_fields(clean=True))
+        self.writer.close(**self._manifest_fields())
 
     # ------------------------------------------------------------------ fork
     def after_fork_in_child(self) -> None:
@@ -134,11 +121,10 @@ class CaptureSession:
         self._pending_d2h.clear()
         self._event_streams.clear()
         self._seq = 0
-        self.events_written = 0
         self.closed = False
         self.writer = self._open_writer()
         self.ctx.fork_child()
-        self.writer.update_manifest(forked_from=forked_from, **self._manifest_fields(clean=False))
+        self.writer.update_manifest(forked_from=forked_from, **self._manifest_fields())
 
     # ------------------------------------------------------------------ launches
     def function_info(self, func: Any) -> tuple[str, KernelLayout | None]:

@@ -4,7 +4,6 @@ Hook implementations are resolved once; calls that no stage watches cost nothing
 """
 from __future__ import annotations
 
-import threading
 from typing import Any, Callable, Iterable
 
 import pluggy
@@ -31,8 +30,13 @@ class CaptureContext:
 
     # -- set-up -----------------------------------------------------------------------
     def start(self) -> None:
-        """Decide the content policy once, then let every stage set itself up."""
+        """Decide the content policy once (``--content`` / ``--metadata-only`` override
+        the stages' answers), then let every stage set itself up."""
+        forced = self.config.content_mode
         for kind in CONTENT_KINDS:
+            if forced in ("content", "metadata-only"):
+                self._content[kind] = forced == "content"
+                continue
             answer = self.pm.hook.hrr_capture_content_allowed(ctx=self, kind=kind)
             self._content[kind] = True if answer is None else bool(answer)
         self.pm.hook.hrr_capture_start(ctx=self)
@@ -105,8 +109,6 @@ class CaptureContext:
     def fork_child(self) -> None:
         self.pm.hook.hrr_capture_fork_child(ctx=self)
 
-
-_lock = threading.Lock()
 
 
 def _wants_ctx(impl: Any) -> bool:
