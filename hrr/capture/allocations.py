@@ -48,6 +48,21 @@ class AllocationTable:
                 self.remove(alias.base)
             return gone
 
+    def add_alias(self, host: int, alias: int) -> Allocation | None:
+        """Track ``alias`` (hipHostGetDevicePointer's device address for the host
+        address ``host``) as another range of the allocation holding ``host``; it goes
+        when that allocation is removed. None when there is nothing new to track."""
+        with self.lock:
+            owner = self.find(host)
+            if owner is None or not alias or alias == host:
+                return None
+            start = alias - (host - owner.base)
+            if self.find(start) is not None:
+                return None
+            added = Allocation(start, owner.size, owner.kind, owner.owner or owner.base)
+            self.add(added)
+            return added
+
     def find(self, addr: int) -> Allocation | None:
         """The allocation containing ``addr``, or None."""
         starts = self._starts

@@ -264,12 +264,8 @@ class CaptureSession:
             self.allocations.add(Allocation(address_or_zero(args[0]), max(int(args[1]), 1), REGISTERED))
 
     def _after_device_pointer(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
-        if int(result[0]) != 0 or result[1] is None:
-            return
-        host, dev = address_or_zero(args[0]), address_or_zero(result[1])
-        owner = self.allocations.find(host)
-        if owner is not None and dev != host:
-            self.allocations.add(Allocation(dev - (host - owner.base), owner.size, owner.kind, owner.base))
+        if int(result[0]) == 0 and result[1] is not None:
+            self.allocations.add_alias(address_or_zero(args[0]), address_or_zero(result[1]))
 
     def _after_host_fn(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
         self.add_unreplayable(_HOSTFN_API, row.reason)

@@ -88,16 +88,8 @@ class Tracker:
     def add_alias(self, host: int, dev: int) -> None:
         with self.lock:
             owner = self.table.find(host)
-            if owner is None or dev == host or not dev:
-                return
-            owner_base = owner.owner or owner.base
-            entry = self.entries.get(owner_base)
-            if entry is None:
-                return
-            start = dev - (host - owner.base)
-            if self.table.find(start) is not None:
-                return
-            self.table.add(Allocation(start, entry.size, entry.kind, owner_base))
+            if owner is not None and (owner.owner or owner.base) in self.entries:
+                self.table.add_alias(host, dev)
 
     def _drop(self, base: int) -> None:
         self.table.remove(base)
