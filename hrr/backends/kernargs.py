@@ -9,6 +9,7 @@ all of them into one thing: the kernarg bytes, laid out as the kernel's ``Kernel
 from __future__ import annotations
 
 import ctypes
+import functools
 from typing import Any, Sequence
 
 import attrs
@@ -56,6 +57,21 @@ class KernelLayout:
     @classmethod
     def from_wire(cls, rows: Sequence) -> "KernelLayout":
         return cls(tuple(ParamSpec(int(o), int(s), str(k), str(n)) for o, s, k, n in rows))
+
+
+@functools.lru_cache(maxsize=1024)
+def pointer_word_offsets(layout: KernelLayout) -> tuple[int, ...]:
+    """Offsets of the 8-byte kernarg words that may hold a pointer: whole pointer
+    parameters, and every aligned word of by-value structs and unknown parameters.
+    Computed once per layout (capture asks on every launch)."""
+    offsets: list[int] = []
+    for p in layout.params:
+        if p.kind == POINTER and p.size == 8:
+            offsets.append(p.offset)
+        elif p.kind in (STRUCT, UNKNOWN) and p.size >= 8:
+            start = (p.offset + 7) & ~7
+            offsets.extend(range(start, p.offset + p.size - 7, 8))
+    return tuple(offsets)
 
 
 def _is_raw_extra(extra: Sequence) -> bool:
@@ -152,4 +168,5 @@ def kernarg_array(kernargs: bytes) -> tuple[Any, Any]:
 
 
 __all__ = ["ParamSpec", "KernelLayout", "LaunchArgsError", "pack_kernel_args", "extra_bytes",
+           "pointer_word_offsets",
            "kernarg_array", "POINTER", "VALUE", "STRUCT", "UNKNOWN", "Pointer"]

@@ -14,7 +14,7 @@ from typing import Any
 
 from hrr.api.catalogue import Api
 from hrr.backends.hiptypes import buffer_nbytes, address_or_zero, handle_or_zero
-from hrr.backends.kernargs import POINTER, STRUCT, UNKNOWN, KernelLayout
+from hrr.backends.kernargs import KernelLayout, pointer_word_offsets
 from hrr.capture.allocations import DEVICE, REGISTERED, Allocation, AllocationTable
 from hrr.capture.recorder import Recorder
 from hrr.config import Config
@@ -138,25 +138,15 @@ class CaptureSession:
             return "", None
 
     def scan_pointers(self, layout: KernelLayout, kernargs: bytes) -> list[PointerWord]:
-        """The kernarg words that point into a live allocation: whole pointer parameters,
-        and every aligned 8-byte word of by-value structs and unknown parameters."""
+        """The kernarg words that point into a live allocation (see
+        ``kernargs.pointer_word_offsets`` for which words are looked at)."""
         found: list[PointerWord] = []
         find = self.allocations.find
-        for p in layout.params:
-            if p.kind == POINTER and p.size == 8:
-                offsets = (p.offset,)
-            elif p.kind in (STRUCT, UNKNOWN) and p.size >= 8:
-                start = (p.offset + 7) & ~7
-                offsets = tuple(range(start, p.offset + p.size - 7, 8))
-            else:
-                continue
-            for off in offsets:
-                word = int.from_bytes(kernargs[off:off + 8], "little")
-                if not word:
-                    continue
-                alloc = find(word)
-                if alloc is not None:
-                    found.append(PointerWord(off, alloc.base, word - alloc.base, alloc.kind))
+        for off in pointer_word_offsets(layout):
+            word = int.from_bytes(kernargs[off:off + 8], "little")
+            alloc = find(word) if word else None
+            if alloc is not None:
+                found.append(PointerWord(off, alloc.base, word - alloc.base, alloc.kind))
         return found
 
     def _enrich_function(self, row: Api, args: tuple, result: tuple, extra: dict) -> None:
