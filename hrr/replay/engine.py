@@ -395,12 +395,12 @@ class ProcessReplayer:
                     self._host_bytes += size
                 self.memory.add(ReplayAllocation(cap, int(rep), max(size, 1), spec.kind))
             elif spec.role == "alias":
-                owner = self.memory.find(_int(ev.args[0], "host pointer"))
-                if owner is not None and cap != owner.capture_base + 0:
-                    host = _int(ev.args[0], "host pointer")
-                    start = cap - (host - owner.capture_base)
-                    self.memory.add(ReplayAllocation(start, int(rep) - (host - owner.capture_base),
-                                                     owner.size, owner.kind), owner=owner.capture_base)
+                host = _int(ev.args[0], "host pointer")
+                owner = self.memory.find(host)
+                if owner is not None and cap != host:  # a distinct device address range
+                    delta = host - owner.capture_base
+                    self.memory.add(ReplayAllocation(cap - delta, int(rep) - delta, owner.size,
+                                                     owner.kind), owner=owner.capture_base)
         if row.destroys == "alloc":
             self.memory.remove(_int(ev.args[0], "pointer"))
         elif row.destroys:
