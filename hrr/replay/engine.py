@@ -90,6 +90,9 @@ class ProcessReplayer:
         self._keepalive: list[Any] = []
         self._poison = np.zeros(64, dtype=np.uint8)
         self.threads = ThreadRouter(limits.max_threads)
+        # Per-event hooks are looked up once; with no implementation they cost nothing.
+        self._before_hook = _implemented(pm.hook.hrr_replay_before_event)
+        self._after_hook = _implemented(pm.hook.hrr_replay_after_event)
 
     # ------------------------------------------------------------------ main loop
     def run(self, prefix: Any = None, prefix_until: int = -1) -> ReplayStats:
@@ -171,15 +174,15 @@ class ProcessReplayer:
         after: list[Any] = []
         args = [self._arg(row, i, ev, after) for i in range(len(row.params))]
         stream = args[row.param_index(row.stream)] if row.stream else None
-        keep: Any = None
+        kernarg_buffers: Any = None  # alive until the launch call has returned
         if row.family == "launch":
-            args, keep = self._launch_args(row, ev, args)
-        self.pm.hook.hrr_replay_before_event(ctx=self.ctx, event=ev, stream=stream)
+            args, kernarg_buffers = self._launch_args(row, ev, args)
+        if self._before_hook is not None:
+            self._before_hook(ctx=self.ctx, event=ev, stream=stream)
         fn = getattr(self.hip, "hipModuleLaunchKernel" if row.family == "launch" else row.name, None)
         if fn is None:
             raise EventRefused(f"the {self.backend.NAME} backend has no {row.name}", category="unsupported")
         result = fn(*args)
-        del keep
         self.stats.replayed += 1
         err = int(result[0])
         if err != ev.err and not row.volatile:
@@ -187,13 +190,14 @@ class ProcessReplayer:
         elif err and err == ev.err:
             self.stats.reproduced_errors += 1
         if err == 0:
-            self._bind_outputs(row, ev, args, result)
+            self._bind_outputs(row, ev, result)
             for fn_after in after:
                 fn_after()
         if row.name == "hipDeviceSynchronize" and err == 0:
             self.ctx.release_finished_host_fns()
             self._keepalive.clear()
-        self.pm.hook.hrr_replay_after_event(ctx=self.ctx, event=ev, result=result)
+        if self._after_hook is not None:
+            self._after_hook(ctx=self.ctx, event=ev, result=result)
 
     def _diverged(self, row: Api, ev: Event, err: int) -> None:
         self.stats.divergences += 1
@@ -383,7 +387,7 @@ class ProcessReplayer:
         return [func, *grid, *block, int(shared or 0), stream, None, extra], (extra, keep)
 
     # ------------------------------------------------------------------ outputs
-    def _bind_outputs(self, row: Api, ev: Event, args: list, result: tuple) -> None:
+    def _bind_outputs(self, row: Api, ev: Event, result: tuple) -> None:
         for spec, cap, rep in zip(row.outs, ev.outs, result[1:]):
             if cap is None or rep is None or not isinstance(cap, int):
                 continue
@@ -440,6 +444,11 @@ class ProcessReplayer:
             f"record {check.seq} ({check.api}): {check.n} bytes differ from the recording "
             f"from byte {first} (expected {expected[first:first + 8].hex()}, "
             f"got {actual[first:first + 8].hex()})")
+
+
+def _implemented(hook: Any) -> Any:
+    """The hook caller, or None when no plugin implements the hook."""
+    return hook if hook.get_hookimpls() else None
 
 
 def _same(expected: bytes, actual: bytes, tol: float | None) -> bool:
