@@ -26,7 +26,9 @@ class CaptureContext:
         self.before_watchers: dict[str, list[tuple[str, Callable]]] = {}
         self.after_watchers: dict[str, list[tuple[str, Callable]]] = {}
         self._content: dict[str, bool] = {}
-        self._launch_hooks = bool(pm.hook.hrr_capture_launch.get_hookimpls())
+        # Resolved once, in pluggy's call order: launches are a hot path.
+        self._launch_impls = [(impl.plugin_name, impl.function, "ctx" in impl.argnames)
+                              for impl in reversed(pm.hook.hrr_capture_launch.get_hookimpls())]
 
     # -- set-up -----------------------------------------------------------------------
     def start(self) -> None:
@@ -89,14 +91,12 @@ class CaptureContext:
             fn(call, result)
 
     def run_launch(self, launch: LaunchInfo) -> dict[str, list] | None:
-        if not self._launch_hooks:
-            return None
         records: dict[str, list] | None = None
-        for impl in reversed(self.pm.hook.hrr_capture_launch.get_hookimpls()):
-            rec = impl.function(ctx=self, launch=launch) if _wants_ctx(impl) else impl.function(launch=launch)
+        for plugin, fn, wants_ctx in self._launch_impls:
+            rec = fn(ctx=self, launch=launch) if wants_ctx else fn(launch=launch)
             if rec is not None:
                 records = records or {}
-                records.setdefault(impl.plugin_name, []).append(rec)
+                records.setdefault(plugin, []).append(rec)
         return records
 
     def manifest_fields(self) -> dict[str, Any]:
@@ -108,8 +108,3 @@ class CaptureContext:
 
     def fork_child(self) -> None:
         self.pm.hook.hrr_capture_fork_child(ctx=self)
-
-
-
-def _wants_ctx(impl: Any) -> bool:
-    return "ctx" in impl.argnames
