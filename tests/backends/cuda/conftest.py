@@ -1,26 +1,8 @@
-"""Skip logic for the cuda backend's GPU tests: a test marked ``gpu`` runs only where
-cuda-bindings, an NVIDIA driver (libcuda.so.1) and at least one GPU are present."""
+"""Fixtures for the cuda backend's tests. Tests marked ``gpu`` are skipped where no
+NVIDIA driver and GPU are present by the suite-wide hook in tests/conftest.py."""
 from __future__ import annotations
 
-import functools
-
 import pytest
-
-
-@functools.lru_cache(maxsize=1)
-def gpu_unavailable_reason() -> str | None:
-    from hrr.backends.cuda._runtime import gpu_unavailable_reason as why
-    return why()
-
-
-def pytest_collection_modifyitems(config, items):
-    reason = None
-    for item in items:
-        if "gpu" in item.keywords and "backends/cuda" in str(item.fspath).replace("\\", "/"):
-            if reason is None:
-                reason = gpu_unavailable_reason() or ""
-            if reason:
-                item.add_marker(pytest.mark.skip(reason=reason))
 
 
 @pytest.fixture(scope="session")
