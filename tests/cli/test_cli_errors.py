@@ -95,12 +95,18 @@ def _blobs(pid_dir):
     return sorted(p for p in (pid_dir / "blobs").rglob("*") if p.is_file())
 
 
-def test_corrupted_blob_strict(good_archive, tmp_path):
+def _corrupted_blobs_copy(good_archive, tmp_path):
+    """A copy of the archive whose every blob no longer matches its name."""
     bad = copy_archive(good_archive, tmp_path / "bad")
     for blob in _blobs(only_pid_dir(bad)):
         data = bytearray(blob.read_bytes())
         data[0] ^= 0xFF
         blob.write_bytes(bytes(data))
+    return bad
+
+
+def test_corrupted_blob_strict(good_archive, tmp_path):
+    bad = _corrupted_blobs_copy(good_archive, tmp_path)
     proc = hrr("replay", "--strict", bad)
     assert proc.returncode == 1, describe(proc)
     assert "Traceback" not in proc.stderr + proc.stdout
@@ -108,11 +114,7 @@ def test_corrupted_blob_strict(good_archive, tmp_path):
 
 
 def test_corrupted_blob_fails_replay(good_archive, tmp_path):
-    bad = copy_archive(good_archive, tmp_path / "bad")
-    for blob in _blobs(only_pid_dir(bad)):
-        data = bytearray(blob.read_bytes())
-        data[0] ^= 0xFF
-        blob.write_bytes(bytes(data))
+    bad = _corrupted_blobs_copy(good_archive, tmp_path)
     proc = hrr("replay", bad)
     assert "Traceback" not in proc.stderr + proc.stdout
     assert "not to its name" in proc.stdout, describe(proc)
