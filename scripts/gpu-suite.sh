@@ -3,6 +3,7 @@
 #
 #   scripts/gpu-suite.sh          # the cuda backend's GPU tests (pytest -m gpu tests/backends/cuda)
 #   scripts/gpu-suite.sh all      # ... then the whole test suite
+#   HRR_PYTEST_ARGS="--shuffle random" scripts/gpu-suite.sh all   # in a random order (seed printed)
 #
 # Makes a venv with --system-site-packages (the image's cuda-bindings, numpy, pytest, ...),
 # installs hrr into it from .device_wheels/ (wheels for what the image lacks: hip-python,
@@ -54,7 +55,8 @@ rc=${PIPESTATUS[0]}
 
 if [ "${1:-}" = "all" ]; then
   echo "== pytest tests (whole suite)" | tee "$OUT/all-tests.log"
-  timeout "${HRR_SUITE_TIMEOUT:-240}" "$VPY" -m pytest tests -p no:cacheprovider -q -rfEs "${TIMEOUT_OPT[@]}" \
+  # shellcheck disable=SC2086 - HRR_PYTEST_ARGS is a list of words
+  timeout "${HRR_SUITE_TIMEOUT:-240}" "$VPY" -m pytest tests -p no:cacheprovider -q -rfEs "${TIMEOUT_OPT[@]}" ${HRR_PYTEST_ARGS:-} \
       --junitxml="$OUT/junit-all.xml" 2>&1 | tee -a "$OUT/all-tests.log"
   rc_all=${PIPESTATUS[0]}
   [ "$rc" -eq 0 ] && rc=$rc_all

@@ -5,6 +5,7 @@ GPU tests carry the ``gpu`` marker and are skipped cleanly where no NVIDIA GPU i
 from __future__ import annotations
 
 import functools
+import random
 import sys
 from pathlib import Path
 
@@ -22,7 +23,31 @@ def _gpu_unavailable_reason() -> str | None:
     return gpu_unavailable_reason()
 
 
+def pytest_addoption(parser):
+    parser.addoption("--shuffle", metavar="SEED", default=None,
+                     help="run the tests in a random order drawn from SEED (an integer, or "
+                          "'random' for a fresh one); the seed is printed in the header")
+
+
+def _shuffle_seed(config) -> int | None:
+    seed = config.getoption("--shuffle")
+    if seed is None:
+        return None
+    if seed == "random":
+        seed = random.SystemRandom().randrange(1 << 32)
+        config.option.shuffle = str(seed)  # one seed for the whole run, and for the header
+    return int(seed)
+
+
+def pytest_report_header(config):
+    seed = _shuffle_seed(config)
+    return None if seed is None else f"test order shuffled: --shuffle {seed}"
+
+
 def pytest_collection_modifyitems(config, items):
+    seed = _shuffle_seed(config)
+    if seed is not None:
+        random.Random(seed).shuffle(items)
     for item in items:
         if "gpu" in item.keywords:
             reason = _gpu_unavailable_reason()
