@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from pinned_helpers import Kernels, capture, events, pinned_array, records, replay  # noqa: E402
+from pinned_helpers import Kernels, capture, d2h, events, pinned_array, records, replay  # noqa: E402
 
 N = 256          # u32 per pinned buffer (1 KiB)
 BOTH = ["pinned_snapshot", "graph_capture"]
@@ -113,6 +113,59 @@ def test_eight_threads_thousands_of_calls(tmp_path):
     assert figures["events"] >= 8 * 1500
     # Each thread's bytes change every other launch: about half the launches need a record.
     assert 8 * 1500 // 4 - 16 <= figures["records"] <= 8 * 1500 // 2
+
+
+def test_launch_that_returns_first_does_not_lean_on_one_still_in_flight(tmp_path, monkeypatch):
+    """Two threads launch over the same pinned bytes on the null stream. Thread A
+    snapshots first, then (held here) reaches the device only after thread B's launch
+    and copy have returned. B's launch comes first in the archive, so it must carry its
+    own record: A's record, still in flight when B snapshotted, is restored after it."""
+    from hrr.backends import load_backend
+
+    real = load_backend("sim").hip.hipModuleLaunchKernel
+    a_snapshotted, b_done = threading.Event(), threading.Event()
+    names: dict[int, str] = {}
+
+    def held_launch(*args):
+        if names.get(threading.get_ident()) == "A":
+            a_snapshotted.set()
+            assert b_done.wait(60), "thread B never finished"
+        return real(*args)
+    monkeypatch.setattr(load_backend("sim").hip, "hipModuleLaunchKernel", held_launch)
+    errors: list[BaseException] = []
+
+    def app(hip, be, session):
+        k = Kernels(hip, be)
+        _err, p = hip.hipHostMalloc(N * 4, 0)
+        pinned_array(p, N)[:] = np.arange(N, dtype=np.uint32) + 40
+
+        def work(name: str) -> None:
+            names[threading.get_ident()] = name
+            try:
+                _err, d = hip.hipMalloc(4)
+                if name == "B":
+                    assert a_snapshotted.wait(60), "thread A never launched"
+                k.sum(d, p, N)
+                d2h(hip, d, 4)
+            except BaseException as exc:  # noqa: BLE001 - reported by the test
+                errors.append(exc)
+            finally:
+                if name == "B":
+                    b_done.set()
+        ts = [threading.Thread(target=work, args=(n,)) for n in "AB"]
+        for th in ts:
+            th.start()
+        for th in ts:
+            th.join()
+
+    root = tmp_path / "arch"
+    capture(root, app, plugins=BOTH)
+    assert not errors, errors
+    launches = [ev for ev in events(root) if ev[2] == "hipModuleLaunchKernel"]
+    assert [names[ev[1]] for ev in launches] == ["B", "A"]    # B's launch returned first
+    code, lines, counts = replay(root, strict=True)
+    assert code == 0, "\n".join(lines)
+    assert counts["restored"] == 2 and counts["refused"] == 0
 
 
 if __name__ == "__main__":  # manual: python tests/plugins/test_pinned_threads.py THREADS CALLS
