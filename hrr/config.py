@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import math
 import os
 
 import attrs
@@ -21,9 +22,10 @@ def env_flag_on(value: str | None, *, default: bool) -> bool:
     if text == "true":
         return True
     try:
-        return float(text) != 0
+        number = float(text)
     except ValueError:
         return False
+    return not math.isnan(number) and number != 0  # "nan" is not a number
 
 
 @attrs.frozen
@@ -39,11 +41,14 @@ class Config:
 
 
 def _max_mb(value: str | None) -> int:
+    """HIP_HRR_HOST_SNAPSHOT_MAX_MB in bytes; anything but a finite number is the default."""
     if value is None or not value.strip():
         return 64 * 1024 * 1024
     try:
         mb = float(value)
     except ValueError:
+        return 64 * 1024 * 1024
+    if not math.isfinite(mb):  # nan/inf would crash int() and with it every capture
         return 64 * 1024 * 1024
     return max(0, int(mb * 1024 * 1024))
 

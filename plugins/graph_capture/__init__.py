@@ -160,7 +160,8 @@ class GraphCapturePlugin:
         w(NAME, ("hipGraphExecDestroy",), after=self._cap_exec_destroy)
         w(NAME, ("hipGraphDestroy",), after=self._cap_graph_destroy)
         w(NAME, tuple(LAUNCH_APIS), after=self._cap_launch_result)
-        w(NAME, ("hipGraphLaunch",), before=lambda call: self._cap_graph_launch(ctx, call))
+        w(NAME, ("hipGraphLaunch",), before=lambda call: self._cap_graph_launch(ctx, call),
+          after=lambda call, result: self._cap_graph_launched(ctx, result))
 
     def is_capturing(self, stream_value: int, stream_handle: Any = None) -> bool:
         return self.state is not None and self.state.is_capturing(stream_value, stream_handle)
@@ -214,11 +215,19 @@ class GraphCapturePlugin:
         pinned = ctx.shared.get("pinned_snapshot")
         if pinned is None:
             return None
+        pinned.begin_call()
         addrs = self.state.exec_addrs(_hval(call.args[0]))
         if not addrs:
             return None
         stream = call.args[1]
         return pinned.snapshot(ctx, sorted(addrs), _hval(stream), stream, kind=KIND)
+
+    def _cap_graph_launched(self, ctx: Any, result: tuple) -> None:
+        # The graph-launch records become their allocations' last only if the graph was
+        # enqueued (a failed hipGraphLaunch is skipped at replay).
+        pinned = ctx.shared.get("pinned_snapshot")
+        if pinned is not None:
+            pinned.end_call(int(result[0]) == 0)
 
     @hookimpl
     def hrr_capture_fork_child(self, ctx: Any) -> None:

@@ -73,6 +73,9 @@ class Tracker:
         self.max_bytes = max_bytes
         self.chunk_bytes = chunk_bytes
         self.chunks_written = 0
+        # This thread's call in flight: the records it made, which become their
+        # allocations' last only once the call has returned success (see end_call).
+        self._pending = threading.local()
 
     # -- tracking -------------------------------------------------------------------------
     def add(self, base: int, size: int, kind: str) -> None:
@@ -119,6 +122,25 @@ class Tracker:
         for entry in self.entries.values():
             entry.forget_content()
             entry.freeing = 0
+
+    # -- the call in flight ----------------------------------------------------------------
+    def begin_call(self) -> None:
+        """A launch (or graph launch) begins on this thread: forget what an earlier call
+        that never returned (it raised) left pending."""
+        self._pending.items = []
+
+    def end_call(self, ok: bool) -> None:
+        """The call returned. Only a call that succeeded enqueued the kernel that reads the
+        bytes (replay skips the restores of a failed one), so only then do its records
+        become their allocations' last: a failed launch must not deduplicate the next."""
+        items = getattr(self._pending, "items", None)
+        self._pending.items = []
+        if not ok or not items:
+            return
+        with self.lock:
+            for entry, key in items:
+                if self.entries.get(entry.base) is entry:  # still tracked, not re-allocated
+                    entry.last = key
 
     # -- snapshots ------------------------------------------------------------------------
     def snapshot(self, ctx: Any, addrs: Iterable[int], stream: int, during_capture: bool,
@@ -170,7 +192,10 @@ class Tracker:
         if not during_capture:
             if entry.last == key:
                 return None
-            entry.last = key
+            pending = getattr(self._pending, "items", None)
+            if pending is None:
+                pending = self._pending.items = []
+            pending.append((entry, key))
         c = self.chunk_bytes
         return {"base": entry.base, "offset": 0, "length": len(copy),
                 "chunks": [[name, min(c, len(copy) - i * c)] for i, name in enumerate(names)]}
@@ -230,6 +255,7 @@ class PinnedSnapshotPlugin:
         ctx.watch(NAME, ("hipHostRegister",), after=self._after_register)
         ctx.watch(NAME, ("hipHostGetDevicePointer",), after=self._after_device_pointer)
         ctx.watch(NAME, _FREE_APIS, before=self._before_free, after=self._after_free)
+        ctx.watch(NAME, tuple(LAUNCH_APIS), before=self._before_launch, after=self._after_launch)
 
     def _after_alloc(self, call: Any, result: tuple) -> None:
         if int(result[0]) == 0 and result[1] is not None:
@@ -242,6 +268,22 @@ class PinnedSnapshotPlugin:
     def _after_device_pointer(self, call: Any, result: tuple) -> None:
         if int(result[0]) == 0 and result[1] is not None:
             self.tracker.add_alias(address_or_zero(call.args[0]), address_or_zero(result[1]))
+
+    def _before_launch(self, call: Any) -> None:
+        self.tracker.begin_call()
+
+    def _after_launch(self, call: Any, result: tuple) -> None:
+        self.tracker.end_call(int(result[0]) == 0)
+
+    def begin_call(self) -> None:
+        """Another stage's snapshotting call (graph_capture's hipGraphLaunch) begins."""
+        if self.tracker is not None:
+            self.tracker.begin_call()
+
+    def end_call(self, ok: bool) -> None:
+        """That call returned: its records become their allocations' last if ``ok``."""
+        if self.tracker is not None:
+            self.tracker.end_call(ok)
 
     def _before_free(self, call: Any) -> None:
         self.tracker.begin_free(address_or_zero(call.args[0]))
