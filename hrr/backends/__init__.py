@@ -7,7 +7,6 @@ that its ``hipModuleGetFunction`` returned), which capture needs to normalise la
 from __future__ import annotations
 
 import importlib
-import os
 from types import ModuleType
 
 from hrr.errors import BackendError
@@ -21,8 +20,10 @@ DEFAULT_BACKEND = "sim"
 
 
 def backend_name_from_env() -> str:
-    """The backend that ``HRR_BACKEND`` names (``sim`` when unset)."""
-    return os.environ.get("HRR_BACKEND", "") or DEFAULT_BACKEND
+    """The backend that ``HRR_BACKEND`` names (``sim`` when unset), read once per
+    process with every other variable (``hrr.config``)."""
+    from hrr.config import config
+    return config().backend or DEFAULT_BACKEND
 
 
 def load_backend(name: str | None = None) -> ModuleType:

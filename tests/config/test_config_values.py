@@ -82,3 +82,12 @@ def test_read_once_per_process(env, monkeypatch):
     again = config()                       # no cache_clear: the first reading stands
     assert again is first
     assert again.host_snapshots is False and again.host_snapshot_max_bytes == 2 * MiB
+
+
+def test_backend_choice_is_read_once_with_the_rest(env, monkeypatch):
+    """``load_backend()`` takes HRR_BACKEND from the one read of the environment: a
+    change after that read changes nothing (contract 4: each is read once)."""
+    from hrr.backends import load_backend
+    env(HRR_BACKEND="sim")
+    monkeypatch.setenv("HRR_BACKEND", "no-such-backend")
+    assert load_backend().NAME == "sim"
