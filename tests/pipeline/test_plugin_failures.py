@@ -102,6 +102,10 @@ def test_a_failing_plugin_changes_nothing_the_app_sees(tmp_path, name, capsys):
         assert {k: failures[0][k] for k in ("plugin", "hook", "error")} == {
             "plugin": name, "hook": HOOK[name], "error": ERROR[name]}
         assert f"plugin {name!r} raised" in capsys.readouterr().err
+        # its watchers are gone, so calls only it watched take the unwatched fast path again
+        for table in (session.ctx.before_watchers, session.ctx.after_watchers):
+            assert all(p != name for entries in table.values() for p, _ in entries)
+            assert all(entries for entries in table.values())
     else:
         assert "plugin_failures" not in manifest(root)
     # the good plugin kept recording: both successful launches and the failed one carry its record
