@@ -10,7 +10,7 @@ from forkcheck import HeldLock, run_child
 from hrr.archive import forking
 from hrr.backends import sim
 from hrr.backends.sim import device as sim_device
-from hrr.backends.sim import hip
+from hrr.backends.sim import hip, streams
 
 OK = hip.hipError_t.hipSuccess
 
@@ -45,7 +45,7 @@ def test_child_keeps_the_parents_handles():
     assert run_child(body) == 0
 
 
-def test_fork_while_another_thread_waits_on_a_stalled_stream():
+def test_fork_while_another_thread_waits_on_a_stalled_stream(monkeypatch):
     """A thread polling a stuck stream (condition wait, device lock released) at fork: the
     child's scheduler forgets it, so the child's own stuck wait is reported at once."""
     err, hip_flag = hip.hipHostMalloc(4, 0)
@@ -56,6 +56,7 @@ def test_fork_while_another_thread_waits_on_a_stalled_stream():
     args = [ctypes.c_void_p(int(hip_flag)), ctypes.c_uint32(1)]
     assert hip.hipModuleLaunchKernel(wait_fn, 1, 1, 1, 1, 1, 1, 0, s,
                                      [ctypes.addressof(a) for a in args], None) == (OK,)
+    monkeypatch.setattr(streams, "STALL_TIMEOUT_S", 60.0)   # the waiter polls until released
     sched = sim_device.current().scheduler
     waiting = threading.Event()
     keep_alive = threading.Event()
