@@ -50,6 +50,7 @@ class CaptureSession:
         self.allocations = AllocationTable()
         self.functions: dict[int, tuple[str, KernelLayout | None]] = {}
         self._record_lock = threading.Lock()
+        self._register_fork_locks()
         self._tls = threading.local()
         self._pending_d2h: dict[int, list[tuple[int, int, int]]] = {}
         self._event_streams: dict[int, tuple[int, int]] = {}
@@ -109,15 +110,31 @@ class CaptureSession:
             return
         self.closed = True
         self.writer.close(**self._manifest_fields())
+        from hrr.archive.forking import unregister_fork_lock
+        for lock in self._fork_locks():
+            unregister_fork_lock(lock)
 
     # ------------------------------------------------------------------ fork
+    def _fork_locks(self) -> tuple[Any, ...]:
+        return (self.allocations.lock, self._record_lock)
+
+    def _register_fork_locks(self) -> None:
+        """Have every fork take this session's locks: after the backend's (a host function
+        may record while the sim holds its device lock), before the writer's (``record``
+        appends to it). See ``hrr.archive.forking`` for the whole order."""
+        from hrr.archive.forking import RANK_SESSION, register_fork_lock
+        for lock in self._fork_locks():
+            register_fork_lock(lock, RANK_SESSION)
+
     def after_fork_in_child(self) -> None:
         """Start this child's own ``pid-<pid>/``; nothing of the parent's is rewritten.
         The manifest names the parent and its sequence number at the fork, so replay
         can rebuild the state the child inherited from the parent's records."""
         forked_from = {"pid": self._pid, "seq": self._seq}
         self._pid = os.getpid()
-        self._record_lock = threading.Lock()
+        # The session's locks were taken by the fork handler and released in this child,
+        # so they are free (the parent's other threads do not exist here).
+        self._register_fork_locks()  # again: a parent that had closed unregistered them
         self._pending_d2h.clear()
         self._event_streams.clear()
         self._seq = 0

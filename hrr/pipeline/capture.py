@@ -1,15 +1,37 @@
 """The capture pipeline: the context capture stages receive, and hook dispatch.
 
 Hook implementations are resolved once; calls that no stage watches cost nothing.
+
+Isolation: capture must never change what the application's HIP call returns. Every
+capture hook and watcher is called by hrr itself, one implementation at a time; one that
+raises is recorded in the manifest's ``plugin_failures`` (plugin, hook, exception type;
+the message only in content mode), its plugin is disabled for the rest of the capture
+(its watchers, launch hook and records dropped) and the call goes on exactly as it
+would have uncaptured. ``hrr replay --strict`` then fails naming the plugin.
 """
 from __future__ import annotations
 
+import json
+import sys
 from typing import Any, Callable, Iterable
 
+import msgpack
 import pluggy
 
 from hrr.inventory import CONTENT_KINDS, KINDS_BY_NAME
 from hrr.pipeline.context import CallInfo, LaunchInfo
+
+# The hooks hrr calls one implementation at a time (so wrappers are refused at load time,
+# see ``manager.py``).
+CAPTURE_HOOKS = ("hrr_capture_start", "hrr_capture_content_allowed", "hrr_capture_launch",
+                 "hrr_capture_manifest", "hrr_capture_fork_child")
+_MESSAGE_CHARS = 500
+
+
+def _impls(pm: pluggy.PluginManager, hook: str) -> list[tuple[str, Callable, tuple[str, ...]]]:
+    """(plugin name, function, argument names) in pluggy's call order."""
+    return [(impl.plugin_name, impl.function, tuple(impl.argnames))
+            for impl in reversed(getattr(pm.hook, hook).get_hookimpls())]
 
 
 class CaptureContext:
@@ -26,9 +48,11 @@ class CaptureContext:
         self.before_watchers: dict[str, list[tuple[str, Callable]]] = {}
         self.after_watchers: dict[str, list[tuple[str, Callable]]] = {}
         self._content: dict[str, bool] = {}
+        self.disabled: set[str] = set()
+        self.plugin_failures: list[dict[str, str]] = []
         # Resolved once, in pluggy's call order: launches are a hot path.
-        self._launch_impls = [(impl.plugin_name, impl.function, "ctx" in impl.argnames)
-                              for impl in reversed(pm.hook.hrr_capture_launch.get_hookimpls())]
+        self._launch_impls = [(plugin, fn, "ctx" in args)
+                              for plugin, fn, args in _impls(pm, "hrr_capture_launch")]
 
     # -- set-up -----------------------------------------------------------------------
     def start(self) -> None:
@@ -39,15 +63,17 @@ class CaptureContext:
             if forced in ("content", "metadata-only"):
                 self._content[kind] = forced == "content"
                 continue
-            answer = self.pm.hook.hrr_capture_content_allowed(ctx=self, kind=kind)
+            answer = self._first_answer("hrr_capture_content_allowed", ctx=self, kind=kind)
             self._content[kind] = True if answer is None else bool(answer)
-        self.pm.hook.hrr_capture_start(ctx=self)
+        self._call_each("hrr_capture_start", ctx=self)
 
     def watch(self, plugin: str, apis: Iterable[str], *, before: Callable | None = None,
               after: Callable | None = None) -> None:
         """See calls of ``apis``: ``before(call) -> record|None`` runs before the call
         (a record is attached to its event under ``plugin``); ``after(call, result)``
         runs after it returns."""
+        if plugin in self.disabled:
+            return
         for api in apis:
             if before is not None:
                 self.before_watchers.setdefault(api, []).append((plugin, before))
@@ -76,35 +102,138 @@ class CaptureContext:
         """List something the archive cannot replay faithfully in the manifest."""
         self._session.add_unreplayable(api, reason, **detail)
 
+    # -- failures ----------------------------------------------------------------------
+    def plugin_failed(self, plugin: str, hook: str, exc: BaseException) -> None:
+        """Record that ``plugin`` raised ``exc`` in ``hook`` and disable it for the rest of
+        the capture; the manifest names it at once (a later crash keeps the entry)."""
+        if plugin in self.disabled:
+            return
+        self.disabled.add(plugin)
+        entry = {"plugin": plugin, "hook": hook, "error": type(exc).__name__}
+        if self._content and self.content_mode == "content":
+            entry["message"] = str(exc)[:_MESSAGE_CHARS]   # may hold app data: content only
+        self.plugin_failures.append(entry)
+        self._drop_watchers(plugin)
+        self._launch_impls = [i for i in self._launch_impls if i[0] != plugin]
+        sys.stderr.write(f"hrr: plugin {plugin!r} raised {type(exc).__name__} in {hook}; "
+                         f"it is disabled for the rest of this capture "
+                         f"(the manifest's plugin_failures names it)\n")
+        writer = getattr(self._session, "writer", None)
+        if writer is not None:
+            try:
+                writer.update_manifest(plugin_failures=list(self.plugin_failures))
+            except Exception:  # noqa: BLE001 - the close writes it again; never fail the app
+                pass
+
+    def _drop_watchers(self, plugin: str) -> None:
+        """Remove every watcher of ``plugin`` (new lists, so a thread iterating the old
+        one is unaffected)."""
+        for table in (self.before_watchers, self.after_watchers):
+            for api, entries in list(table.items()):
+                kept = [e for e in entries if e[0] != plugin]
+                if len(kept) != len(entries):
+                    if kept:
+                        table[api] = kept
+                    else:
+                        table.pop(api, None)
+
+    def _record_ok(self, plugin: str, hook: str, rec: Any) -> bool:
+        """A record must be msgpack-native (the archive writer would otherwise raise out
+        of the application's call): one that is not counts as the plugin's failure."""
+        try:
+            msgpack.packb(rec, use_bin_type=True)
+        except Exception as exc:  # noqa: BLE001 - TypeError, OverflowError, ValueError...
+            self.plugin_failed(plugin, hook, TypeError(f"returned a record that is not "
+                                                       f"msgpack-native: {exc}"))
+            return False
+        return True
+
+    def _call_each(self, hook: str, **kwargs: Any) -> list[tuple[str, Any]]:
+        """Call every enabled implementation of ``hook``; (plugin, result) for each."""
+        results = []
+        for plugin, fn, argnames in _impls(self.pm, hook):
+            if plugin in self.disabled:
+                continue
+            try:
+                results.append((plugin, fn(**{k: kwargs[k] for k in argnames})))
+            except Exception as exc:  # noqa: BLE001 - a stage must never break the app
+                self.plugin_failed(plugin, hook, exc)
+        return [(p, r) for p, r in results if p not in self.disabled]
+
+    def _first_answer(self, hook: str, **kwargs: Any) -> Any:
+        """firstresult: the first enabled implementation's non-None answer."""
+        for plugin, fn, argnames in _impls(self.pm, hook):
+            if plugin in self.disabled:
+                continue
+            try:
+                answer = fn(**{k: kwargs[k] for k in argnames})
+            except Exception as exc:  # noqa: BLE001
+                self.plugin_failed(plugin, hook, exc)
+                continue
+            if answer is not None:
+                return answer
+        return None
+
     # -- dispatch (called by the capture engine) ----------------------------------------
     def run_before(self, api: str, call: CallInfo) -> dict[str, list] | None:
         records: dict[str, list] | None = None
         for plugin, fn in self.before_watchers.get(api, ()):
-            rec = fn(call)
-            if rec is not None:
+            if plugin in self.disabled:
+                continue
+            try:
+                rec = fn(call)
+            except Exception as exc:  # noqa: BLE001 - a stage must never break the app
+                self.plugin_failed(plugin, f"watch before {api}", exc)
+                continue
+            if rec is not None and self._record_ok(plugin, f"watch before {api}", rec):
                 records = records or {}
                 records.setdefault(plugin, []).append(rec)
-        return records
+        return self._enabled(records)
 
     def run_after(self, api: str, call: CallInfo, result: Any) -> None:
-        for _plugin, fn in self.after_watchers.get(api, ()):
-            fn(call, result)
+        for plugin, fn in self.after_watchers.get(api, ()):
+            if plugin in self.disabled:
+                continue
+            try:
+                fn(call, result)
+            except Exception as exc:  # noqa: BLE001
+                self.plugin_failed(plugin, f"watch after {api}", exc)
 
     def run_launch(self, launch: LaunchInfo) -> dict[str, list] | None:
         records: dict[str, list] | None = None
         for plugin, fn, wants_ctx in self._launch_impls:
-            rec = fn(ctx=self, launch=launch) if wants_ctx else fn(launch=launch)
-            if rec is not None:
+            try:
+                rec = fn(ctx=self, launch=launch) if wants_ctx else fn(launch=launch)
+            except Exception as exc:  # noqa: BLE001
+                self.plugin_failed(plugin, "hrr_capture_launch", exc)
+                continue
+            if rec is not None and self._record_ok(plugin, "hrr_capture_launch", rec):
                 records = records or {}
                 records.setdefault(plugin, []).append(rec)
+        return self._enabled(records)
+
+    def _enabled(self, records: dict[str, list] | None) -> dict[str, list] | None:
+        """Drop the records of a plugin that failed later in the same call."""
+        if records and self.disabled:
+            records = {p: r for p, r in records.items() if p not in self.disabled} or None
         return records
 
     def manifest_fields(self) -> dict[str, Any]:
         fields: dict[str, Any] = {}
-        for part in self.pm.hook.hrr_capture_manifest(ctx=self):
-            if part:
-                fields.update(part)
+        for plugin, part in self._call_each("hrr_capture_manifest", ctx=self):
+            if not part:
+                continue
+            try:   # the manifest is JSON: a part that is not would fail the close
+                if not isinstance(part, dict):
+                    raise TypeError(f"returned {type(part).__name__}, not a dict")
+                json.dumps(part, allow_nan=False, sort_keys=True)
+            except (TypeError, ValueError) as exc:
+                self.plugin_failed(plugin, "hrr_capture_manifest", exc)
+                continue
+            fields.update(part)
+        if self.plugin_failures:
+            fields["plugin_failures"] = list(self.plugin_failures)
         return fields
 
     def fork_child(self) -> None:
-        self.pm.hook.hrr_capture_fork_child(ctx=self)
+        self._call_each("hrr_capture_fork_child", ctx=self)

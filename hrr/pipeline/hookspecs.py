@@ -4,6 +4,15 @@ Plugins are objects (modules or instances) with methods marked ``@hookimpl``; th
 found through the ``hrr.plugins`` entry-point group (see ``manager.py``). Hooks are
 called with keyword arguments; an implementation may accept a subset of them.
 
+Capture hooks (``hrr_capture_*``) and the watchers registered with ``ctx.watch`` are
+called by hrr one implementation at a time, never through pluggy's hook caller: an
+implementation that raises (or returns a record that is not msgpack-native) is recorded
+in the manifest's ``plugin_failures`` and its plugin is disabled for the rest of the
+capture, while the application's HIP call returns exactly what it would have
+uncaptured. So a capture hook cannot be a wrapper (``wrapper=True`` or
+``hookwrapper=True``): the plugin manager refuses such a plugin when it loads, naming it.
+Replay hooks go through pluggy as usual.
+
 Per-call hot paths do not go through pluggy: a capture stage that wants to see
 individual calls subscribes in ``hrr_capture_start`` with ``ctx.watch(...)`` for the API
 names it cares about, and calls nobody watches pay nothing.

@@ -62,8 +62,27 @@ def make_plugin_manager(selected: list[str] | None = None) -> tuple[pluggy.Plugi
             raise PluginError(f"plugin {name!r} ({ep.value}) failed to load: {exc}",
                               hint="fix or uninstall it, or leave it out with --plugins") from exc
         versions[name] = plugin_version(obj, ep)
+        _refuse_capture_wrappers(pm, name, obj, ep)
     pm.check_pending()
     return pm, versions
+
+
+def _refuse_capture_wrappers(pm: pluggy.PluginManager, name: str, obj: Any,
+                             ep: metadata.EntryPoint) -> None:
+    """hrr calls each capture hook implementation itself (one that raises is disabled, not
+    the application's call), so a wrapper there could not wrap anything: refuse it now."""
+    from hrr.pipeline.capture import CAPTURE_HOOKS
+
+    for hook in CAPTURE_HOOKS:
+        for impl in getattr(pm.hook, hook).get_hookimpls():
+            if impl.plugin is obj and (impl.hookwrapper or getattr(impl, "wrapper", False)):
+                kind = "hookwrapper=True" if impl.hookwrapper else "wrapper=True"
+                pm.unregister(obj)
+                raise PluginError(
+                    f"plugin {name!r} ({ep.value}) implements {hook} with {kind}; "
+                    f"capture hooks cannot be wrappers",
+                    hint="use a plain @hookimpl (hrr calls each capture stage itself, "
+                         "so that a failing stage never breaks the recorded program)")
 
 
 def hook_implementations(pm: pluggy.PluginManager) -> dict[str, list[str]]:

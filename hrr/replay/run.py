@@ -70,6 +70,26 @@ def summary_lines(name: str, backend: str, stats: ReplayStats, ctx: Any, manifes
     return lines
 
 
+def _plugin_failure_reasons(failures: Any) -> list[str]:
+    """A plugin that raised during capture was disabled, so its records stop there. The
+    manifest is untrusted: anything but a list of maps is itself a reason."""
+    if not failures:
+        return []
+    if not isinstance(failures, list):
+        return ["the manifest's plugin_failures is malformed"]
+    reasons = []
+    for f in failures[:_REFUSAL_CATEGORIES_SHOWN]:
+        if not isinstance(f, dict):
+            reasons.append("the manifest's plugin_failures holds a malformed entry")
+            continue
+        plugin, hook, error = (str(f.get(k, "?"))[:100] for k in ("plugin", "hook", "error"))
+        reasons.append(f"plugin {plugin!r} failed during capture ({error} in {hook}) and was "
+                       f"disabled from then on")
+    if len(failures) > _REFUSAL_CATEGORIES_SHOWN:
+        reasons.append(f"... and {len(failures) - _REFUSAL_CATEGORIES_SHOWN} more plugin failures")
+    return reasons
+
+
 def strict_reasons(stats: ReplayStats, ctx: Any, manifest: dict, missing_plugins: list[str]) -> list[str]:
     """Everything that was not replayed faithfully (what ``--strict`` fails on)."""
     reasons = []
@@ -83,6 +103,7 @@ def strict_reasons(stats: ReplayStats, ctx: Any, manifest: dict, missing_plugins
         reasons.append(f"{stats.checks_unverifiable} checks could not be verified")
     if missing_plugins:
         reasons.append(f"recorded plugins not installed: {', '.join(missing_plugins)}")
+    reasons.extend(_plugin_failure_reasons(manifest.get("plugin_failures")))
     for part in ctx.pm.hook.hrr_replay_strict_failures(ctx=ctx):
         reasons.extend(part or ())
     return reasons

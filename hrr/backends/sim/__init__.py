@@ -33,7 +33,7 @@ def _module(name: str, functions: tuple[str, ...], source: types.ModuleType) -> 
                               {fn: getattr(source, fn) for fn in functions})
 
 
-hip = _module("hrr.backends.sim.hip", SUPPORTED_APIS, _api)
+hip = _module("hrr.backends.sim.hip", SUPPORTED_APIS + _api.UNCATALOGUED_APIS, _api)
 hiprtc = _module("hrr.backends.sim.hiprtc", SUPPORTED_RTC_APIS, _rtc)
 
 

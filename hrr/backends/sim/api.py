@@ -69,9 +69,12 @@ class HipError(Exception):
 
 
 SUPPORTED: list[str] = []
+# On the sim's hip surface but not yet a catalogue row (so not in SUPPORTED_APIS, which the
+# catalogue tests compare with the catalogue): recorded only once the row exists.
+UNCATALOGUED: list[str] = []
 
 
-def hip_api(outputs: int = 0, records_error: bool = True) -> Callable:
+def hip_api(outputs: int = 0, records_error: bool = True, catalogued: bool = True) -> Callable:
     """Wrap an API function: take the device lock, turn HipError into the error tuple
     with ``outputs`` Nones, record the thread's last error, wake host waiters."""
     def wrap(fn: Callable) -> Callable:
@@ -95,7 +98,7 @@ def hip_api(outputs: int = 0, records_error: bool = True) -> Callable:
                 if dev.scheduler.waiting_threads:
                     dev.scheduler.cond.notify_all()
                 return result
-        SUPPORTED.append(fn.__name__)
+        (SUPPORTED if catalogued else UNCATALOGUED).append(fn.__name__)
         return call
     return wrap
 
@@ -240,6 +243,15 @@ def hipGetDeviceProperties(deviceId: int) -> tuple:
 def hipDeviceSynchronize() -> tuple:
     _check_capture_safe("hipDeviceSynchronize")
     _wait_all()
+    return (SUCCESS,)
+
+
+@hip_api(catalogued=False)
+def hipDeviceReset() -> tuple:
+    """Destroy every allocation (device, pinned, registered), stream, event, module, graph
+    and capture of this process; queued work is dropped, not run. Device addresses are
+    never reused, so a stale pointer stays invalid."""
+    _device.current().reset()
     return (SUCCESS,)
 
 
@@ -1027,3 +1039,4 @@ def last_error_detail() -> str:
 
 
 SUPPORTED_APIS: tuple[str, ...] = tuple(SUPPORTED)
+UNCATALOGUED_APIS: tuple[str, ...] = tuple(UNCATALOGUED)

@@ -1,7 +1,17 @@
 """The one simulated device's state, and the lock that makes the API thread-safe.
 
-Everything mutable lives on a ``Device``; ``reset_device()`` swaps in a fresh one.
-Handle values are deterministic: a per-kind base plus a counter.
+Everything mutable lives on a ``Device``; ``reset_device()`` swaps in a fresh one (tests),
+``Device.reset()`` empties it in place (``hipDeviceReset``). Handle values are
+deterministic: a per-kind base plus a counter.
+
+Fork: the device lock is taken by the fork handler (rank ``RANK_BACKEND`` in
+``hrr.archive.forking``), so a fork waits until no other thread is inside a sim call and
+the child gets a consistent copy of the device, never a lock held by a thread that does
+not exist there. The child then rebuilds the scheduler's condition variable and forgets
+the parent's threads. The sim has no worker threads (work runs on the calling thread when
+the host waits), so none is lost. Unlike a GPU runtime, whose context a forked child
+cannot use, the sim is process memory: the child keeps the parent's handles and
+allocations (replay rebuilds them from the parent's records, see DESIGN.md).
 """
 from __future__ import annotations
 
@@ -21,7 +31,11 @@ class Device:
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self.memory = Memory()
+        self.tls = threading.local()
+        self._fresh_state(Memory())
+
+    def _fresh_state(self, memory: Memory) -> None:
+        self.memory = memory
         self.scheduler = Scheduler(self.lock)
         self.streams: dict[int, object] = {0: self.scheduler.null}
         self.events: dict[int, object] = {}
@@ -33,7 +47,18 @@ class Device:
         self.captures: list = []   # active CaptureSessions
         self._counters = {k: itertools.count(1) for k in _HANDLE_BASES}
         self._capture_ids = itertools.count(1)
-        self.tls = threading.local()
+
+    def reset(self) -> None:
+        """Destroy every allocation, stream, event, module, graph and capture (the caller
+        holds the lock). Device addresses keep counting up, so none is ever reused."""
+        self._fresh_state(self.memory.successor())
+
+    def after_fork_in_child(self) -> None:
+        """Forget what the parent's other threads left: their condition-variable waits and
+        their identities (the lock itself was taken by the forking thread)."""
+        self.scheduler.cond = threading.Condition(self.lock)
+        self.scheduler.waiting_threads = 0
+        self.scheduler.api_threads = {threading.get_ident()}
 
     def new_handle(self, kind: str) -> int:
         return _HANDLE_BASES[kind] + 0x10 * next(self._counters[kind])
@@ -73,3 +98,33 @@ def reset_device() -> None:
     """Replace the device with a fresh one (tests); outstanding handles become invalid."""
     global _current
     _current = Device()
+
+
+class _ForkGuard:
+    """The current device's lock, as the fork handler takes it (whichever device is current)."""
+
+    def __init__(self) -> None:
+        self._taken: list[Device] = []
+
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        dev = _current
+        ok = dev.lock.acquire(blocking, timeout)
+        if ok:
+            self._taken.append(dev)
+        return ok
+
+    def release(self) -> None:
+        self._taken.pop().lock.release()
+
+    def in_child(self) -> None:
+        _current.after_fork_in_child()
+
+
+def _register_fork_handler() -> None:
+    from hrr.archive.forking import RANK_BACKEND, register_fork_lock
+
+    guard = _ForkGuard()
+    register_fork_lock(guard, RANK_BACKEND, in_child=guard.in_child)
+
+
+_register_fork_handler()

@@ -67,6 +67,13 @@ class Memory:
         self._host: dict[int, Allocation] = {}
         self._host_starts: list[int] = []  # sorted bases of _host, for bisect
 
+    def successor(self) -> "Memory":
+        """An empty memory whose device addresses continue after this one's (hipDeviceReset:
+        an address is never handed out twice)."""
+        fresh = Memory()
+        fresh._next_device = self._next_device
+        return fresh
+
     # -- allocation -------------------------------------------------------------------
     def malloc(self, size: int) -> Allocation | None:
         """A new device allocation, or None when the device is out of memory."""
