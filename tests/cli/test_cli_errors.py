@@ -152,3 +152,10 @@ def test_event_limit(good_archive):
 def test_bad_limit_value(good_archive, value):
     proc = hrr("replay", good_archive, "--max-file-bytes", value)
     assert_clean_error(proc, "max_file_bytes")
+
+
+@pytest.mark.parametrize("value", ["0", "nan"])
+def test_bad_max_seconds(good_archive, value):
+    proc = hrr("replay", good_archive, "--max-seconds", value)
+    assert_clean_error(proc, "--max-seconds must be a positive number of seconds", str(float(value)))
+
