@@ -120,7 +120,8 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
 @cli.command()
 @click.argument("archive", type=click.Path())
 @click.option("--strict", is_flag=True, help="Also fail on anything not replayed faithfully: a refused "
-              "record, an unreplayable API, a missing blob, an untranslated pointer, a metadata-only archive.")
+              "record, an unreplayable API, a missing blob, an untranslated pointer, a metadata-only archive, "
+              "an archive its program never closed, a process with no records.")
 @BACKEND_OPTION
 @click.option("--plugins", default=None, help="Comma list of plugins to run (default: those the archive recorded with).")
 @click.option("--max-file-bytes", type=int, default=None, help="Largest blob or code object read (bytes).")

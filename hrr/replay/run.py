@@ -49,6 +49,43 @@ def _fork_parent(processes: list, manifest: dict, proc: Any, limits: Limits) -> 
     return parent, seq
 
 
+def completeness(proc: Any) -> tuple[list[str], list[str], list[str]]:
+    """How ``proc``'s recording ended: (failures, strict reasons, notes). A record count that
+    the trailer or a clean manifest states and events.bin does not hold is a failure."""
+    state = proc.scan()
+    manifest = proc.manifest
+    failures: list[str] = []
+    reasons: list[str] = []
+    notes: list[str] = []
+    claims = []
+    if state.trailer is not None:
+        claims.append(("its trailer", state.trailer.get("events")))
+    if proc.manifest_error is None and manifest.get("clean_shutdown") is True:
+        claims.append(("its manifest", (manifest.get("counts") or {}).get("events")))
+    for source, claimed in claims:
+        if not isinstance(claimed, int) or claimed < 0:
+            failures.append(f"{source} gives no valid record count: the archive was damaged or edited")
+        elif claimed != state.frames:
+            what = "records were lost or removed" if claimed > state.frames else "records were added"
+            failures.append(f"{source} says the process recorded {claimed} records, events.bin holds "
+                            f"{state.frames}: {what}")
+    if not proc.clean:
+        why = "no trailer" if state.trailer is None else "trailer and records disagree"
+        if manifest.get("clean_shutdown") is not True:
+            why += ", manifest clean_shutdown false"
+        reasons.append(f"the archive was not closed ({why}): its program was killed or crashed, "
+                       "so calls it made may be missing")
+        notes.append(f"Archive: NOT closed ({why}): replayed the {state.frames} complete records it holds")
+    elif manifest.get("repaired") is True:
+        reasons.append("the archive was closed by `hrr repair`, not by its program: calls it made "
+                       "may be missing")
+        notes.append("Archive: closed by `hrr repair`")
+    if state.frames == 0:
+        reasons.append("the process recorded no calls: there was nothing to replay or check")
+        notes.append("Archive: the process recorded no calls")
+    return failures, reasons, notes
+
+
 @contextlib.contextmanager
 def bounded_stalls(backend: Any, seconds: float = REPLAY_STALL_SECONDS) -> Iterator[None]:
     """While replay runs, a stuck wait on the sim ends after ``seconds`` (its scheduler
@@ -165,8 +202,12 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
         parent, until = _fork_parent(processes, manifest, proc, limits)
         with bounded_stalls(mod):
             stats = replayer.run(prefix=parent, prefix_until=until)
+        ended_failures, ended_reasons, ended_notes = completeness(proc)
+        stats.failures.extend(ended_failures)
         for line in summary_lines(f"pid-{proc.pid}", backend_name, stats, replayer.ctx, manifest):
             echo(line)
+        for note in ended_notes:
+            echo(note)
         timed_out = stats.timed_out
         if stats.aborted:
             code = max(code, EXIT_DIVERGED)
@@ -174,7 +215,7 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
             continue
         failed = bool(stats.checks_failed or stats.failures)
         if options.strict:
-            reasons = strict_reasons(stats, replayer.ctx, manifest, missing)
+            reasons = ended_reasons + strict_reasons(stats, replayer.ctx, manifest, missing)
             for reason in reasons:
                 echo(f"STRICT: {reason}")
             failed = failed or bool(reasons)
