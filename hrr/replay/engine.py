@@ -21,7 +21,7 @@ import numpy as np
 from hrr.api.catalogue import CATALOGUE, NOOP, UNREPLAYABLE, Api, Param
 from hrr.backends.hiptypes import ENUM_TYPES, hipError_t
 from hrr.backends.kernargs import kernarg_array
-from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError
+from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError, LimitExceeded
 from hrr.events import PSEUDO_D2H_CHECK, Event, event_from_wire
 from hrr.pipeline.context import EventRefused
 from hrr.pipeline.replay import ReplayContext
@@ -145,7 +145,10 @@ class ProcessReplayer:
                 except FormatError as exc:
                     self._refuse_raw(item.index, "?", str(exc), "bad_record")
                     continue
-                self.threads.run(ev.tid, lambda ev=ev: self._replay_event(ev))
+                try:
+                    self.threads.run(ev.tid, lambda ev=ev: self._replay_event(ev))
+                except LimitExceeded as exc:  # a thread over --max-threads: its records are refused
+                    self._refuse_raw(ev.seq, ev.api, exc.what, "limit")
         except DivergenceError as exc:
             self.stats.aborted = True
             self.stats.failures.append(str(exc))

@@ -230,3 +230,16 @@ def test_watchdog_stays_quiet_when_replay_finishes():
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0 and proc.stdout == "finished\n" and not proc.stderr, describe(proc)
+
+
+def test_records_of_threads_over_max_threads_are_refused_and_the_rest_replays(tmp_path):
+    a = HostileArchive(tmp_path / "a")
+    for tid in (1, 2, 3, 1, 3):
+        a.call("hipInit", [0], tid=tid)
+    a.close()
+    code, lines = replay(a.root, backend="sim", strict=True, limits=Limits(max_threads=2))
+    assert _limit_refusals(lines) == [
+        f"record {seq} hipInit [limit]: thread 3 would be replay thread 3, over --max-threads (2): "
+        "its records are not replayed" for seq in (2, 4)], lines
+    assert "pid-4242: replayed on sim: 5 records, 3 calls replayed, 0 no-ops" in lines
+    assert code == 1 and lines[-1] == "Result: FAILED"
