@@ -38,7 +38,7 @@ _PTR_SPANS = {"hipStreamWaitValue32": 4, "hipStreamWriteValue32": 4}
 _SIZE_NAMES = frozenset({"size", "sizeBytes", "sharedMemBytes"})
 # A record shape no validator foresaw ends in one of these; it is refused, never a traceback.
 _MALFORMED = (TypeError, ValueError, OverflowError, ArithmeticError, LookupError, AttributeError,
-              MemoryError)
+              MemoryError, RecursionError)
 
 
 @attrs.define

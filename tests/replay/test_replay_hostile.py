@@ -236,3 +236,16 @@ def test_catalogue_sizes_are_all_validated():
     for row in CATALOGUE.values():
         sized = {p.size for p in row.params if p.size} | {o.size for o in row.outs if o.size}
         assert sized <= _size_names(row), row.name
+
+
+def test_a_code_object_with_deeply_nested_json_is_an_invalid_image(tmp_path):
+    """The sim parses the code object's JSON header: 100,000 levels of nesting are
+    hipErrorInvalidImage (as recorded), not a RecursionError."""
+    header = b"[" * 100_000 + b"]" * 100_000
+    image = b"\x7fHRRSIM\x01" + struct.pack("<I", len(header)) + header
+    a = HostileArchive(tmp_path / "a")
+    code_name = a.writer.put_code_object(image)
+    a.call("hipModuleLoadData", [code_name], err=200, outs=[None])   # hipErrorInvalidImage
+    a.close()
+    code, lines = replay(a.root, backend="sim", strict=True)
+    assert code == 0 and "Errors reproduced: 1; divergences: 0" in lines, lines
