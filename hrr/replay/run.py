@@ -70,9 +70,7 @@ def completeness(proc: Any) -> tuple[list[str], list[str], list[str]]:
             failures.append(f"{source} says the process recorded {claimed} records, events.bin holds "
                             f"{state.frames}: {what}")
     if not proc.clean:
-        why = "no trailer" if state.trailer is None else "trailer and records disagree"
-        if manifest.get("clean_shutdown") is not True:
-            why += ", manifest clean_shutdown false"
+        why = ", ".join(_not_clean(proc, state)) or "not clean"
         reasons.append(f"the archive was not closed ({why}): its program was killed or crashed, "
                        "so calls it made may be missing")
         notes.append(f"Archive: NOT closed ({why}): replayed the {state.frames} complete records it holds")
@@ -84,6 +82,24 @@ def completeness(proc: Any) -> tuple[list[str], list[str], list[str]]:
         reasons.append("the process recorded no calls: there was nothing to replay or check")
         notes.append("Archive: the process recorded no calls")
     return failures, reasons, notes
+
+
+def _not_clean(proc: Any, state: Any) -> list[str]:
+    """Why the reader does not call ``proc`` clean, in the words ``hrr info`` uses."""
+    why = []
+    if state.trailer is None:
+        why.append("no trailer")
+    elif state.trailer.get("events") != state.frames:
+        why.append("the trailer's count is not the records'")
+    if state.after_trailer:
+        why.append("bytes after the trailer")
+    if state.stopped:
+        why.append("an unreadable frame header")
+    if proc.manifest_error is not None:
+        why.append(f"manifest unusable ({proc.manifest_error})")
+    elif proc.manifest.get("clean_shutdown") is not True:
+        why.append("manifest clean_shutdown false")
+    return why
 
 
 @contextlib.contextmanager

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from hostile import HostileArchive, describe, keep_frames
+from hostile import HostileArchive, describe, keep_frames, split_frames
 from hrrtest import replay
 
 from hrr.archive import open_archive, repair
@@ -144,6 +144,20 @@ def test_frames_added_behind_the_trailer_fail_replay(tmp_path):
     assert code == 1, out
     assert "FAILED: its trailer says the process recorded 33 records, events.bin holds 34: records " \
            "were added" in out, out
+    assert "Archive: NOT closed (the trailer's count is not the records'): replayed the 34 " in out, out
+
+
+def test_bytes_after_the_trailer_fail_strict(tmp_path):
+    """A frame appended after the trailer is never read: the 33 records replay, and
+    --strict fails because the archive is not as its capture closed it."""
+    pid_dir = _archive_of_33(tmp_path / "a")
+    events = pid_dir / "events.bin"
+    head, frames = split_frames(pid_dir)
+    events.write_bytes(events.read_bytes() + frames[0][1])
+    code, out = _replay(tmp_path / "a")
+    assert code == 0 and "replayed on sim: 33 records" in out, out
+    code, out = _replay(tmp_path / "a", strict=True)
+    assert code == 1 and "STRICT: the archive was not closed (bytes after the trailer)" in out, out
 
 
 def test_an_intact_archive_passes_the_count_check(tmp_path):
