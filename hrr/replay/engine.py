@@ -110,7 +110,8 @@ class ProcessReplayer:
         # The sim's device memory is host RAM, so it is charged too; a GPU's is not.
         self._charge_device = getattr(backend, "NAME", "") == "sim"
         self._queued_bytes = 0         # blobs that host functions hold until a device sync
-        self._keepalive: list[Any] = []
+        self._keepalive: list[Any] = []   # host buffers queued work may still use
+        self._call_buffers: list[Any] = []  # host buffers handed to the current call
         self._poison = np.zeros(64, dtype=np.uint8)
         self.threads = ThreadRouter(limits.max_threads)
         # Per-event hooks are looked up once; with no implementation they cost nothing.
@@ -209,6 +210,7 @@ class ProcessReplayer:
             raise EventRefused(f"{len(ev.args)} arguments recorded, {row.name} takes {len(row.params)}",
                                category="bad_record")
         after: list[Any] = []
+        self._call_buffers = []
         args = [self._arg(row, i, ev, after) for i in range(len(row.params))]
         stream = args[row.param_index(row.stream)] if row.stream else None
         kernarg_buffers: Any = None  # alive until the launch call has returned
@@ -225,8 +227,14 @@ class ProcessReplayer:
             err = int(result[0])
         except BaseException:
             self.budget.release(charged)
+            self._keepalive.extend(self._call_buffers)
             raise
         self.stats.replayed += 1
+        if not (row.sync and err == 0):
+            # Queued work (or a failed synchronous call's leftover op) may still use them;
+            # a synchronous call that succeeded is done with them.
+            self._keepalive.extend(self._call_buffers)
+        self._call_buffers = []
         if err != 0:  # nothing was allocated
             self.budget.release(charged)
             charged = 0
@@ -392,7 +400,7 @@ class ProcessReplayer:
                 buf[:n] = np.frombuffer(data, dtype=np.uint8)
             else:
                 self.ctx.counters["zero_filled_inputs"] += 1
-            self._keepalive.append(buf)
+            self._call_buffers.append(buf)
             return buf
         replay = self._translate(addr, "src")
         if replay is None:
@@ -419,7 +427,7 @@ class ProcessReplayer:
         tag, addr, n, blob = endpoint
         if tag == "h":
             buf = self.budget.buffer(n, f"the destination of {row.name}")
-            self._keepalive.append(buf)
+            self._call_buffers.append(buf)
             self._expect(row, ev, lambda: buf[:n].tobytes(), blob, n, after)
             return buf
         replay = self._translate(addr, "dst")

@@ -243,3 +243,18 @@ def test_records_of_threads_over_max_threads_are_refused_and_the_rest_replays(tm
         "its records are not replayed" for seq in (2, 4)], lines
     assert "pid-4242: replayed on sim: 5 records, 3 calls replayed, 0 no-ops" in lines
     assert code == 1 and lines[-1] == "Result: FAILED"
+
+
+def test_buffers_of_synchronous_copies_are_given_back_when_the_call_returns(tmp_path):
+    """300 synchronous 4 KiB device-to-host copies under a 64 KiB cap: each buffer is
+    released once its copy has returned and been checked (they used to be held until a
+    hipDeviceSynchronize, and the 16th copy was refused)."""
+    a = HostileArchive(tmp_path / "a")
+    dev = a.device(4 * KiB)
+    blob = a.blob(bytes(4 * KiB))
+    for _ in range(300):
+        a.copy(["h", 0x1000, 4 * KiB, blob], ["a", dev, 4 * KiB, None], 4 * KiB, D2H)
+    a.close()
+    code, lines = replay(a.root, backend="sim", strict=True, limits=Limits(max_host_bytes=64 * KiB))
+    assert code == 0 and "Device-to-host checks: 300 passed, 0 failed, 0 unverifiable" in lines, lines
+    assert "Host memory: peak 8192 bytes of --max-host-bytes 65536; 0 records refused by a limit" in lines
