@@ -9,7 +9,7 @@ import sys
 import textwrap
 
 import pytest
-from hostile import D2H, DEVICE_BASE, H2D, PID, HostileArchive, describe, replay_cli
+from hostile import D2H, H2D, PID, HostileArchive, describe, replay_cli
 from hrrtest import fresh_backend, replay
 
 from hrr.archive import Limits, open_archive
@@ -199,7 +199,7 @@ def test_max_seconds_stops_replay_between_records(tmp_path):
                           plugins=[], echo=lines.append)
     assert code == 1, lines
     # The clock is read once for the deadline (1 s + 5) and once before each record (2, 3, ...).
-    assert f"FAILED: stopped at record 5: replay ran longer than --max-seconds=5 (raise it to replay " \
+    assert "FAILED: stopped at record 5: replay ran longer than --max-seconds=5 (raise it to replay " \
            "further)" in lines, lines
     assert f"pid-{PID}: replayed on sim: 5 records, 5 calls replayed, 0 no-ops" in lines
     assert f"pid-{PID + 1}: not replayed: --max-seconds=5 was reached" in lines
