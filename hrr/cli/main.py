@@ -120,13 +120,16 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
 @cli.command()
 @click.argument("archive", type=click.Path())
 @click.option("--strict", is_flag=True, help="Also fail on anything not replayed faithfully: a refused "
-              "record, an unreplayable API, a missing blob, an untranslated pointer, a metadata-only archive.")
+              "record, an unreplayable API, a missing blob, an untranslated pointer, a metadata-only archive, "
+              "an archive its program never closed, a process with no records.")
 @BACKEND_OPTION
 @click.option("--plugins", default=None, help="Comma list of plugins to run (default: those the archive recorded with).")
 @click.option("--max-file-bytes", type=int, default=None, help="Largest blob or code object read (bytes).")
 @click.option("--max-events", type=int, default=None, help="Most records replayed per process.")
 @click.option("--max-host-bytes", type=int, default=None, help="Most host memory replay allocates for the archive.")
 @click.option("--max-threads", type=int, default=None, help="Most replay threads the archive may ask for.")
+@click.option("--max-seconds", type=float, default=600.0, show_default=True,
+              help="Wall-clock limit for the whole replay; past it replay stops with exit 1.")
 @click.option("--keep-going", is_flag=True, help="Go on after a divergence instead of stopping with exit 2.")
 @click.option("--float-tolerance", type=float, default=None,
               help="Compare device-to-host results as float32 within this absolute tolerance "
@@ -134,25 +137,40 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
 @_friendly
 def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
            max_file_bytes: int | None, max_events: int | None, max_host_bytes: int | None,
-           max_threads: int | None, keep_going: bool, float_tolerance: float | None) -> None:
+           max_threads: int | None, max_seconds: float, keep_going: bool,
+           float_tolerance: float | None) -> None:
     """Replay ARCHIVE and check every device-to-host copy. Exit 0: every check passed;
-    1: a failed check or a failure; 2: replay diverged and stopped early."""
+    1: a failed check, a failure or a limit reached; 2: replay diverged and stopped early."""
+    import math
+
     import attrs
 
     from hrr.archive import Limits
     from hrr.pipeline.manager import parse_plugin_list
     from hrr.replay.engine import ReplayOptions
-    from hrr.replay.run import replay_archive
+    from hrr.replay.run import WATCHDOG_GRACE_SECONDS, replay_archive, start_watchdog
 
     if not os.path.exists(archive):
         raise UsageError(f"{archive}: no such archive")
+    if not (math.isfinite(max_seconds) and max_seconds > 0):
+        raise UsageError(f"--max-seconds must be a positive number of seconds, got {max_seconds}")
     overrides = {k: v for k, v in {"max_file_bytes": max_file_bytes, "max_events": max_events,
                                    "max_host_bytes": max_host_bytes, "max_threads": max_threads}.items()
                  if v is not None}
     limits = attrs.evolve(Limits(), **overrides)
-    options = ReplayOptions(strict=strict, keep_going=keep_going, float_tolerance=float_tolerance)
-    sys.exit(replay_archive(archive, backend=backend, limits=limits, options=options,
-                            plugins=parse_plugin_list(plugins), echo=click.echo))
+    options = ReplayOptions(strict=strict, keep_going=keep_going, float_tolerance=float_tolerance,
+                            max_seconds=max_seconds)
+    # Replay stops itself between records past --max-seconds; a single call that never
+    # returns (a GPU wait nothing releases) is ended by the watchdog a little later.
+    done = start_watchdog(max_seconds + WATCHDOG_GRACE_SECONDS,
+                          f"replay did not finish within --max-seconds={max_seconds:g} "
+                          f"(+{WATCHDOG_GRACE_SECONDS:g} s): a replayed call never returned; stopped")
+    try:
+        code = replay_archive(archive, backend=backend, limits=limits, options=options,
+                              plugins=parse_plugin_list(plugins), echo=click.echo)
+    finally:
+        done.set()
+    sys.exit(code)
 
 
 @cli.command()

@@ -37,8 +37,10 @@ class ReplayContext:
         return self._engine.memory.find(capture_addr)
 
     def read_blob(self, name: str) -> bytes:
-        """A blob's bytes, checked against its name and the size limit (raises BlobError)."""
-        return self._engine.process.read_blob(name)
+        """A blob's bytes, checked against its name and the size limit (raises BlobError).
+        Stages read blobs to queue them for a restore, so the bytes count against
+        --max-host-bytes until the next device synchronisation (EventRefused when over)."""
+        return self._engine.read_queued_blob(name)
 
     def blob_size(self, name: str) -> int:
         return self._engine.process.blob_size(name)

@@ -2,29 +2,43 @@
 every device-to-host copy byte for byte.
 
 Everything read from the archive is validated before it is acted on: a record that
-names an unknown handle, a pointer outside every allocation replay made, a blob that
-does not match its name or a size over a limit is refused, counted and named; replay
-never writes outside memory it allocated itself.
+names an unknown handle, a pointer outside every allocation replay made, a range that
+runs past the allocation it names, a number of the wrong type or range, a blob that
+does not match its name or a size over a limit is refused, counted and named. Replay
+never reads or writes outside memory it allocated itself, and every allocation it makes
+is charged against ``--max-host-bytes`` before it is made.
 """
 from __future__ import annotations
 
 import ctypes
-from typing import Any
+import math
+import time
+from typing import Any, Callable
 
 import attrs
 import numpy as np
 
-from hrr.api.catalogue import CATALOGUE, NOOP, UNREPLAYABLE, Api
+from hrr.api.catalogue import CATALOGUE, NOOP, UNREPLAYABLE, Api, Param
 from hrr.backends.hiptypes import ENUM_TYPES, hipError_t
 from hrr.backends.kernargs import kernarg_array
-from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError
+from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError, LimitExceeded
 from hrr.events import PSEUDO_D2H_CHECK, Event, event_from_wire
 from hrr.pipeline.context import EventRefused
 from hrr.pipeline.replay import ReplayContext
-from hrr.replay.state import HandleMaps, ReplayAllocation, ReplayMemory
+from hrr.replay.state import HandleMaps, HostBudget, ReplayAllocation, ReplayMemory
 from hrr.replay.threads import ThreadRouter
 
 _HOST_KINDS = ("pinned", "registered")
+DEFAULT_MAX_SECONDS = 600.0
+_U64 = 1 << 64
+_MAX_SIZE = (1 << 63) - 1            # no byte count an archive names may be larger
+# Byte spans of pointer parameters whose call has no byte-count parameter.
+_PTR_SPANS = {"hipStreamWaitValue32": 4, "hipStreamWriteValue32": 4}
+# Parameters that are byte counts although no endpoint or output names them.
+_SIZE_NAMES = frozenset({"size", "sizeBytes", "sharedMemBytes"})
+# A record shape no validator foresaw ends in one of these; it is refused, never a traceback.
+_MALFORMED = (TypeError, ValueError, OverflowError, ArithmeticError, LookupError, AttributeError,
+              MemoryError, RecursionError)
 
 
 @attrs.define
@@ -32,6 +46,8 @@ class ReplayOptions:
     strict: bool = False
     keep_going: bool = False           # go on after a divergence instead of exiting 2
     float_tolerance: float | None = None
+    max_seconds: float = DEFAULT_MAX_SECONDS   # wall-clock limit for the whole archive
+    clock: Callable[[], float] = time.monotonic
 
 
 @attrs.define
@@ -54,6 +70,8 @@ class ReplayStats:
     checks_unverifiable: int = 0
     divergences: int = 0
     aborted: bool = False
+    timed_out: bool = False            # stopped by --max-seconds
+    peak_host_bytes: int = 0           # the most host memory replay held for the archive
     refusals: list[Refusal] = attrs.field(factory=list)
     failures: list[str] = attrs.field(factory=list)
 
@@ -73,21 +91,27 @@ class _Check:
 class ProcessReplayer:
     """Replays one ``pid-<pid>/`` archive on one backend."""
 
-    def __init__(self, process: Any, backend: Any, pm: Any, limits: Any, options: ReplayOptions) -> None:
+    def __init__(self, process: Any, backend: Any, pm: Any, limits: Any, options: ReplayOptions,
+                 deadline: float | None = None) -> None:
         self.process = process
         self.backend = backend
         self.hip = backend.hip
         self.manifest = process.manifest
         self.limits = limits
         self.options = options
+        self.deadline = deadline       # the options.clock() value past which replay stops
         self.memory = ReplayMemory()
         self.handles = HandleMaps()
         self.stats = ReplayStats()
         self.ctx = ReplayContext(pm, self)
         self.pm = pm
         self._checks: dict[int, _Check] = {}
-        self._host_bytes = 0
-        self._keepalive: list[Any] = []
+        self.budget = HostBudget(limits.max_host_bytes)
+        # The sim's device memory is host RAM, so it is charged too; a GPU's is not.
+        self._charge_device = getattr(backend, "NAME", "") == "sim"
+        self._queued_bytes = 0         # blobs that host functions hold until a device sync
+        self._keepalive: list[Any] = []   # host buffers queued work may still use
+        self._call_buffers: list[Any] = []  # host buffers handed to the current call
         self._poison = np.zeros(64, dtype=np.uint8)
         self.threads = ThreadRouter(limits.max_threads)
         # Per-event hooks are looked up once; with no implementation they cost nothing.
@@ -106,6 +130,12 @@ class ProcessReplayer:
                     self.stats.failures.append(
                         f"stopped after {self.limits.max_events} events (--max-events)")
                     break
+                if self.deadline is not None and self.options.clock() > self.deadline:
+                    self.stats.timed_out = True
+                    self.stats.failures.append(
+                        f"stopped at record {item.index}: replay ran longer than "
+                        f"--max-seconds={self.options.max_seconds:g} (raise it to replay further)")
+                    break
                 self.stats.events += 1
                 reason = getattr(item, "reason", None)
                 if reason is not None:
@@ -116,7 +146,10 @@ class ProcessReplayer:
                 except FormatError as exc:
                     self._refuse_raw(item.index, "?", str(exc), "bad_record")
                     continue
-                self.threads.run(ev.tid, lambda ev=ev: self._replay_event(ev))
+                try:
+                    self.threads.run(ev.tid, lambda ev=ev: self._replay_event(ev))
+                except LimitExceeded as exc:  # a thread over --max-threads: its records are refused
+                    self._refuse_raw(ev.seq, ev.api, exc.what, "limit")
         except DivergenceError as exc:
             self.stats.aborted = True
             self.stats.failures.append(str(exc))
@@ -127,6 +160,7 @@ class ProcessReplayer:
                                        "only its complete records were replayed; run `hrr repair`")
         if self.ctx.host_fn_errors:
             self.stats.failures.extend(f"replay host function failed: {e}" for e in self.ctx.host_fn_errors)
+        self.stats.peak_host_bytes = self.budget.peak
         return self.stats
 
     def _records(self, prefix: Any, prefix_until: int) -> Any:
@@ -147,6 +181,7 @@ class ProcessReplayer:
 
     def _replay_event(self, ev: Event) -> None:
         try:
+            _check_event(ev)
             if ev.is_pseudo:
                 self._pseudo(ev)
                 return
@@ -165,6 +200,9 @@ class ProcessReplayer:
             self._refuse_raw(ev.seq, ev.api, exc.reason, exc.category)
         except BlobError as exc:
             self._refuse_raw(ev.seq, ev.api, str(exc), "blob")
+        except _MALFORMED as exc:
+            self._refuse_raw(ev.seq, ev.api, f"replay could not use this record "
+                             f"({type(exc).__name__}: {str(exc)[:200]})", "bad_record")
 
     # ------------------------------------------------------------------ one call
     def _replay_call(self, row: Api, ev: Event) -> None:
@@ -172,30 +210,47 @@ class ProcessReplayer:
             raise EventRefused(f"{len(ev.args)} arguments recorded, {row.name} takes {len(row.params)}",
                                category="bad_record")
         after: list[Any] = []
+        self._call_buffers = []
         args = [self._arg(row, i, ev, after) for i in range(len(row.params))]
         stream = args[row.param_index(row.stream)] if row.stream else None
         kernarg_buffers: Any = None  # alive until the launch call has returned
         if row.family == "launch":
             args, kernarg_buffers = self._launch_args(row, ev, args)
-        if self._before_hook is not None:
-            self._before_hook(ctx=self.ctx, event=ev, stream=stream)
         fn = getattr(self.hip, "hipModuleLaunchKernel" if row.family == "launch" else row.name, None)
         if fn is None:
             raise EventRefused(f"the {self.backend.NAME} backend has no {row.name}", category="unsupported")
-        result = fn(*args)
+        charged = self._charge_allocation(row, ev)  # before anything is allocated
+        try:
+            if self._before_hook is not None:
+                self._before_hook(ctx=self.ctx, event=ev, stream=stream)
+            result = fn(*args)
+            err = int(result[0])
+        except BaseException:
+            self.budget.release(charged)
+            self._keepalive.extend(self._call_buffers)
+            raise
         self.stats.replayed += 1
-        err = int(result[0])
+        if not (row.sync and err == 0):
+            # Queued work (or a failed synchronous call's leftover op) may still use them;
+            # a synchronous call that succeeded is done with them.
+            self._keepalive.extend(self._call_buffers)
+        self._call_buffers = []
+        if err != 0:  # nothing was allocated
+            self.budget.release(charged)
+            charged = 0
         if err != ev.err and not row.volatile:
             self._diverged(row, ev, err)
         elif err and err == ev.err:
             self.stats.reproduced_errors += 1
         if err == 0:
-            self._bind_outputs(row, ev, result)
+            self._bind_outputs(row, ev, result, charged)
             for fn_after in after:
                 fn_after()
         if row.name == "hipDeviceSynchronize" and err == 0:
             self.ctx.release_finished_host_fns()
             self._keepalive.clear()
+            self.budget.release(self._queued_bytes)
+            self._queued_bytes = 0
         if self._after_hook is not None:
             self._after_hook(ctx=self.ctx, event=ev, result=result)
 
@@ -208,40 +263,79 @@ class ProcessReplayer:
             return
         raise DivergenceError(msg, hint="replay stopped early; --keep-going replays the rest")
 
+    # ------------------------------------------------------------------ host memory
+    def _charge_allocation(self, row: Api, ev: Event) -> int:
+        """Charge what ``row`` will allocate (pinned memory; device memory on the sim, which
+        is host RAM) before the backend makes it; returns the bytes charged."""
+        total = 0
+        for spec in row.outs:
+            if spec.role != "alloc" or spec.size is None:
+                continue
+            if spec.kind != "pinned" and not (spec.kind == "device" and self._charge_device):
+                continue
+            size = _size(ev.args[row.param_index(spec.size)], spec.size)
+            try:
+                total += self.budget.charge(max(size, 1), f"{row.name} ({spec.kind} memory)")
+            except EventRefused:
+                self.budget.release(total)
+                raise
+        return total
+
+    def read_queued_blob(self, name: str) -> bytes:
+        """A blob that a host function holds until the next device synchronisation (a
+        restore): its size is charged against --max-host-bytes before it is read."""
+        size = self.process.blob_size(name)
+        self.budget.charge(size, f"blob {name} queued for a restore")
+        try:
+            data = self.process.read_blob(name)
+        except BaseException:
+            self.budget.release(size)
+            raise
+        self._queued_bytes += size
+        return data
+
     # ------------------------------------------------------------------ arguments
     def _arg(self, row: Api, i: int, ev: Event, after: list) -> Any:
         p, v = row.params[i], ev.args[i]
         role = p.role
         if role == "value":
-            if v is not None and not isinstance(v, (int, float, bool)):
-                raise EventRefused(f"parameter {p.name} is not a number", category="bad_record")
-            return v
+            if p.name in _size_names(row):
+                return _size(v, p.name)
+            return _scalar(v, p.name)
         if role == "enum":
             if v is None:
                 return None
+            if not isinstance(v, int) or isinstance(v, bool) or not -(1 << 63) <= v < _U64:
+                raise EventRefused(f"parameter {p.name} is {_brief(v)}, not a {p.kind}", category="bad_record")
             enum = ENUM_TYPES.get(p.kind or "")
             try:
                 return enum(v) if enum is not None else v
             except ValueError:
                 raise EventRefused(f"{v} is not a {p.kind}", category="bad_record") from None
         if role == "ptr":
-            if ev.err and row.destroys == "alloc" and self.memory.translate(_int(v, p.name)) is None:
+            addr = _address(v, p.name)
+            if ev.err and row.destroys == "alloc" and self.memory.translate(addr) is None:
                 # A release the recording saw fail (a double free): hand the backend
                 # memory it never allocated, so it fails the same way and frees nothing.
                 return int(self._poison.__array_interface__["data"][0])
-            return self._translate(v, p.name)
+            replay = self._translate(addr, p.name)
+            span = self._ptr_span(row, ev)
+            if replay is not None and span:
+                self._check_fits(self.memory.find(addr), addr, span)
+            return replay
         if role == "handle":
+            value = _address(v, p.name)
             try:
-                return self.handles.lookup(p.kind, _int(v, p.name))
+                return self.handles.lookup(p.kind, value)
             except KeyError:
-                raise EventRefused(f"{p.name}: unknown {p.kind} handle 0x{int(v):x}",
+                raise EventRefused(f"{p.name}: unknown {p.kind} handle 0x{value:x}",
                                    category="untranslated") from None
         if role == "copy_src":
-            return self._copy_src(row, ev, v)
+            return self._copy_src(row, ev, self._endpoint(row, p, ev, v))
         if role == "copy_dst":
-            return self._copy_dst(row, ev, v, after)
+            return self._copy_dst(row, ev, self._endpoint(row, p, ev, v), after)
         if role == "host_range":
-            return self._host_range(ev, v, after)
+            return self._host_range(self._endpoint(row, p, ev, v), after)
         if role == "code":
             if not isinstance(v, str):
                 raise EventRefused("the code object was not recorded (it was passed by address)",
@@ -256,8 +350,7 @@ class ProcessReplayer:
             return self.hip.dim3(x=x, y=y, z=z)
         return None  # launch arguments are built separately; ignored roles
 
-    def _translate(self, v: Any, what: str) -> int | None:
-        addr = _int(v, what)
+    def _translate(self, addr: int, what: str) -> int | None:
         if not addr:
             return None
         replay = self.memory.translate(addr)
@@ -266,22 +359,29 @@ class ProcessReplayer:
                                category="untranslated")
         return replay
 
-    def _endpoint(self, v: Any) -> tuple[str, int, int, str | None]:
-        if not (isinstance(v, (list, tuple)) and len(v) == 4 and v[0] in ("a", "h")):
-            raise EventRefused("a copy endpoint record is malformed", category="bad_record")
-        tag, addr, n, blob = v
-        if not isinstance(n, int) or n < 0 or not isinstance(addr, int):
-            raise EventRefused("a copy endpoint has a bad address or size", category="bad_record")
-        if blob is not None and not isinstance(blob, str):
-            raise EventRefused("a copy endpoint names a bad blob", category="bad_record")
-        return tag, addr, n, blob
+    def _ptr_span(self, row: Api, ev: Event) -> int:
+        """How many bytes a pointer parameter of ``row`` reaches (0: not a range, e.g. a free)."""
+        if row.name in _PTR_SPANS:
+            return _PTR_SPANS[row.name]
+        if row.family in ("copy", "memory") and "sizeBytes" in _size_names(row):
+            return _size(ev.args[row.param_index("sizeBytes")], "sizeBytes")
+        return 0
 
-    def _host_buffer(self, n: int) -> np.ndarray:
-        if self._host_bytes + n > self.limits.max_host_bytes:
-            raise EventRefused(f"needs {n} bytes of host memory; over --max-host-bytes "
-                               f"({self.limits.max_host_bytes})", category="limit")
-        self._host_bytes += n
-        return np.zeros(max(n, 1), dtype=np.uint8)
+    def _endpoint(self, row: Api, p: Param, ev: Event, v: Any) -> tuple[str, int, int, str | None]:
+        """A copy endpoint ``[tag, addr, n, blob]``, validated; ``n`` must be the call's byte count."""
+        if not (isinstance(v, (list, tuple)) and len(v) == 4 and v[0] in ("a", "h")):
+            raise EventRefused(f"{p.name}: a copy endpoint record is malformed", category="bad_record")
+        tag, addr, n, blob = v
+        addr = _address(addr, f"{p.name} address")
+        n = _size(n, f"{p.name} size")
+        if p.size is not None:
+            size = _size(ev.args[row.param_index(p.size)], p.size)
+            if size != n:
+                raise EventRefused(f"{p.name}: the endpoint holds {n} bytes but {p.size} is {size}",
+                                   category="bounds")
+        if blob is not None and not isinstance(blob, str):
+            raise EventRefused(f"{p.name}: a copy endpoint names a bad blob", category="bad_record")
+        return tag, addr, n, blob
 
     def _payload(self, blob: str | None, n: int) -> bytes | None:
         if blob is None:
@@ -291,23 +391,31 @@ class ProcessReplayer:
             raise EventRefused(f"blob {blob} holds {len(data)} bytes, the copy moves {n}", category="blob")
         return data
 
-    def _copy_src(self, row: Api, ev: Event, v: Any) -> Any:
-        tag, addr, n, blob = self._endpoint(v)
-        data = self._payload(blob, n)
+    def _copy_src(self, row: Api, ev: Event, endpoint: tuple) -> Any:
+        tag, addr, n, blob = endpoint
         if tag == "h":
-            buf = self._host_buffer(n)
+            buf = self.budget.buffer(n, f"the source of {row.name}")
+            data = self._payload(blob, n)
             if data is not None:
                 buf[:n] = np.frombuffer(data, dtype=np.uint8)
             else:
                 self.ctx.counters["zero_filled_inputs"] += 1
-            self._keepalive.append(buf)
+            self._call_buffers.append(buf)
             return buf
         replay = self._translate(addr, "src")
+        if replay is None:
+            return self._null(n, "src")
         alloc = self.memory.find(addr)
-        if data is not None and alloc is not None and alloc.kind in _HOST_KINDS:
-            self._check_fits(alloc, addr, n)
+        # Every size is checked against the allocation it names, blob or no blob: the
+        # backend would otherwise read past replay's buffer.
+        self._check_fits(alloc, addr, n)
+        if blob is not None and alloc.kind in _HOST_KINDS:
+            queued = bool(row.stream) and not row.sync
+            data = self.read_queued_blob(blob) if queued else self._payload(blob, n)
+            if len(data) != n:
+                raise EventRefused(f"blob {blob} holds {len(data)} bytes, the copy moves {n}", category="blob")
             restore = _writer(replay, data)
-            if row.sync or not row.stream:
+            if not queued:
                 restore()
             else:
                 stream = self._stream_for(row, ev)
@@ -315,19 +423,36 @@ class ProcessReplayer:
                     raise EventRefused("could not queue the pinned-source restore", category="enqueue")
         return replay
 
-    def _copy_dst(self, row: Api, ev: Event, v: Any, after: list) -> Any:
-        tag, addr, n, blob = self._endpoint(v)
+    def _copy_dst(self, row: Api, ev: Event, endpoint: tuple, after: list) -> Any:
+        tag, addr, n, blob = endpoint
         if tag == "h":
-            buf = self._host_buffer(n)
-            self._keepalive.append(buf)
+            buf = self.budget.buffer(n, f"the destination of {row.name}")
+            self._call_buffers.append(buf)
             self._expect(row, ev, lambda: buf[:n].tobytes(), blob, n, after)
             return buf
         replay = self._translate(addr, "dst")
+        if replay is None:
+            return self._null(n, "dst")
         alloc = self.memory.find(addr)
-        if alloc is not None and alloc.kind in _HOST_KINDS:
-            self._check_fits(alloc, addr, n)
-            self._expect(row, ev, lambda: ctypes.string_at(replay, n), blob, n, after)
+        self._check_fits(alloc, addr, n)
+        if alloc.kind in _HOST_KINDS:
+            self._expect(row, ev, self._reader(alloc, addr, replay, n), blob, n, after)
         return replay
+
+    def _null(self, n: int, what: str) -> None:
+        """A NULL endpoint is passed on (the backend reports it) only when it moves nothing."""
+        if n:
+            raise EventRefused(f"{what}: a NULL address for {n} bytes", category="untranslated")
+        return None
+
+    def _reader(self, alloc: ReplayAllocation, addr: int, replay: int, n: int) -> Callable[[], bytes]:
+        """Reads a checked destination when its check comes, never after it was released."""
+        def read() -> bytes:
+            if self.memory.find(addr) is not alloc:
+                raise EventRefused(f"the destination at 0x{addr:x} was released before its check",
+                                   category="bounds")
+            return ctypes.string_at(replay, n)
+        return read
 
     def _expect(self, row: Api, ev: Event, read: Any, blob: str | None, n: int, after: list) -> None:
         check = _Check(ev.seq, row.name, read, blob, n)
@@ -336,19 +461,20 @@ class ProcessReplayer:
         else:
             after.append(lambda: self._checks.__setitem__(ev.seq, check))
 
-    def _host_range(self, ev: Event, v: Any, after: list) -> Any:
-        tag, addr, n, blob = self._endpoint(v)
+    def _host_range(self, endpoint: tuple, after: list) -> Any:
+        tag, addr, n, blob = endpoint
+        buf = self.budget.buffer(n, "hipHostRegister")
         data = self._payload(blob, n)
-        buf = self._host_buffer(n)
         if data is not None:
             buf[:n] = np.frombuffer(data, dtype=np.uint8)
         base = int(buf.__array_interface__["data"][0])
         after.append(lambda: self.memory.add(ReplayAllocation(addr, base, max(n, 1), "registered", buf)))
         return base
 
-    def _check_fits(self, alloc: ReplayAllocation, addr: int, n: int) -> None:
-        if addr + n > alloc.capture_base + alloc.size:
-            raise EventRefused(f"{n} bytes at 0x{addr:x} run past the end of their allocation",
+    def _check_fits(self, alloc: ReplayAllocation | None, addr: int, n: int) -> None:
+        if alloc is None or addr < alloc.capture_base or addr + n > alloc.capture_base + alloc.size:
+            size = f"{alloc.size}-byte " if alloc is not None else ""
+            raise EventRefused(f"{n} bytes at 0x{addr:x} run past the end of their {size}allocation",
                                category="bounds")
 
     def _stream_for(self, row: Api, ev: Event) -> Any:
@@ -362,11 +488,15 @@ class ProcessReplayer:
         launch = ev.extra.get("launch")
         if not isinstance(launch, dict) or not isinstance(launch.get("kernargs"), bytes):
             why = launch.get("error") if isinstance(launch, dict) else None
-            raise EventRefused(f"launch arguments were not recorded ({why or 'no kernarg bytes'})",
+            raise EventRefused(f"launch arguments were not recorded ({_brief(why) if why else 'no kernarg bytes'})",
                                category="bad_record")
         buf = bytearray(launch["kernargs"])
-        for word in launch.get("ptrs", ()):
-            if not (isinstance(word, (list, tuple)) and len(word) == 3 and all(isinstance(x, int) for x in word)):
+        ptrs = launch.get("ptrs", ())
+        if not isinstance(ptrs, (list, tuple)):
+            raise EventRefused("the launch's pointer words are not a list", category="bad_record")
+        for word in ptrs:
+            if not (isinstance(word, (list, tuple)) and len(word) == 3 and all(
+                    isinstance(x, int) and not isinstance(x, bool) for x in word)):
                 raise EventRefused("a pointer-word record is malformed", category="bad_record")
             off, base, delta = word
             if off < 0 or off + 8 > len(buf) or off % 8:
@@ -387,17 +517,16 @@ class ProcessReplayer:
         return [func, *grid, *block, int(shared or 0), stream, None, extra], (extra, keep)
 
     # ------------------------------------------------------------------ outputs
-    def _bind_outputs(self, row: Api, ev: Event, result: tuple) -> None:
+    def _bind_outputs(self, row: Api, ev: Event, result: tuple, charged: int = 0) -> None:
         for spec, cap, rep in zip(row.outs, ev.outs, result[1:]):
             if cap is None or rep is None or not isinstance(cap, int):
                 continue
             if spec.role == "handle":
                 self.handles.bind(spec.kind, cap, rep)
             elif spec.role == "alloc":
-                size = _int(ev.args[row.param_index(spec.size)], spec.size)
-                if spec.kind == "pinned":
-                    self._host_bytes += size
-                self.memory.add(ReplayAllocation(cap, int(rep), max(size, 1), spec.kind))
+                size = _size(ev.args[row.param_index(spec.size)], spec.size)
+                self.memory.add(ReplayAllocation(cap, int(rep), max(size, 1), spec.kind, charged=charged))
+                charged = 0  # the allocation holds it until it is released
             elif spec.role == "alias":
                 host = _int(ev.args[0], "host pointer")
                 owner = self.memory.find(host)
@@ -405,8 +534,12 @@ class ProcessReplayer:
                     delta = host - owner.capture_base
                     self.memory.add(ReplayAllocation(cap - delta, int(rep) - delta, owner.size,
                                                      owner.kind), owner=owner.capture_base)
+        if charged:  # the call gave nothing replay keeps (e.g. a NULL result)
+            self.budget.release(charged)
         if row.destroys == "alloc":
-            self.memory.remove(_int(ev.args[0], "pointer"))
+            gone = self.memory.remove(_int(ev.args[0], "pointer"))
+            if gone is not None:
+                self.budget.release(gone.charged)
         elif row.destroys:
             self.handles.drop(row.destroys, _int(ev.args[0], "handle"))
 
@@ -473,8 +606,67 @@ def _int(v: Any, what: str) -> int:
     return v
 
 
+def _address(v: Any, what: str) -> int:
+    """An address or handle value: an integer from 0 to 2^64 - 1."""
+    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < _U64:
+        raise EventRefused(f"{what} is {_brief(v)}, not a 64-bit address", category="bad_record")
+    return v
+
+
+def _size(v: Any, what: str) -> int:
+    """A byte count: an integer from 0 to 2^63 - 1 (never a float, inf, NaN or negative)."""
+    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= _MAX_SIZE:
+        raise EventRefused(f"{what} is {_brief(v)}, not a byte count", category="bad_record")
+    return v
+
+
+def _scalar(v: Any, what: str) -> Any:
+    """A scalar argument: None, a bool, a 64-bit integer or a finite float."""
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        if -(1 << 63) <= v < _U64:
+            return v
+    elif isinstance(v, float):
+        if math.isfinite(v) and abs(v) < _U64:
+            return v
+    raise EventRefused(f"parameter {what} is {_brief(v)}, not a number replay can pass",
+                       category="bad_record")
+
+
+def _brief(v: Any) -> str:
+    text = repr(v)
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+_SIZE_PARAMS: dict[str, frozenset] = {}
+
+
+def _size_names(row: Api) -> frozenset:
+    """The parameters of ``row`` that are byte counts (computed once per row)."""
+    names = _SIZE_PARAMS.get(row.name)
+    if names is None:
+        named = {p.size for p in row.params if p.size} | {o.size for o in row.outs if o.size}
+        names = _SIZE_PARAMS[row.name] = frozenset(
+            p.name for p in row.params if p.name in named or p.name in _SIZE_NAMES)
+    return names
+
+
+def _check_event(ev: Event) -> None:
+    """What the codec leaves to replay: ranges, and the shape of plugin records."""
+    if not 0 <= ev.seq < _U64 or not -(1 << 63) <= ev.tid < _U64:
+        raise EventRefused("the record's sequence number or thread id is out of range",
+                           category="bad_record")
+    records = ev.extra.get("records")
+    if records is not None and not (isinstance(records, dict) and all(
+            isinstance(k, str) and isinstance(v, (list, tuple)) for k, v in records.items())):
+        raise EventRefused("extra.records is not a map of plugin name to a list of records",
+                           category="bad_record")
+
+
 def _triple(v: Any) -> tuple[int, int, int]:
-    if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(isinstance(x, int) and 0 < x < 1 << 31 for x in v)):
+    if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(
+            isinstance(x, int) and not isinstance(x, bool) and 0 < x < 1 << 31 for x in v)):
         raise EventRefused("a launch shape is malformed", category="bad_record")
     return int(v[0]), int(v[1]), int(v[2])
 
@@ -486,4 +678,5 @@ def _err_name(code: int) -> str:
         return str(code)
 
 
-__all__ = ["ProcessReplayer", "ReplayOptions", "ReplayStats", "Refusal", "ArchiveError", "HrrError"]
+__all__ = ["ProcessReplayer", "ReplayOptions", "ReplayStats", "Refusal", "ArchiveError", "HrrError",
+           "DEFAULT_MAX_SECONDS"]

@@ -1,8 +1,11 @@
 """Replaying a whole archive: every process in it, then one summary and an exit code."""
 from __future__ import annotations
 
+import contextlib
 import os
-from typing import Any, Callable
+import sys
+import threading
+from typing import Any, Callable, Iterator
 
 from hrr.archive import Limits, open_archive
 from hrr.backends import load_backend
@@ -12,6 +15,12 @@ from hrr.replay.engine import ProcessReplayer, ReplayOptions, ReplayStats
 
 EXIT_OK, EXIT_FAILED, EXIT_DIVERGED = 0, 1, 2
 _REFUSAL_CATEGORIES_SHOWN = 10
+# Replay makes one recorded call at a time, so a wait on the sim that nothing can run is
+# stuck for good: no other thread will make a call while it waits. Report it at once
+# instead of giving other threads HRR_SIM_STALL_TIMEOUT_S (2 s) per wait to release it.
+REPLAY_STALL_SECONDS = 0.0
+# How long past --max-seconds a single call may hang before the process is ended.
+WATCHDOG_GRACE_SECONDS = 10.0
 
 
 def _plugins_for(manifest: dict, selected: list[str] | None) -> tuple[list[str], list[str]]:
@@ -40,6 +49,95 @@ def _fork_parent(processes: list, manifest: dict, proc: Any, limits: Limits) -> 
     return parent, seq
 
 
+def completeness(proc: Any) -> tuple[list[str], list[str], list[str]]:
+    """How ``proc``'s recording ended: (failures, strict reasons, notes). A record count that
+    the trailer or a clean manifest states and events.bin does not hold is a failure."""
+    state = proc.scan()
+    manifest = proc.manifest
+    failures: list[str] = []
+    reasons: list[str] = []
+    notes: list[str] = []
+    claims = []
+    if state.trailer is not None:
+        claims.append(("its trailer", state.trailer.get("events")))
+    if proc.manifest_error is None and manifest.get("clean_shutdown") is True:
+        claims.append(("its manifest", (manifest.get("counts") or {}).get("events")))
+    for source, claimed in claims:
+        if not isinstance(claimed, int) or claimed < 0:
+            failures.append(f"{source} gives no valid record count: the archive was damaged or edited")
+        elif claimed != state.frames:
+            what = "records were lost or removed" if claimed > state.frames else "records were added"
+            failures.append(f"{source} says the process recorded {claimed} records, events.bin holds "
+                            f"{state.frames}: {what}")
+    if not proc.clean:
+        why = ", ".join(_not_clean(proc, state)) or "not clean"
+        reasons.append(f"the archive was not closed ({why}): its program was killed or crashed, "
+                       "so calls it made may be missing")
+        notes.append(f"Archive: NOT closed ({why}): replayed the {state.frames} complete records it holds")
+    elif manifest.get("repaired") is True:
+        reasons.append("the archive was closed by `hrr repair`, not by its program: calls it made "
+                       "may be missing")
+        notes.append("Archive: closed by `hrr repair`")
+    if state.frames == 0:
+        reasons.append("the process recorded no calls: there was nothing to replay or check")
+        notes.append("Archive: the process recorded no calls")
+    return failures, reasons, notes
+
+
+def _not_clean(proc: Any, state: Any) -> list[str]:
+    """Why the reader does not call ``proc`` clean, in the words ``hrr info`` uses."""
+    why = []
+    if state.trailer is None:
+        why.append("no trailer")
+    elif state.trailer.get("events") != state.frames:
+        why.append("the trailer's count is not the records'")
+    if state.after_trailer:
+        why.append("bytes after the trailer")
+    if state.stopped:
+        why.append("an unreadable frame header")
+    if proc.manifest_error is not None:
+        why.append(f"manifest unusable ({proc.manifest_error})")
+    elif proc.manifest.get("clean_shutdown") is not True:
+        why.append("manifest clean_shutdown false")
+    return why
+
+
+@contextlib.contextmanager
+def bounded_stalls(backend: Any, seconds: float = REPLAY_STALL_SECONDS) -> Iterator[None]:
+    """While replay runs, a stuck wait on the sim ends after ``seconds`` (its scheduler
+    reads ``STALL_TIMEOUT_S`` at every wait); other backends are left as they are."""
+    streams = getattr(backend, "streams", None)
+    old = getattr(streams, "STALL_TIMEOUT_S", None)
+    if not isinstance(old, (int, float)):
+        yield
+        return
+    streams.STALL_TIMEOUT_S = min(old, seconds)
+    try:
+        yield
+    finally:
+        streams.STALL_TIMEOUT_S = old
+
+
+def start_watchdog(seconds: float, message: str) -> threading.Event:
+    """End this process with ``message`` on stderr and exit 1 unless the returned event is
+    set within ``seconds``: the last word on a call that never returns (a GPU wait that
+    nothing releases), which the check between records cannot interrupt."""
+    done = threading.Event()
+
+    def watch() -> None:
+        if done.wait(seconds):
+            return
+        try:
+            sys.stdout.flush()
+            sys.stderr.write(f"hrr: error: {message}\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(EXIT_FAILED)
+
+    threading.Thread(target=watch, name="hrr-replay-watchdog", daemon=True).start()
+    return done
+
+
 def summary_lines(name: str, backend: str, stats: ReplayStats, ctx: Any, manifest: dict) -> list[str]:
     """The human summary of one process's replay."""
     c = ctx.counters
@@ -51,6 +149,8 @@ def summary_lines(name: str, backend: str, stats: ReplayStats, ctx: Any, manifes
         f"Errors reproduced: {stats.reproduced_errors}; divergences: {stats.divergences}",
         f"Pinned host snapshots: {c['pinned_restored']} restored, {c['pinned_refused']} refused, "
         f"{c['pinned_skipped_graph_capture']} skipped (graph capture)",
+        f"Host memory: peak {stats.peak_host_bytes} bytes of --max-host-bytes {ctx.limits.max_host_bytes}; "
+        f"{stats.count('limit')} records refused by a limit",
     ]
     if manifest.get("content_mode") == "metadata-only":
         lines.append("Content: metadata-only archive: inputs were zero-filled and no "
@@ -116,30 +216,43 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
     code (0 all checks passed, 1 a failed check or failure, 2 an early divergence abort)."""
     limits = limits or Limits()
     options = options or ReplayOptions()
+    if not options.max_seconds > 0:
+        raise UsageError(f"--max-seconds must be a positive number of seconds, got {options.max_seconds}")
+    deadline = options.clock() + options.max_seconds
     archive = open_archive(path, limits)
     processes = archive.processes
     if not processes:
         raise UsageError(f"{path} holds no process archive (no pid-*/ directory)",
                          hint="is this the directory `hrr capture -o` wrote?")
     code = EXIT_OK
+    timed_out = False
     for proc in processes:
+        if timed_out:
+            echo(f"pid-{proc.pid}: not replayed: --max-seconds={options.max_seconds:g} was reached")
+            continue
         manifest = proc.manifest
         backend_name = backend or manifest.get("backend") or "sim"
         mod = load_backend(backend_name)
         names, missing = _plugins_for(manifest, plugins)
         pm, _versions = make_plugin_manager(names)
-        replayer = ProcessReplayer(proc, mod, pm, limits, options)
+        replayer = ProcessReplayer(proc, mod, pm, limits, options, deadline=deadline)
         parent, until = _fork_parent(processes, manifest, proc, limits)
-        stats = replayer.run(prefix=parent, prefix_until=until)
+        with bounded_stalls(mod):
+            stats = replayer.run(prefix=parent, prefix_until=until)
+        ended_failures, ended_reasons, ended_notes = completeness(proc)
+        stats.failures.extend(ended_failures)
         for line in summary_lines(f"pid-{proc.pid}", backend_name, stats, replayer.ctx, manifest):
             echo(line)
+        for note in ended_notes:
+            echo(note)
+        timed_out = stats.timed_out
         if stats.aborted:
             code = max(code, EXIT_DIVERGED)
             echo("Result: DIVERGED (replay stopped early)")
             continue
         failed = bool(stats.checks_failed or stats.failures)
         if options.strict:
-            reasons = strict_reasons(stats, replayer.ctx, manifest, missing)
+            reasons = ended_reasons + strict_reasons(stats, replayer.ctx, manifest, missing)
             for reason in reasons:
                 echo(f"STRICT: {reason}")
             failed = failed or bool(reasons)

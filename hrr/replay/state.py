@@ -1,12 +1,16 @@
-"""Replay's maps from the recording's world to its own: allocations and handles."""
+"""Replay's maps from the recording's world to its own: allocations and handles, and
+the host-memory budget every allocation replay makes is charged against."""
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import attrs
+import numpy as np
 
 from hrr.api.catalogue import HANDLE_KINDS
 from hrr.capture.allocations import Allocation, AllocationTable
+from hrr.pipeline.context import EventRefused
 
 
 @attrs.define
@@ -16,6 +20,7 @@ class ReplayAllocation:
     size: int
     kind: str
     keepalive: Any = None   # replay-owned host memory backing it, if any
+    charged: int = 0        # bytes of the host budget it holds until it is released
 
 
 class ReplayMemory:
@@ -48,6 +53,46 @@ class ReplayMemory:
 
     def __len__(self) -> int:
         return len(self._by_base)
+
+
+class HostBudget:
+    """Host memory replay holds on the archive's behalf (``--max-host-bytes``): pinned
+    allocations, the sim's device memory, host buffers replay creates and blobs queued
+    for a restore. Every allocation is charged *before* it is made."""
+
+    def __init__(self, cap: int) -> None:
+        self.cap = cap
+        self.used = 0
+        self.peak = 0
+
+    def charge(self, n: int, what: str) -> int:
+        """Reserve ``n`` bytes for ``what``; EventRefused (category ``limit``) when over the cap."""
+        if n < 0 or self.used + n > self.cap:
+            raise self.refusal(f"{what} needs {n} bytes of host memory, {self.used} already held: "
+                               f"over --max-host-bytes ({self.cap})")
+        self.used += n
+        self.peak = max(self.peak, self.used)
+        return n
+
+    def release(self, n: int) -> None:
+        self.used = max(0, self.used - n)
+
+    def buffer(self, n: int, what: str) -> np.ndarray:
+        """A zeroed replay-owned host buffer of ``n`` bytes, charged before it is made and
+        released when it is garbage collected, wherever replay kept it."""
+        size = max(n, 1)
+        self.charge(size, what)
+        try:
+            buf = np.zeros(size, dtype=np.uint8)
+        except MemoryError:
+            self.release(size)
+            raise self.refusal(f"{what}: the machine has no {size} bytes to give") from None
+        weakref.finalize(buf, self.release, size)
+        return buf
+
+    @staticmethod
+    def refusal(reason: str) -> EventRefused:
+        return EventRefused(reason, category="limit")
 
 
 class HandleMaps:

@@ -47,8 +47,8 @@ class ThreadRouter:
         worker = self._workers.get(tid)
         if worker is None:
             if len(self._workers) + 1 >= self.max_threads:
-                raise LimitExceeded(f"the archive records more than {self.max_threads} threads",
-                                    hint="raise the thread limit if the archive is trusted")
+                raise LimitExceeded(f"thread {tid} would be replay thread {len(self._workers) + 2}, over "
+                                    f"--max-threads ({self.max_threads}): its records are not replayed")
             worker = self._workers[tid] = _Worker()
         done, box = threading.Event(), []
         worker.jobs.put((fn, done, box))

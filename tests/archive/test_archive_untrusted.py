@@ -285,3 +285,39 @@ def test_reader_never_writes(tmp_path):
     after = {p: os.stat(os.path.join(dp, p)).st_mtime_ns for dp, _, fs in os.walk(root) for p in fs}
     assert before == after
     w.close()
+
+
+# -- replay of untrusted archives (the reader's checks, then replay's own) ----------------
+
+def _replay(root, strict):
+    from hrrtest import replay
+    return replay(root, backend="sim", strict=strict)
+
+
+def test_replay_refuses_records_that_are_not_events(tmp_path):
+    """Frames that decode but are not event records are refused one by one, never a
+    traceback; --strict fails on them."""
+    root = str(tmp_path / "a")
+    write_archive(root)
+    code, lines = _replay(root, strict=True)
+    assert code == 1, lines
+    assert "Refused: 4 records" in lines, lines
+    assert sum("[bad_record]" in ln and "not a 7-item array" in ln for ln in lines) == 4, lines
+
+
+def test_replay_fails_when_the_trailer_claims_records_events_bin_lacks(tmp_path):
+    """A frame cut out of a closed archive, its trailer kept: the counts disagree."""
+    root = str(tmp_path / "a")
+    write_archive(root)
+    path = _events(root)
+    with open_archive(root) as a:
+        proc = a.processes[0]
+        offsets = [r.offset for r in proc.events()]
+        trailer_at = proc.scan().trailer_offset
+    raw = open(path, "rb").read()
+    open(path, "wb").write(raw[:offsets[1]] + raw[offsets[2]:])   # the second record removed
+    assert offsets[2] < trailer_at
+    code, lines = _replay(root, strict=False)
+    assert code == 1, lines
+    assert "FAILED: its trailer says the process recorded 4 records, events.bin holds 3: records " \
+           "were lost or removed" in lines, lines

@@ -14,6 +14,7 @@ from cli_helpers import (
     describe,
     hrr,
     only_pid_dir,
+    rewrite_events,
     set_format_version,
 )
 
@@ -152,3 +153,40 @@ def test_event_limit(good_archive):
 def test_bad_limit_value(good_archive, value):
     proc = hrr("replay", good_archive, "--max-file-bytes", value)
     assert_clean_error(proc, "max_file_bytes")
+
+
+@pytest.mark.parametrize("value", ["0", "nan"])
+def test_bad_max_seconds(good_archive, value):
+    proc = hrr("replay", good_archive, "--max-seconds", value)
+    assert_clean_error(proc, "--max-seconds must be a positive number of seconds", str(float(value)))
+
+
+def test_strict_replay_of_an_archive_its_capture_never_closed(good_archive, tmp_path):
+    """The trailer gone and the manifest as a killed capture leaves it: the complete records
+    replay, the summary says the archive was not closed, and --strict fails on it."""
+    import json
+
+    from hrr.archive import open_archive
+
+    bad = copy_archive(good_archive, tmp_path / "open")
+    pid_dir = only_pid_dir(bad)
+    with open_archive(bad) as archive:
+        trailer_at = archive.processes[0].scan().trailer_offset
+    os.truncate(pid_dir / "events.bin", trailer_at)
+    manifest = json.loads((pid_dir / "manifest.json").read_text())
+    manifest["clean_shutdown"] = False
+    (pid_dir / "manifest.json").write_text(json.dumps(manifest))
+    plain = hrr("replay", bad)
+    assert plain.returncode == 0, describe(plain)
+    assert "Archive: NOT closed (no trailer, manifest clean_shutdown false)" in plain.stdout, describe(plain)
+    strict = hrr("replay", "--strict", bad)
+    assert strict.returncode == 1 and "Traceback" not in strict.stdout + strict.stderr, describe(strict)
+    assert "STRICT: the archive was not closed" in strict.stdout, describe(strict)
+
+
+def test_records_cut_out_behind_the_trailer_fail_replay(good_archive, tmp_path):
+    bad = copy_archive(good_archive, tmp_path / "cut")
+    rewrite_events(only_pid_dir(bad), lambda events: events[:3])   # keeps the trailer
+    proc = hrr("replay", bad)
+    assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, describe(proc)
+    assert "events.bin holds 3: records were lost or removed" in proc.stdout, describe(proc)

@@ -526,6 +526,8 @@ def _host_malloc(size: Any, flags: int, what: str) -> tuple:
     if n == 0:
         return (SUCCESS, None)
     alloc = _device.current().memory.host_malloc(n, int(flags))
+    if alloc is None:
+        raise HipError("hipErrorOutOfMemory", f"{what}: cannot allocate {n} bytes of pinned memory")
     return (SUCCESS, Pointer(alloc.base))
 
 

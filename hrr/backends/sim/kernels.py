@@ -124,8 +124,8 @@ def decode_code_object(data: bytes) -> CodeObject:
     try:
         head = json.loads(bytes(data[12:total]))
         lib, ver, names = head["library"], head["version"], head["kernels"]
-    except (ValueError, KeyError, TypeError) as exc:
-        raise CodeObjectError(f"malformed sim code object header: {exc}") from None
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:  # deep nesting too
+        raise CodeObjectError(f"malformed sim code object header: {str(exc)[:200]}") from None
     if not (isinstance(lib, str) and isinstance(ver, str) and isinstance(names, list)
             and all(isinstance(n, str) for n in names)):
         raise CodeObjectError("malformed sim code object header: wrong field types")

@@ -22,6 +22,9 @@ DEVICE_BASE = 1 << 48
 DEVICE_ALIGN = 256
 HOST_ALIGN = 4096
 TOTAL_DEVICE_BYTES = 16 << 30
+# Pinned host memory the sim hands out in all (a real runtime fails hipHostMalloc with
+# hipErrorOutOfMemory long before the machine does; so does the sim).
+TOTAL_PINNED_BYTES = 16 << 30
 
 DEVICE, HOST_PINNED, HOST_REGISTERED = "device", "host_pinned", "host_registered"
 
@@ -66,6 +69,7 @@ class Memory:
         self._device_starts: list[int] = []  # sorted (bump allocation appends in order)
         self._host: dict[int, Allocation] = {}
         self._host_starts: list[int] = []  # sorted bases of _host, for bisect
+        self.pinned_bytes_used = 0
 
     def successor(self) -> "Memory":
         """An empty memory whose device addresses continue after this one's (hipDeviceReset:
@@ -80,7 +84,11 @@ class Memory:
         padded = -(-max(size, 1) // DEVICE_ALIGN) * DEVICE_ALIGN
         if self.device_bytes_used + padded > TOTAL_DEVICE_BYTES:
             return None
-        alloc = Allocation(DEVICE, self._next_device, size, np.zeros(max(size, 1), np.uint8))
+        try:
+            storage = np.zeros(max(size, 1), np.uint8)
+        except MemoryError:  # the machine has less than the sim's device: out of memory
+            return None
+        alloc = Allocation(DEVICE, self._next_device, size, storage)
         self._next_device += padded
         self.device_bytes_used += padded
         self._device[alloc.base] = alloc
@@ -95,12 +103,19 @@ class Memory:
         self.device_bytes_used -= -(-max(alloc.size, 1) // DEVICE_ALIGN) * DEVICE_ALIGN
         return alloc
 
-    def host_malloc(self, size: int, flags: int) -> Allocation:
-        raw = np.zeros(max(size, 1) + HOST_ALIGN, np.uint8)
+    def host_malloc(self, size: int, flags: int) -> Allocation | None:
+        """New pinned host memory, or None when the sim (or the machine) is out of it."""
+        if self.pinned_bytes_used + max(size, 1) > TOTAL_PINNED_BYTES:
+            return None
+        try:
+            raw = np.zeros(max(size, 1) + HOST_ALIGN, np.uint8)
+        except MemoryError:
+            return None
         start = -raw.ctypes.data % HOST_ALIGN
         storage = raw[start:start + max(size, 1)]
         alloc = Allocation(HOST_PINNED, storage.ctypes.data, size, storage, flags)
         self._add_host(alloc)
+        self.pinned_bytes_used += max(size, 1)
         return alloc
 
     def host_register(self, addr: int, size: int, flags: int) -> Allocation:
@@ -117,6 +132,8 @@ class Memory:
             raise MemoryError_(f"0x{base:x} is not a live {kind.replace('_', ' ')} range")
         del self._host[base]
         self._host_starts.remove(base)
+        if kind == HOST_PINNED:
+            self.pinned_bytes_used -= max(alloc.size, 1)
         return alloc
 
     def _add_host(self, alloc: Allocation) -> None:
@@ -179,6 +196,12 @@ class Memory:
             return view
         if self.is_device_address(addr):
             raise MemoryError_(f"{nbytes} bytes at 0x{addr:x} lie outside any device allocation")
+        # A range that starts in pinned or registered memory must end there: the sim would
+        # otherwise read or write past the buffer it handed out.
+        inside = self.find_host(addr, whole=False)
+        if inside is not None:
+            raise MemoryError_(f"{nbytes} bytes at 0x{addr:x} run past the end of the "
+                               f"{inside.size}-byte host range at 0x{inside.base:x}")
         if must_be_device:
             raise MemoryError_(f"0x{addr:x} is not device memory (nor pinned host memory)")
         return addr
