@@ -65,7 +65,8 @@ class Api:
     outs: tuple[Out, ...] = ()
     replay: str = REAL
     reason: str = ""            # why it is a no-op or unreplayable
-    destroys: str | None = None  # handle kind or "alloc" the first parameter releases
+    destroys: str | None = None  # handle kind or "alloc" the first parameter releases;
+                                 # "device": everything (hipDeviceReset)
     stream: str | None = None    # the parameter naming the stream the work goes to
     sync: bool = False           # the call waits for device work (a capture sync point)
     volatile: bool = False       # its error may differ between runs (e.g. NotReady)
@@ -103,6 +104,7 @@ _ROWS: tuple[Api, ...] = (
     Api("hipSetDevice", "device", (P("deviceId"),)),
     Api("hipGetDeviceProperties", "device", (P("deviceId"),), (O("prop"),)),
     Api("hipDeviceSynchronize", "device", sync=True),
+    Api("hipDeviceReset", "device", destroys="device", sync=True),
     Api("hipGetLastError", "error"),
     Api("hipPeekAtLastError", "error"),
     Api("hipGetErrorName", "error", (P("hip_error", "enum", "hipError_t"),), (O("name"),),
@@ -200,6 +202,8 @@ _ROWS: tuple[Api, ...] = (
 
 CATALOGUE: dict[str, Api] = {row.name: row for row in _ROWS}
 LAUNCH_APIS = frozenset(n for n, a in CATALOGUE.items() if a.family == "launch")
+#: Calls that destroy every allocation and handle of the device (hipDeviceReset).
+DEVICE_RESET_APIS = frozenset(n for n, a in CATALOGUE.items() if a.destroys == "device")
 
 
 def rows() -> Iterable[Api]:

@@ -36,6 +36,12 @@ class AllocationTable:
             self._starts.insert(i, alloc.base)
             self._allocs.insert(i, alloc)
 
+    def clear(self) -> None:
+        """Forget every range (the device was reset)."""
+        with self.lock:
+            self._starts.clear()
+            self._allocs.clear()
+
     def remove(self, base: int) -> Allocation | None:
         """Drop the allocation that starts at ``base`` (and aliases of it)."""
         with self.lock:

@@ -12,7 +12,7 @@ import os
 import threading
 from typing import Any
 
-from hrr.api.catalogue import Api
+from hrr.api.catalogue import DEVICE_RESET_APIS, Api
 from hrr.backends.hiptypes import buffer_nbytes, address_or_zero, handle_or_zero
 from hrr.backends.kernargs import KernelLayout, pointer_word_offsets
 from hrr.capture.allocations import DEVICE, REGISTERED, Allocation, AllocationTable
@@ -241,6 +241,8 @@ class CaptureSession:
             hooks[name] = self._after_alloc
         for name in ("hipFree", "hipFreeAsync", "hipHostFree", "hipFreeHost", "hipHostUnregister"):
             hooks[name] = self._after_free
+        for name in DEVICE_RESET_APIS:
+            hooks[name] = self._after_device_reset
         hooks["hipHostRegister"] = self._after_register
         hooks["hipHostGetDevicePointer"] = self._after_device_pointer
         hooks[_HOSTFN_API] = self._after_host_fn
@@ -261,6 +263,15 @@ class CaptureSession:
             spec = row.outs[0]
             size = int(args[row.param_index(spec.size)])
             self.allocations.add(Allocation(address_or_zero(result[1]), max(size, 1), spec.kind))
+
+    def _after_device_reset(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
+        """Every allocation, module and stream is gone: nothing of them is tracked any
+        more, and copies queued before the reset are never checked."""
+        if int(result[0]) == 0:
+            self.allocations.clear()
+            self.functions.clear()
+            self._pending_d2h.clear()
+            self._event_streams.clear()
 
     def _after_free(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
         if int(result[0]) == 0:

@@ -223,6 +223,9 @@ class ProcessReplayer:
         try:
             if self._before_hook is not None:
                 self._before_hook(ctx=self.ctx, event=ev, stream=stream)
+            if row.destroys == "device":
+                # Queued restores write into pinned buffers the reset frees: let them finish.
+                self.hip.hipDeviceSynchronize()
             result = fn(*args)
             err = int(result[0])
         except BaseException:
@@ -246,7 +249,7 @@ class ProcessReplayer:
             self._bind_outputs(row, ev, result, charged)
             for fn_after in after:
                 fn_after()
-        if row.name == "hipDeviceSynchronize" and err == 0:
+        if (row.name == "hipDeviceSynchronize" or row.destroys == "device") and err == 0:
             self.ctx.release_finished_host_fns()
             self._keepalive.clear()
             self.budget.release(self._queued_bytes)
@@ -540,6 +543,10 @@ class ProcessReplayer:
             gone = self.memory.remove(_int(ev.args[0], "pointer"))
             if gone is not None:
                 self.budget.release(gone.charged)
+        elif row.destroys == "device":
+            self.budget.release(self.memory.clear())
+            self.handles.clear()
+            self._checks.clear()  # copies queued before the reset are never checked
         elif row.destroys:
             self.handles.drop(row.destroys, _int(ev.args[0], "handle"))
 

@@ -43,6 +43,14 @@ class ReplayMemory:
             self._by_base.pop(base)
         return gone
 
+    def clear(self) -> int:
+        """Forget every allocation (the device was reset); returns the host bytes they
+        held against the budget."""
+        charged = sum(a.charged for a in self._by_base.values())
+        self._table.clear()
+        self._by_base.clear()
+        return charged
+
     def find(self, capture_addr: int) -> ReplayAllocation | None:
         a = self._table.find(capture_addr)
         return None if a is None else self._by_base.get(a.base)
@@ -106,6 +114,11 @@ class HandleMaps:
 
     def drop(self, kind: str, capture_value: int) -> None:
         self._maps[kind].pop(capture_value, None)
+
+    def clear(self) -> None:
+        """Forget every handle (the device was reset)."""
+        for handles in self._maps.values():
+            handles.clear()
 
     def lookup(self, kind: str, capture_value: int) -> Any:
         """The replay handle, None for the null handle; KeyError when unknown."""

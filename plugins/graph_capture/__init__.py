@@ -16,7 +16,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from hrr.api.catalogue import CATALOGUE, LAUNCH_APIS
+from hrr.api.catalogue import CATALOGUE, DEVICE_RESET_APIS, LAUNCH_APIS
 from hrr.backends.hiptypes import PointerConversionError, as_handle_value
 from hrr.capture.allocations import DEVICE
 from hrr.pipeline import hookimpl
@@ -62,6 +62,14 @@ class CaptureState:
     def capture_of(self, stream_value: int) -> _Capture | None:
         with self.lock:
             return self.streams.get(stream_value)
+
+    def clear(self) -> None:
+        """The device was reset: no stream, graph or exec of before survives."""
+        with self.lock:
+            self.streams.clear()
+            self.events.clear()
+            self.graphs.clear()
+            self.execs.clear()
 
     def any_open(self) -> bool:
         with self.lock:
@@ -149,9 +157,15 @@ class GraphCapturePlugin:
     # ------------------------------------------------------------------ capture
     @hookimpl
     def hrr_capture_start(self, ctx: Any) -> None:
+        from hrr.archive.forking import register_fork_lock
+
         self.state = CaptureState(ctx.hip)
+        # A fork while another thread holds it would leave the child's copy held forever.
+        # It is held only briefly and never while another lock is taken, so plugin rank.
+        register_fork_lock(self.state.lock)
         ctx.shared[NAME] = self
         w = ctx.watch
+        w(NAME, tuple(DEVICE_RESET_APIS), after=self._cap_device_reset)
         w(NAME, ("hipStreamBeginCapture",), after=self._cap_begin)
         w(NAME, ("hipStreamEndCapture",), after=self._cap_end)
         w(NAME, ("hipEventRecord",), after=self._cap_event_record)
@@ -210,6 +224,10 @@ class GraphCapturePlugin:
             self.state.note_pinned(launch.stream, [p.base + p.delta for p in launch.pointers
                                                    if p.kind != DEVICE])
         return
+
+    def _cap_device_reset(self, call: Any, result: tuple) -> None:
+        if int(result[0]) == 0:
+            self.state.clear()
 
     def _cap_graph_launch(self, ctx: Any, call: Any) -> dict | None:
         pinned = ctx.shared.get("pinned_snapshot")

@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from hrr.api.catalogue import CATALOGUE, LAUNCH_APIS
+from hrr.api.catalogue import CATALOGUE, DEVICE_RESET_APIS, LAUNCH_APIS
 from hrr.backends.hiptypes import address_or_zero
 from hrr.capture.allocations import (
     DEVICE,
@@ -112,6 +112,13 @@ class Tracker:
             entry.freeing = max(0, entry.freeing - 1)
             if ok:
                 self._drop(addr)
+
+    def clear(self) -> None:
+        """The device was reset: every pinned allocation is gone (a later launch that
+        points at one must not make capture copy unmapped memory)."""
+        with self.lock:
+            self.table.clear()
+            self.entries.clear()
 
     def is_tracked(self, addr: int) -> bool:
         with self.lock:
@@ -256,6 +263,7 @@ class PinnedSnapshotPlugin:
         ctx.watch(NAME, ("hipHostGetDevicePointer",), after=self._after_device_pointer)
         ctx.watch(NAME, _FREE_APIS, before=self._before_free, after=self._after_free)
         ctx.watch(NAME, tuple(LAUNCH_APIS), before=self._before_launch, after=self._after_launch)
+        ctx.watch(NAME, tuple(DEVICE_RESET_APIS), after=self._after_device_reset)
 
     def _after_alloc(self, call: Any, result: tuple) -> None:
         if int(result[0]) == 0 and result[1] is not None:
@@ -268,6 +276,10 @@ class PinnedSnapshotPlugin:
     def _after_device_pointer(self, call: Any, result: tuple) -> None:
         if int(result[0]) == 0 and result[1] is not None:
             self.tracker.add_alias(address_or_zero(call.args[0]), address_or_zero(result[1]))
+
+    def _after_device_reset(self, call: Any, result: tuple) -> None:
+        if int(result[0]) == 0:
+            self.tracker.clear()
 
     def _before_launch(self, call: Any) -> None:
         self.tracker.begin_call()

@@ -134,4 +134,16 @@ def exercise(hip, hiprtc, backend) -> dict:
                  hip.hipFreeHost(p2), hip.hipHostFree(p3), hip.hipFree(d), hip.hipEventDestroy(e1),
                  hip.hipEventDestroy(e2), hip.hipStreamDestroy(s), hip.hipStreamDestroy(s2)):
         assert int(call[0]) == 0, call
+    # a reset takes what is still allocated with it; the device works on afterwards
+    left_dev = ok(hip.hipMalloc(64))
+    left_pinned = ok(hip.hipHostMalloc(64, 0))
+    assert left_dev and left_pinned
+    ok(hip.hipDeviceReset() + (None,))
+    d3 = ok(hip.hipMalloc(16))
+    src = np.arange(4, dtype=np.uint32) + 7
+    ok(hip.hipMemcpy(d3, src, 16, H2D) + (None,))
+    back = np.zeros(4, np.uint32)
+    ok(hip.hipMemcpy(back, d3, 16, D2H) + (None,))
+    assert (back == src).all()
+    ok(hip.hipFree(d3) + (None,))
     return out

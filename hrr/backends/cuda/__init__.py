@@ -21,6 +21,16 @@ hiprtc = _hiprtc_api.build_module()
 SUPPORTED_APIS = _hip_api.HIP_APIS
 SUPPORTED_HIPRTC_APIS = _hiprtc_api.HIPRTC_APIS
 
+
+def reset_device() -> None:
+    """``hipDeviceReset`` when the driver is already in use (tests leave the GPU as they
+    found it); does nothing, and loads nothing, before the first driver call."""
+    from hrr.backends.cuda._runtime import STATE
+    if STATE.ready:
+        hip.hipDeviceReset()
+        hip.hipGetLastError()  # and this thread's last error (CUDA keeps it across a reset)
+
 __all__ = ["NAME", "hip", "hiprtc", "kernel_layout", "builtin_code_object", "builtin_source",
            "BUILTIN_KERNELS", "BUILTIN_LAYOUTS", "SUPPORTED_APIS", "SUPPORTED_HIPRTC_APIS",
-           "CUDA_TO_HIP_NAME", "to_hip", "to_hiprtc", "driver_present", "require_driver"]
+           "CUDA_TO_HIP_NAME", "to_hip", "to_hiprtc", "driver_present", "require_driver",
+           "reset_device"]

@@ -23,6 +23,8 @@ class _State:
     rt: Any = None
     libcuda: Any = None
     lock = threading.Lock()
+    # bumped by hipDeviceReset: every thread looks its current context up again
+    generation = 0
 
 
 STATE = _State()
@@ -82,13 +84,16 @@ def require_driver() -> None:
 def ensure_context() -> None:
     """Make the runtime's primary context current on this thread before a driver-API
     call. Uses only calls that are legal during stream capture (never cudaFree(0))."""
-    if getattr(_tls, "ctx", False):
+    if getattr(_tls, "ctx", None) == STATE.generation:
         return
     drv, rt = STATE.drv, STATE.rt
-    err, ctx = drv.cuCtxGetCurrent()
-    if int(err) == 0 and ctx is not None and int(ctx) != 0:
-        _tls.ctx = True
-        return
+    if STATE.generation == 0:
+        # After a device reset the context a thread still has current is destroyed
+        # (709): from then on only a fresh retain of the primary context is trusted.
+        err, ctx = drv.cuCtxGetCurrent()
+        if int(err) == 0 and ctx is not None and int(ctx) != 0:
+            _tls.ctx = STATE.generation
+            return
     err, dev = rt.cudaGetDevice()
     if int(err) != 0:
         return
@@ -99,12 +104,17 @@ def ensure_context() -> None:
     if int(err) != 0:
         return
     if int(drv.cuCtxSetCurrent(pctx)[0]) == 0:
-        _tls.ctx = True
+        _tls.ctx = STATE.generation
 
 
 def forget_context() -> None:
     """After hipSetDevice: look the current context up again on the next driver call."""
-    _tls.ctx = False
+    _tls.ctx = None
+
+
+def forget_all_contexts() -> None:
+    """After hipDeviceReset: every thread looks its current context up again."""
+    STATE.generation += 1
 
 
 def gpu_unavailable_reason() -> str | None:

@@ -197,6 +197,21 @@ def hipDeviceSynchronize():
     return (_err(S.rt.cudaDeviceSynchronize()[0]),)
 
 
+@_api
+def hipDeviceReset():
+    """Destroy every allocation, stream, event, module and host registration of the
+    device (cudaDeviceReset) and forget what this backend knew about them."""
+    with _lock:
+        (err,) = S.rt.cudaDeviceReset()
+        _pinned.clear()
+        _layouts.clear()
+        _module_funcs.clear()
+        _builtin_modules.clear()
+    _runtime.forget_all_contexts()
+    _tls.last = SUCCESS
+    return (_err(err),)
+
+
 def hipGetLastError():
     """The last error of any hip call on this thread (then reset), or the runtime's."""
     own = getattr(_tls, "last", SUCCESS)
@@ -765,7 +780,7 @@ def hipLaunchKernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes
 
 HIP_APIS = (
     "hipInit", "hipGetDeviceCount", "hipGetDevice", "hipSetDevice", "hipGetDeviceProperties",
-    "hipDeviceSynchronize", "hipGetLastError", "hipPeekAtLastError", "hipGetErrorName",
+    "hipDeviceSynchronize", "hipDeviceReset", "hipGetLastError", "hipPeekAtLastError", "hipGetErrorName",
     "hipGetErrorString", "hipMemGetInfo", "hipPointerGetAttributes", "hipMalloc", "hipFree",
     "hipMallocAsync", "hipFreeAsync", "hipMemset", "hipMemsetAsync", "hipMemcpy",
     "hipMemcpyAsync", "hipMemcpyHtoD", "hipMemcpyDtoH", "hipMemcpyDtoD", "hipMemcpyHtoDAsync",

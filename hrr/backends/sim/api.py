@@ -246,7 +246,7 @@ def hipDeviceSynchronize() -> tuple:
     return (SUCCESS,)
 
 
-@hip_api(catalogued=False)
+@hip_api()
 def hipDeviceReset() -> tuple:
     """Destroy every allocation (device, pinned, registered), stream, event, module, graph
     and capture of this process; queued work is dropped, not run. Device addresses are

@@ -1,5 +1,7 @@
 """Fixtures for the cuda backend's tests. Tests marked ``gpu`` are skipped where no
-NVIDIA driver and GPU are present by the suite-wide hook in tests/conftest.py."""
+NVIDIA driver and GPU are present by the suite-wide hook in tests/conftest.py.
+The built-in module is loaded per test: every GPU test ends with a device reset
+(tests/conftest.py), which unloads it."""
 from __future__ import annotations
 
 import pytest
@@ -21,7 +23,7 @@ def hiprtc(cuda_backend):
     return cuda_backend.hiprtc
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture
 def builtin(cuda_backend, hip):
     """The built-in kernel module loaded on the GPU: {name: function handle}."""
     code = cuda_backend.builtin_code_object()

@@ -39,7 +39,7 @@ def test_import_and_surface():
     assert cuda.hip.dim3 is ht.dim3
     assert cuda.hip.HIP_LAUNCH_PARAM_END == 3
     assert cuda.hip.hipHostMallocMapped == 2
-    assert len(set(cuda.SUPPORTED_APIS)) == len(cuda.SUPPORTED_APIS) == 65
+    assert len(set(cuda.SUPPORTED_APIS)) == len(cuda.SUPPORTED_APIS) == 66
 
 
 def test_registry_loads_cuda():
