@@ -673,7 +673,7 @@ def _check_event(ev: Event) -> None:
 
 def _triple(v: Any) -> tuple[int, int, int]:
     if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(
-            isinstance(x, int) and not isinstance(x, bool) and 0 < x < 1 << 31 for x in v)):
+            isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1 << 32 for x in v)):
         raise EventRefused("a launch shape is malformed", category="bad_record")
     return int(v[0]), int(v[1]), int(v[2])
 
