@@ -98,7 +98,12 @@ class _Normaliser:
         if isinstance(v, dict):
             return {k: self.generic(x, k if isinstance(k, str) else None) for k, x in v.items()}
         if isinstance(v, (list, tuple)):
-            return [self.generic(x) for x in v]
+            items = [self.generic(x) for x in v]
+            if items and all(isinstance(x, dict) and "base" in x for x in v):
+                # Address ranges (pinned snapshots) listed in capture-address order, which
+                # differs between runs: compared as a set.
+                items.sort(key=_fmt)
+            return items
         if key == "stream":
             return self.handle(v, "stream")
         if key == "blob" and (v is None or isinstance(v, str)):
@@ -242,7 +247,7 @@ def _hexname(v: str) -> bool:
 def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | None:
     """The first (path, a value, b value) where two normalised values differ, or None."""
     if isinstance(a, Blob) and isinstance(b, Blob):
-        return None if a.name is None or b.name is None or a.name == b.name else (path, a, b)
+        return None if a.name is None or b.name is None or a.name == b.name else (path.lstrip("."), a, b)
     if isinstance(a, dict) and isinstance(b, dict):
         for k in list(a) + [k for k in b if k not in a]:
             if k not in a or k not in b:

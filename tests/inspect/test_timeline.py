@@ -161,3 +161,17 @@ def test_the_checker_rejects_what_the_format_forbids(tmp_path, broken, message):
         validate_trace(path)
     path.write_text(json.dumps({"traceEvents": events[:3]}))
     validate_trace(path)
+
+
+def test_records_out_of_sequence_order_still_give_non_decreasing_tracks(tmp_path):
+    from cli.cli_helpers import rewrite_events
+
+    hrrtest.capture(tmp_path / "a", make_app())
+    pid_dir = next((tmp_path / "a").iterdir())
+
+    def swap(values):   # two records written in the other order (a thread preempted)
+        values[5][0], values[6][0] = values[6][0], values[5][0]
+        return values
+    rewrite_events(pid_dir, swap)
+    export_chrome_trace(str(tmp_path / "a"), str(tmp_path / "t.json"))
+    validate_trace(tmp_path / "t.json")
