@@ -26,7 +26,7 @@ def check(result: Any) -> Any:
 
 
 def make_app(*, value: int = 7, extra_call: bool = False, pinned_input: int = 5,
-             grid: int = 1) -> Any:
+             grid: int = 1, fill_offset: int = 0) -> Any:
     """An app (for hrrtest.capture) that fills a device buffer with ``value``, copies a pinned
     buffer the host wrote with ``pinned_input`` to the device with a kernel (not through HIP:
     invisible to an archive without the pinned_snapshot plugin) and reads both back."""
@@ -40,7 +40,7 @@ def make_app(*, value: int = 7, extra_call: bool = False, pinned_input: int = 5,
         dev, dev2 = check(hip.hipMalloc(N * 4)), check(hip.hipMalloc(N * 4))
         pin = check(hip.hipHostMalloc(N * 4, 0))
         np.ctypeslib.as_array((ctypes.c_uint32 * N).from_address(int(pin)))[:] = pinned_input
-        fargs = [ctypes.c_void_p(int(dev)), ctypes.c_uint32(value), ctypes.c_uint32(N)]
+        fargs = [ctypes.c_void_p(int(dev) + fill_offset), ctypes.c_uint32(value), ctypes.c_uint32(N - 1)]
         check(hip.hipModuleLaunchKernel(fill, grid, 1, 1, 64, 1, 1, 0, stream,
                                         [ctypes.addressof(a) for a in fargs], None))
         if extra_call:

@@ -135,3 +135,12 @@ def test_snapshot_ranges_listed_in_address_order_compare_as_a_set():
     c = run(0x10000, 0x20000)
     c["details"]["records"]["pinned_snapshot"][0]["snaps"][0]["length"] = 65
     assert first_difference(a, c)[0].startswith("details.records.pinned_snapshot[0].snaps")
+
+
+def test_a_pointer_to_another_place_in_the_buffer_is_a_divergence(tmp_path):
+    hrrtest.capture(tmp_path / "a", make_app(fill_offset=0))
+    _capture_shifted(tmp_path / "b", make_app(fill_offset=4))
+    first_launch = _values(tmp_path / "a", "hipModuleLaunchKernel")[0][0]
+    result, lines = _diff(tmp_path / "a", tmp_path / "b")
+    assert (result.index_a, result.field) == (first_launch, "launch.pointer_words[0][1]"), lines
+    assert "alloc#1+0 != alloc#1+4" in lines[0]

@@ -175,3 +175,27 @@ def test_records_out_of_sequence_order_still_give_non_decreasing_tracks(tmp_path
     rewrite_events(pid_dir, swap)
     export_chrome_trace(str(tmp_path / "a"), str(tmp_path / "t.json"))
     validate_trace(tmp_path / "t.json")
+
+
+def test_malformed_records_are_skipped_by_export_and_diff(tmp_path):
+    # Checksums are good, the values are not events: acted on by neither command.
+    from cli.cli_helpers import rewrite_events
+
+    from hrr.inspect.diff import diff_archives
+
+    hrrtest.capture(tmp_path / "a", make_app())
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    pid_dir = next((tmp_path / "b").iterdir())
+
+    def spoil(values):
+        values[4] = ["not", "an", "event"]
+        values[6] = [values[6][0], values[6][1], 17, {"x": 1}, "err", None, []]   # wrong types
+        return values
+    rewrite_events(pid_dir, spoil)
+    summary = export_chrome_trace(str(tmp_path / "b"), str(tmp_path / "t.json"))
+    assert summary["skipped_records"] == 2
+    validate_trace(tmp_path / "t.json")
+    lines: list[str] = []
+    result = diff_archives(str(tmp_path / "a"), str(tmp_path / "b"), echo=lines.append)
+    assert not result.equal and result.index_a == 4 and result.index_b == 5
+    assert any("B: 1 unreadable record(s) skipped" in ln and "record 4 " in ln for ln in lines), lines
