@@ -144,3 +144,19 @@ def test_a_pointer_to_another_place_in_the_buffer_is_a_divergence(tmp_path):
     result, lines = _diff(tmp_path / "a", tmp_path / "b")
     assert (result.index_a, result.field) == (first_launch, "launch.pointer_words[0][1]"), lines
     assert "alloc#1+0 != alloc#1+4" in lines[0]
+
+
+def test_a_missing_process_is_a_divergence(tmp_path):
+    import shutil
+
+    from inspect_helpers import REPO
+    proc = hrr_cli("capture", "--content", "-o", tmp_path / "a", "--", "python",
+                   REPO / "tests" / "cli" / "apps" / "multiproc.py")
+    assert proc.returncode == 0, describe(proc)
+    shutil.copytree(tmp_path / "a", tmp_path / "b")
+    last = sorted((tmp_path / "b").iterdir(), key=lambda p: int(p.name[4:]))[-1]
+    shutil.rmtree(last)
+    result, lines = _diff(tmp_path / "a", tmp_path / "b")
+    assert (result.equal, result.field, result.process) == (False, "processes", 2), lines
+    assert f"A has 3 process(es), B has 2; {last.name} (A) has no counterpart" in lines[-1]
+    assert _diff(tmp_path / "a", tmp_path / "a")[0].equal
