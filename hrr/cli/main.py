@@ -246,6 +246,48 @@ def plugins() -> None:
         sys.exit(EXIT_ERROR)
 
 
+# -- inspection: export (timeline) and diff; the code lives in hrr.inspect ----------------
+@cli.command()
+@click.option("--chrome-trace", "chrome_trace", required=True, type=click.Path(dir_okay=False),
+              help="Write a Trace Event Format JSON file (Perfetto, chrome://tracing) here.")
+@click.argument("archive", type=click.Path())
+@_friendly
+def export(chrome_trace: str, archive: str) -> None:
+    """Write ARCHIVE's timeline as a Chrome trace: a track per thread and per stream,
+    kernels and copies as slices, syncs and pinned snapshots as instants, graph launches
+    grouped. Records carry no time: the clock is virtual (record order)."""
+    from hrr.inspect.timeline import export_chrome_trace
+
+    if not os.path.exists(archive):
+        raise UsageError(f"{archive}: no such archive")
+    summary = export_chrome_trace(archive, chrome_trace)
+    skipped = f", {summary['skipped_records']} unreadable record(s) skipped" if summary["skipped_records"] else ""
+    click.echo(f"hrr: wrote {chrome_trace}: {summary['trace_events']} trace events from "
+               f"{summary['records']} records in {summary['processes']} process(es){skipped}", err=True)
+
+
+@cli.command()
+@click.argument("archive_a", type=click.Path())
+@click.argument("archive_b", type=click.Path())
+@click.option("--context", default=3, show_default=True, type=click.IntRange(0, 1000),
+              help="Equal records shown before the divergence.")
+def diff(archive_a: str, archive_b: str, context: int) -> None:
+    """Print the first divergence between two archives, comparing calls, arguments (capture
+    addresses and handles normalised), errors and D2H digests. Exit 0: equal; 1: they
+    differ; 2: an archive cannot be read."""
+    from hrr.inspect.diff import EXIT_DIFFERENT, EXIT_EQUAL, EXIT_TROUBLE, diff_archives
+
+    try:
+        for path in (archive_a, archive_b):
+            if not os.path.exists(path):
+                raise UsageError(f"{path}: no such archive")
+        result = diff_archives(archive_a, archive_b, context=context, echo=click.echo)
+    except (HrrError, OSError, ValueError) as exc:
+        click.echo(f"hrr: error: {exc}", err=True)
+        sys.exit(EXIT_TROUBLE)
+    sys.exit(EXIT_EQUAL if result.equal else EXIT_DIFFERENT)
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="hrr")
