@@ -57,7 +57,7 @@ def good_records(draw):
             args, draw(st.integers(-(2**31), 2**31)), outs, extra]
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(msgpack_values)
 def test_any_value_is_an_event_or_a_format_error(value):
     """Whatever msgpack decodes to, the decoder returns an Event or raises FormatError."""
@@ -69,7 +69,7 @@ def test_any_value_is_an_event_or_a_format_error(value):
         assert schema_error(value) is None and isinstance(ev.api, str)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(st.binary(max_size=64))
 def test_any_bytes_decode_to_a_value_or_a_value_error(data):
     """The untrusted msgpack decoder raises nothing but ValueError, whatever the bytes."""
@@ -83,7 +83,7 @@ def test_any_bytes_decode_to_a_value_or_a_value_error(data):
         pass
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=100, deadline=None)
 @given(good_records())
 def test_valid_records_round_trip(record):
     """A well-typed record survives msgpack and the decoder unchanged (NaN compared as NaN)."""
