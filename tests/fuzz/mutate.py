@@ -168,8 +168,9 @@ def _set(v: Any, path: tuple, new: Any) -> Any:
 def _tweak(rng: random.Random, old: Any) -> Any:
     """A value near ``old`` of the same kind, or one from the pool of wrong types and sizes."""
     if type(old) is int and rng.random() < 0.6:
-        return rng.choice([old + 1, old - 1, -old, old * 2, old << 20, old + (1 << 40), 0, -1,
-                           2**64 - 1, 2**63, old ^ (1 << rng.randrange(64))])
+        new = rng.choice([old + 1, old - 1, -old, old * 2, old << 20, old + (1 << 40), 0, -1,
+                          2**64 - 1, 2**63, old ^ (1 << rng.randrange(64))])
+        return new if -(2**63) <= new < 2**64 else new & (2**64 - 1)   # msgpack's int range
     if type(old) is bytes and old and rng.random() < 0.5:
         b = bytearray(old)
         b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
@@ -598,8 +599,14 @@ def _worker(inbox: Any, outbox: Any) -> None:
     faulthandler.enable()  # a segfault prints every thread's Python stack to the log
     resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE_CAP, ADDRESS_SPACE_CAP))
     os.environ["HRR_BACKEND"] = "sim"
+    parent = os.getppid()
     while True:
-        case = inbox.get()
+        try:
+            case = inbox.get(timeout=2)
+        except Exception:  # queue.Empty: exit if the fuzzer that started us is gone
+            if os.getppid() != parent:
+                return
+            continue
         if case is None:
             return
         try:
