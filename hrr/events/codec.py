@@ -11,13 +11,17 @@ Schema (DESIGN.md, "Event records"):
     args   list of wire values      err   int             outs list of wire values
     extra  map whose keys are among EXTRA_KEYS, each of the type listed there
 
-A wire value is None, bool, int, float, str, bytes or a list of wire values nested at
-most MAX_WIRE_DEPTH deep (a copy endpoint ``[tag, addr, nbytes, blob]`` is depth 2).
+A wire value is None, bool, int, a finite float, str, bytes or a list of at most MAX_WIRE_LIST wire
+values nested at most MAX_WIRE_DEPTH deep (a copy endpoint ``[tag, addr, nbytes, blob]``
+is depth 2). A catalogue call has exactly one arg per catalogue parameter, each of the
+type capture writes for its role (ARG_ROLES), and at most MAX_OUTS outs. Every list the checks walk is bounded, so checking one record costs a
+bounded amount of work whatever the record's size.
 Values inside plugin records (``extra.records[plugin]``) are the plugin's to validate;
 here they only have to be a list per plugin name.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE
@@ -26,6 +30,11 @@ from hrr.events.model import PSEUDO_EVENTS, Event
 
 WIRE_FIELDS = ("seq", "tid", "api", "args", "err", "outs", "extra")
 MAX_WIRE_DEPTH = 4          # args/outs nesting: endpoints are 2 deep; 4 leaves room
+MAX_WIRE_LIST = 16          # items in a list inside args/outs (an endpoint has 4, a dim3 3)
+MAX_OUTS = 16               # the catalogue's most is 3
+MAX_PSEUDO_ARGS = 16
+MAX_LAYOUT_ROWS = 4096      # kernel parameters
+MAX_RECORDS_PER_PLUGIN = 1 << 16
 MAX_API_NAME = 128
 _HINT = "the archive is damaged or not written by hrr"
 
@@ -41,11 +50,33 @@ def _is_int(v: object) -> bool:
 
 def _wire_value(v: object, depth: int = 0) -> bool:
     """True when ``v`` is a wire value (scalars, or lists of them no deeper than MAX_WIRE_DEPTH)."""
-    if v is None or type(v) in (bool, int, float, str, bytes):
+    if v is None or type(v) in (bool, int, str, bytes):
         return True
-    if type(v) is list and depth < MAX_WIRE_DEPTH:
+    if type(v) is float:
+        return math.isfinite(v)    # hrr never records NaN or infinity; a size of inf is hostile
+    if type(v) is list and depth < MAX_WIRE_DEPTH and len(v) <= MAX_WIRE_LIST:
         return all(_wire_value(x, depth + 1) for x in v)
     return False
+
+
+def _finite_scalar(v: object) -> bool:
+    return v is None or type(v) in (bool, int, str) or (type(v) is float and math.isfinite(v))
+
+
+# What capture writes for each parameter role (recorder.py's encoders); a role not listed
+# takes any wire value (copy endpoints, code objects: replay checks those in depth).
+ARG_ROLES: dict[str, tuple[Callable[[object], bool], str]] = {
+    "value": (_finite_scalar, "a finite number, string or null"),
+    "enum": (lambda v: v is None or _is_int(v), "an int or null"),
+    "ptr": (_is_int, "an address (int)"),
+    "handle": (_is_int, "a handle value (int)"),
+    "host_fn": (_is_int, "an address (int)"),
+    "user_data": (_is_int, "an address (int)"),
+    "name": (lambda v: type(v) is str, "a string"),
+    "dim3": (lambda v: _int_list(3)(v), "a list of 3 ints"),
+    "launch": (lambda v: v is None, "null (launch arguments live in extra.launch)"),
+    "ignored": (lambda v: v is None, "null"),
+}
 
 
 def _int_list(n: int | None) -> Callable[[object], bool]:
@@ -57,7 +88,7 @@ def _ptr_words(v: object) -> bool:
 
 
 def _layout(v: object) -> bool:
-    return type(v) is list and all(
+    return type(v) is list and len(v) <= MAX_LAYOUT_ROWS and all(
         type(r) is list and len(r) == 4 and _is_int(r[0]) and _is_int(r[1])
         and type(r[2]) is str and type(r[3]) is str for r in v)
 
@@ -68,17 +99,24 @@ LAUNCH_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
     "grid": (_int_list(3), "a list of 3 ints"),
     "block": (_int_list(3), "a list of 3 ints"),
     "kernargs": (lambda v: type(v) is bytes, "bytes"),
-    "ptrs": (_ptr_words, "a list of [offset, base, delta] int triples"),
+    "ptrs": (_ptr_words, "a list of [offset, base, delta] int triples, one per 8 kernarg bytes at most"),
     "error": (lambda v: type(v) is str, "a string"),
 }
 
 
 def _launch(v: object) -> bool:
-    return type(v) is dict and all(k in LAUNCH_KEYS and LAUNCH_KEYS[k][0](x) for k, x in v.items())
+    if type(v) is not dict or not all(k in LAUNCH_KEYS for k in v):
+        return False
+    # One pointer word per aligned 8 bytes of kernargs at most: checked before the walk.
+    words = len(v["kernargs"]) // 8 if type(v.get("kernargs")) is bytes else 0
+    if type(v.get("ptrs")) is list and len(v["ptrs"]) > words:
+        return False
+    return all(LAUNCH_KEYS[k][0](x) for k, x in v.items())
 
 
 def _records(v: object) -> bool:
-    return type(v) is dict and all(type(k) is str and type(x) is list for k, x in v.items())
+    return type(v) is dict and all(type(k) is str and type(x) is list and len(x) <= MAX_RECORDS_PER_PLUGIN
+                                   for k, x in v.items())
 
 
 # extra: key -> (check, description). Unknown keys are refused: hrr's core writes them all
@@ -86,7 +124,7 @@ def _records(v: object) -> bool:
 EXTRA_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
     "launch": (_launch, "a map of " + ", ".join(f"{k}: {d}" for k, (_, d) in LAUNCH_KEYS.items())),
     "layout": (_layout, "a list of [offset, size, kind, name]"),
-    "records": (_records, "a map of plugin name to a list of records"),
+    "records": (_records, f"a map of plugin name to a list of at most {MAX_RECORDS_PER_PLUGIN} records"),
     "blob": (lambda v: v is None or type(v) is str, "a blob name or null"),
     "n": (lambda v: _is_int(v) and v >= 0, "a non-negative int"),
 }
@@ -107,10 +145,19 @@ def schema_error(value: Any) -> str | None:
         return f"event field api names {api[:64]!r}, which is neither in this hrr's catalogue nor a pseudo-event"
     if not _is_int(err):
         return "event field err must be an int"
+    row = CATALOGUE.get(api)
     for name, v in (("args", args), ("outs", outs)):
         if type(v) is not list:
             return f"event field {name} must be a list"
+        if name == "args" and row is not None and len(v) != len(row.params):
+            return f"event field args has {len(v)} items, {api} takes {len(row.params)}"
+        most = MAX_OUTS if name == "outs" else MAX_PSEUDO_ARGS
+        if len(v) > most:
+            return f"event field {name} has {len(v)} items, more than {most}"
         for i, x in enumerate(v):
+            role = ARG_ROLES.get(row.params[i].role) if name == "args" and row is not None else None
+            if role is not None and not role[0](x):
+                return f"event field args[{i}] ({row.params[i].name}) must be {role[1]}"
             if not _wire_value(x):
                 return (f"event field {name}[{i}] must be a number, string, bytes, null "
                         f"or a list of them at most {MAX_WIRE_DEPTH} deep")

@@ -295,7 +295,10 @@ class Mutator:
             return
         for _ in range(self.rng.choice([1, 1, 1, 3])):
             k = self.rng.choice(events)
-            value = msgpack.unpackb(frames[k][1], raw=False, strict_map_key=False)
+            try:
+                value = msgpack.unpackb(frames[k][1], raw=False, strict_map_key=False)
+            except (ValueError, msgpack.StackError):
+                continue  # made too deep for msgpack by an earlier step of this mutation
             where = self.rng.choice(_paths(value))
             if self.rng.random() < 0.08 and isinstance(value, list) and where and type(where[0]) is int:
                 parts = [_pack(x) for x in value]

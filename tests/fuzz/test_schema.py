@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hrr.api.catalogue import CATALOGUE
 from hrr.archive import open_archive, open_process_writer
 from hrr.archive.format import unpack_untrusted
 from hrr.archive.reader import BadRecord, Record
@@ -35,8 +36,16 @@ msgpack_values = st.recursive(
                                      st.dictionaries(st.text(max_size=8), inner, max_size=6)),
     max_leaves=30)
 wire_values = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-(2**63), 2**64 - 1),
-                                     st.floats(), st.text(max_size=8), st.binary(max_size=8)),
+                                     st.floats(allow_nan=False, allow_infinity=False),
+                                     st.text(max_size=8), st.binary(max_size=8)),
                            lambda inner: st.lists(inner, max_size=4), max_leaves=12)
+u64 = st.integers(0, 2**64 - 1)
+ROLE_VALUES = {  # what capture writes for each parameter role
+    "value": st.one_of(st.none(), st.booleans(), u64, st.floats(allow_nan=False, allow_infinity=False)),
+    "enum": st.none() | st.integers(0, 64), "ptr": u64, "handle": u64, "host_fn": u64, "user_data": u64,
+    "name": st.text(max_size=12), "dim3": st.lists(st.integers(0, 2**32 - 1), min_size=3, max_size=3),
+    "launch": st.none(), "ignored": st.none(),
+}
 api_names = st.sampled_from(["hipMalloc", "hipMemcpy", "hipModuleLaunchKernel", "hipDeviceSynchronize", "@d2h"])
 
 
@@ -46,14 +55,20 @@ def _depth(v):
 
 @st.composite
 def good_records(draw):
-    args = draw(st.lists(wire_values.filter(lambda v: _depth(v) <= MAX_WIRE_DEPTH), max_size=6))
+    api = draw(api_names)
+    row = CATALOGUE.get(api)
+    any_wire = wire_values.filter(lambda v: _depth(v) <= MAX_WIRE_DEPTH)
+    if row is None:
+        args = draw(st.lists(any_wire, max_size=6))
+    else:
+        args = [draw(ROLE_VALUES.get(p.role, any_wire)) for p in row.params]
     outs = draw(st.lists(wire_values.filter(lambda v: _depth(v) <= MAX_WIRE_DEPTH), max_size=3))
     extra = draw(st.fixed_dictionaries({}, optional={
         "records": st.dictionaries(st.text(max_size=8), st.lists(msgpack_values, max_size=3), max_size=3),
         "blob": st.none() | st.text(max_size=32), "n": st.integers(0, 2**32),
         "layout": st.lists(st.tuples(st.integers(0, 64), st.integers(0, 16), st.text(max_size=4),
                                      st.text(max_size=4)).map(list), max_size=3)}))
-    return [draw(st.integers(0, 2**63 - 1)), draw(st.integers(-(2**63), 2**64 - 1)), draw(api_names),
+    return [draw(st.integers(0, 2**63 - 1)), draw(st.integers(-(2**63), 2**64 - 1)), api,
             args, draw(st.integers(-(2**31), 2**31)), outs, extra]
 
 
@@ -128,6 +143,18 @@ WRONG = [
     ("d2h n negative", lambda r: r[6].update(n=-1), "extra.n"),
     ("d2h blob an int", lambda r: r[6].update(blob=5), "extra.blob"),
     ("seven items short", lambda r: r.pop(), "7-item"),
+    ("args one too many", lambda r: r[3].append(0), "takes 1"),
+    ("args a million", lambda r: r.__setitem__(3, [None] * 1_000_000), "takes 1"),
+    ("a size of inf", lambda r: r[3].__setitem__(0, math.inf), "args[0] (size)"),
+    ("a size of NaN", lambda r: r[3].__setitem__(0, math.nan), "args[0] (size)"),
+    ("launch grid of -inf", lambda r: r[3].__setitem__(1, -math.inf), "args[1] (gridDimX)"),
+    ("launch stream handle a string", lambda r: r[3].__setitem__(8, "s"), "args[8]"),
+    ("a d2h arg of inf", lambda r: r[3].__setitem__(0, math.inf), "args[0]"),
+    ("d2h args a million", lambda r: r.__setitem__(3, [0] * 1_000_000), "more than 16"),
+    ("outs a million", lambda r: r.__setitem__(5, [0] * 1_000_000), "more than 16"),
+    ("an arg a long list", lambda r: r[3].__setitem__(0, [0] * 17), "args[0]"),
+    ("launch more ptrs than kernarg words", lambda r: r[6]["launch"].update(ptrs=[[0, 1, 0]] * 3), "extra.launch"),
+    ("launch ptrs without kernargs", lambda r: r[6]["launch"].pop("kernargs"), "extra.launch"),
 ]
 
 
@@ -195,7 +222,7 @@ def test_replay_refuses_hostile_records_without_a_traceback(tmp_path):
 
 
 def test_info_json_is_strict_with_non_finite_numbers_and_deep_manifest_fields(tmp_path):
-    record = _copy(GOOD)
+    record = _copy(D2H)
     record[3] = [math.nan, math.inf]
     _archive(tmp_path, [record])
     mpath = os.path.join(str(tmp_path), "pid-4242", "manifest.json")
@@ -205,7 +232,15 @@ def test_info_json_is_strict_with_non_finite_numbers_and_deep_manifest_fields(tm
     result = CliRunner().invoke(cli, ["info", "--events", "--json", str(tmp_path)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout, parse_constant=lambda c: pytest.fail(f"non-strict JSON {c}"))
-    assert data["processes"][0]["events"][0]["args"] == ["nan", "inf"]
+    proc = data["processes"][0]
+    assert proc["events"] == [] and "args[0]" in proc["bad_records"][0]["reason"]
+    assert "<nested too deep>" in json.dumps(proc["manifest"]["extra_field"])
+
+
+def test_printable_spells_out_what_strict_json_cannot_hold():
+    from hrr.cli.info import printable
+    assert printable([math.nan, -math.inf, b"abc", {1: 2}]) == ["nan", "-inf", "<3 bytes>", {"1": 2}]
+    assert printable(list(range(100)))[-1] == "<36 more>"
 
 
 def test_event_records_tolerate_a_hand_built_event_with_bad_records():
