@@ -272,3 +272,17 @@ def test_hard_linked_archive_file_is_refused(tmp_path):
     os.link(outside, mpath)
     result = CliRunner().invoke(cli, ["info", str(root)], catch_exceptions=False)
     assert result.exit_code == 1 and "hard link" in result.output
+
+
+def test_info_turns_any_surprise_into_one_line(tmp_path, monkeypatch):
+    """The last guard: whatever info did not foresee ends in one line and exit 1."""
+    import hrr.cli.info as info_mod
+    _archive(tmp_path, [_copy(GOOD)])
+
+    def boom(*a, **k):
+        raise RecursionError("maximum recursion depth exceeded")
+    monkeypatch.setattr(info_mod, "archive_info", boom)
+    result = CliRunner().invoke(cli, ["info", str(tmp_path)])
+    assert result.exit_code == 1 and not isinstance(result.exception, RecursionError)
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and "RecursionError" in lines[0] and "bug in hrr" in lines[0]
