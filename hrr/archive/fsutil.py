@@ -65,7 +65,8 @@ def open_dir_nofollow(name: str, dir_fd: int | None = None) -> int:
 
 
 def open_file_nofollow(name: str, dir_fd: int | None = None) -> tuple[int, os.stat_result]:
-    """Open a regular file for reading without following symlinks or blocking on a FIFO.
+    """Open a regular file for reading without following symlinks or blocking on a FIFO;
+    a file with more than one hard link is refused too.
 
     Returns (fd, fstat). Raises OSError (ELOOP for a symlink) or ValueError if not a regular file.
     """
@@ -74,6 +75,9 @@ def open_file_nofollow(name: str, dir_fd: int | None = None) -> tuple[int, os.st
     if not stat.S_ISREG(st.st_mode):
         os.close(fd)
         raise ValueError("not a regular file")
+    if st.st_nlink != 1:  # a hard link may be a file outside the archive: never read through one
+        os.close(fd)
+        raise ValueError(f"has {st.st_nlink} hard links; hrr never reads through a link")
     return fd, st
 
 

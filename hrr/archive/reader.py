@@ -4,7 +4,10 @@ Order of checks for each process: the directory is a real directory (no symlink)
 magic and format version (first, before any length in the file is trusted); the header's
 length, checksum and msgpack; manifest.json size, JSON and field types. Frames are then
 streamed lazily: each frame's type and length are checked against the limits before its
-payload is read, its checksum before it is decoded, and msgpack runs with safe settings.
+payload is read, its checksum before it is decoded, msgpack runs with safe settings;
+``checked_events`` then checks each decoded value against the event schema
+(``hrr.events.codec``), so what acts on events only ever sees well-typed events or refused
+records (named by file, record index and byte offset), never an exception.
 """
 from __future__ import annotations
 
@@ -21,24 +24,35 @@ from hrr.archive.format import (EVENTS_FILE, FILE_HEADER, FORMAT_VERSION, FRAME_
 from hrr.archive.fsutil import open_dir_nofollow, open_file_nofollow, read_exact
 from hrr.archive.limits import Limits
 from hrr.errors import ArchiveError, FormatError, LimitExceeded
+from hrr.events.codec import event_from_wire
+from hrr.events.model import Event
 
 _ZERO3 = b"\x00\x00\x00"
 
 
 @attrs.frozen
 class Record:
-    """A good event frame: its index among event frames, its byte offset, its decoded value."""
+    """A good event frame: its index among event frames, its byte offset, its decoded value,
+    and (from ``checked_events``) the schema-checked Event built from it."""
     index: int
     offset: int
     value: Any
+    event: Event | None = None
 
 
 @attrs.frozen
 class BadRecord:
-    """An event frame that was refused (bad checksum, undecodable msgpack, bad framing)."""
+    """An event frame that was refused (bad checksum, undecodable msgpack, bad framing,
+    a value that does not match the event schema)."""
     index: int
     offset: int
     reason: str
+    path: str = ""
+
+    @property
+    def where(self) -> str:
+        """``<events.bin path> record <index> at offset <offset>``."""
+        return f"{self.path or 'events.bin'} record {self.index} at offset {self.offset}"
 
 
 @attrs.define
@@ -199,8 +213,26 @@ class ProcessArchive:
 
     # -- events ---------------------------------------------------------------------------
     def events(self) -> Iterator[Record | BadRecord]:
-        """Yield every complete event frame: Record if good, BadRecord if refused; stops at a torn tail."""
+        """Yield every complete event frame: Record if good, BadRecord if refused; stops at a torn tail.
+
+        Format level only (framing, checksum, msgpack): ``value`` may be any msgpack value.
+        Anything that acts on events uses :meth:`checked_events`."""
         return self._walk(decode=True)
+
+    def checked_events(self) -> Iterator[Record | BadRecord]:
+        """Like :meth:`events`, and each value is also checked against the event schema
+        (``hrr.events.codec``): a Record carries its ``event``; a value of the wrong shape or
+        type is a BadRecord naming the field, never an exception."""
+        for item in self._walk(decode=True):
+            if isinstance(item, BadRecord):
+                yield item
+                continue
+            try:
+                event = event_from_wire(item.value)
+            except FormatError as exc:
+                yield BadRecord(item.index, item.offset, exc.what, self.events_path)
+                continue
+            yield Record(item.index, item.offset, item.value, event)
 
     def scan(self) -> StreamState:
         """Walk the frames without decoding them (checksums checked) and return what was found."""
@@ -228,7 +260,7 @@ class ProcessArchive:
                 if ftype not in FRAME_TYPES or reserved != _ZERO3 or length > limits.max_record_bytes:
                     state.stopped = (f"unreadable frame header (type {ftype}, length {length}); "
                                      f"the rest of the file is skipped")
-                    yield BadRecord(state.frames, offset, state.stopped)
+                    yield BadRecord(state.frames, offset, state.stopped, where)
                     break
                 payload = f.read(length)
                 if len(payload) < length:
@@ -237,7 +269,7 @@ class ProcessArchive:
                 end = offset + FRAME_HEADER.size + length
                 if checksum(ftype, payload) != expected:
                     state.bad_checksums += 1
-                    yield BadRecord(state.frames, offset, f"{FRAME_TYPES[ftype]} frame checksum mismatch")
+                    yield BadRecord(state.frames, offset, f"{FRAME_TYPES[ftype]} frame checksum mismatch", where)
                     state.frames += 1
                     offset = end
                     continue
@@ -260,7 +292,7 @@ class ProcessArchive:
                     try:
                         yield Record(state.frames, offset, unpack_untrusted(payload))
                     except ValueError as exc:
-                        yield BadRecord(state.frames, offset, str(exc))
+                        yield BadRecord(state.frames, offset, str(exc), where)
                 state.frames += 1
                 state.valid_end, state.valid_frames = end, state.frames
                 offset = end

@@ -14,7 +14,7 @@ import click
 from hrr import __version__
 from hrr.backends import BACKEND_MODULES
 from hrr.config import ARCHIVE_ENV, CONTENT_MODE_ENV, MODE_ENV, PLUGINS_ENV
-from hrr.errors import HrrError, UsageError
+from hrr.errors import ArchiveError, HrrError, UsageError
 
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "capture", "bootstrap")
@@ -184,8 +184,15 @@ def info(archive: str, show_events: bool, as_json: bool) -> None:
 
     if not os.path.exists(archive):
         raise UsageError(f"{archive}: no such archive")
-    data = archive_info(archive, with_events=show_events)
-    click.echo(json.dumps(data, indent=2, default=str) if as_json else render_info(data))
+    try:
+        data = archive_info(archive, with_events=show_events)
+        text = json.dumps(data, indent=2, allow_nan=False) if as_json else render_info(data)
+    except (HrrError, OSError):
+        raise
+    except Exception as exc:  # noqa: BLE001 -- info must survive any archive: one line, never a traceback
+        raise ArchiveError(f"info could not describe this archive ({type(exc).__name__}: {str(exc)[:200]})",
+                            where=archive, hint="this is a bug in hrr: please report it with the archive") from None
+    click.echo(text)
 
 
 @cli.command()

@@ -1,16 +1,42 @@
-"""Serialisation of events to and from their msgpack wire form.
+"""Serialisation of events to and from their msgpack wire form, and the record schema.
 
 Wire form: ``[seq, tid, api, args, err, outs, extra]`` with msgpack-native items only.
-Decoding validates shape and types, because archives are untrusted input.
+Archives are untrusted input, so :func:`event_from_wire` checks a decoded record against
+the schema below before anything acts on it; a record that fails raises FormatError
+naming the field (the reader turns that into a refused record, never an exception).
+
+Schema (DESIGN.md, "Event records"):
+
+    seq    int >= 0                 tid   int             api  catalogue name or pseudo-event
+    args   list of wire values      err   int             outs list of wire values
+    extra  map whose keys are among EXTRA_KEYS, each of the type listed there
+
+A wire value is None, bool, int, a finite float, str, bytes or a list of at most MAX_WIRE_LIST wire
+values nested at most MAX_WIRE_DEPTH deep (a copy endpoint ``[tag, addr, nbytes, blob]``
+is depth 2). A catalogue call has exactly one arg per catalogue parameter, each of the
+type capture writes for its role (ARG_ROLES), and at most MAX_OUTS outs. Every list the checks walk is bounded, so checking one record costs a
+bounded amount of work whatever the record's size.
+Values inside plugin records (``extra.records[plugin]``) are the plugin's to validate;
+here they only have to be a list per plugin name.
 """
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import Any, Callable
 
+from hrr.api.catalogue import CATALOGUE
 from hrr.errors import FormatError
-from hrr.events.model import Event
+from hrr.events.model import PSEUDO_EVENTS, Event
 
 WIRE_FIELDS = ("seq", "tid", "api", "args", "err", "outs", "extra")
+MAX_WIRE_DEPTH = 4          # args/outs nesting: endpoints are 2 deep; 4 leaves room
+MAX_WIRE_LIST = 16          # items in a list inside args/outs (an endpoint has 4, a dim3 3)
+MAX_OUTS = 16               # the catalogue's most is 3
+MAX_PSEUDO_ARGS = 16
+MAX_LAYOUT_ROWS = 4096      # kernel parameters
+MAX_RECORDS_PER_PLUGIN = 1 << 16
+MAX_API_NAME = 128
+_HINT = "the archive is damaged or not written by hrr"
 
 
 def event_to_wire(ev: Event) -> list:
@@ -18,15 +44,140 @@ def event_to_wire(ev: Event) -> list:
     return [ev.seq, ev.tid, ev.api, list(ev.args), ev.err, list(ev.outs), ev.extra]
 
 
-def event_from_wire(value: Any, where: str = "") -> Event:
-    """Build an Event from a decoded record, refusing anything of the wrong shape."""
-    if not isinstance(value, (list, tuple)) or len(value) != len(WIRE_FIELDS):
-        raise FormatError("event record is not a 7-item array", where=where,
-                          hint="the archive is damaged or not written by hrr")
+def _is_int(v: object) -> bool:
+    return type(v) is int          # bool is not a record integer
+
+
+def _wire_value(v: object, depth: int = 0) -> bool:
+    """True when ``v`` is a wire value (scalars, or lists of them no deeper than MAX_WIRE_DEPTH)."""
+    if v is None or type(v) in (bool, int, str, bytes):
+        return True
+    if type(v) is float:
+        return math.isfinite(v)    # hrr never records NaN or infinity; a size of inf is hostile
+    if type(v) is list and depth < MAX_WIRE_DEPTH and len(v) <= MAX_WIRE_LIST:
+        return all(_wire_value(x, depth + 1) for x in v)
+    return False
+
+
+def _finite_scalar(v: object) -> bool:
+    return v is None or type(v) in (bool, int, str) or (type(v) is float and math.isfinite(v))
+
+
+# What capture writes for each parameter role (recorder.py's encoders); a role not listed
+# takes any wire value (copy endpoints, code objects: replay checks those in depth).
+ARG_ROLES: dict[str, tuple[Callable[[object], bool], str]] = {
+    "value": (_finite_scalar, "a finite number, string or null"),
+    "enum": (lambda v: v is None or _is_int(v), "an int or null"),
+    "ptr": (_is_int, "an address (int)"),
+    "handle": (_is_int, "a handle value (int)"),
+    "host_fn": (_is_int, "an address (int)"),
+    "user_data": (_is_int, "an address (int)"),
+    "name": (lambda v: type(v) is str, "a string"),
+    "dim3": (lambda v: _int_list(3)(v), "a list of 3 ints"),
+    "launch": (lambda v: v is None, "null (launch arguments live in extra.launch)"),
+    "ignored": (lambda v: v is None, "null"),
+}
+
+
+def _int_list(n: int | None) -> Callable[[object], bool]:
+    return lambda v: type(v) is list and (n is None or len(v) == n) and all(_is_int(x) for x in v)
+
+
+def _ptr_words(v: object) -> bool:
+    return type(v) is list and all(_int_list(3)(w) for w in v)
+
+
+def _layout(v: object) -> bool:
+    return type(v) is list and len(v) <= MAX_LAYOUT_ROWS and all(
+        type(r) is list and len(r) == 4 and _is_int(r[0]) and _is_int(r[1])
+        and type(r[2]) is str and type(r[3]) is str for r in v)
+
+
+# launch map: key -> (check, description). "kernargs"/"ptrs" are absent when "error" says why.
+LAUNCH_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "kernel": (lambda v: v is None or type(v) is str, "a string"),
+    "grid": (_int_list(3), "a list of 3 ints"),
+    "block": (_int_list(3), "a list of 3 ints"),
+    "kernargs": (lambda v: type(v) is bytes, "bytes"),
+    "ptrs": (_ptr_words, "a list of [offset, base, delta] int triples, one per 8 kernarg bytes at most"),
+    "error": (lambda v: type(v) is str, "a string"),
+}
+
+
+def _launch(v: object) -> bool:
+    if type(v) is not dict or not all(k in LAUNCH_KEYS for k in v):
+        return False
+    # One pointer word per aligned 8 bytes of kernargs at most: checked before the walk.
+    words = len(v["kernargs"]) // 8 if type(v.get("kernargs")) is bytes else 0
+    if type(v.get("ptrs")) is list and len(v["ptrs"]) > words:
+        return False
+    return all(LAUNCH_KEYS[k][0](x) for k, x in v.items())
+
+
+def _records(v: object) -> bool:
+    return type(v) is dict and all(type(k) is str and type(x) is list and len(x) <= MAX_RECORDS_PER_PLUGIN
+                                   for k, x in v.items())
+
+
+# extra: key -> (check, description). Unknown keys are refused: hrr's core writes them all
+# (plugins write only under "records").
+EXTRA_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
+    "launch": (_launch, "a map of " + ", ".join(f"{k}: {d}" for k, (_, d) in LAUNCH_KEYS.items())),
+    "layout": (_layout, "a list of [offset, size, kind, name]"),
+    "records": (_records, f"a map of plugin name to a list of at most {MAX_RECORDS_PER_PLUGIN} records"),
+    "blob": (lambda v: v is None or type(v) is str, "a blob name or null"),
+    "n": (lambda v: _is_int(v) and v >= 0, "a non-negative int"),
+}
+
+
+def schema_error(value: Any) -> str | None:
+    """What is wrong with a decoded record, or None when it matches the event schema."""
+    if type(value) is not list or len(value) != len(WIRE_FIELDS):
+        return "event record is not a 7-item array"
     seq, tid, api, args, err, outs, extra = value
-    if not (isinstance(seq, int) and isinstance(tid, int) and isinstance(api, str)
-            and isinstance(args, (list, tuple)) and isinstance(err, int)
-            and isinstance(outs, (list, tuple)) and isinstance(extra, dict)):
-        raise FormatError("event record has a field of the wrong type", where=where,
-                          hint="the archive is damaged or not written by hrr")
+    if not (_is_int(seq) and seq >= 0):
+        return "event field seq must be a non-negative int"
+    if not _is_int(tid):
+        return "event field tid must be an int"
+    if type(api) is not str or len(api) > MAX_API_NAME:
+        return "event field api must be a string"
+    if api not in CATALOGUE and api not in PSEUDO_EVENTS:
+        return f"event field api names {api[:64]!r}, which is neither in this hrr's catalogue nor a pseudo-event"
+    if not _is_int(err):
+        return "event field err must be an int"
+    row = CATALOGUE.get(api)
+    for name, v in (("args", args), ("outs", outs)):
+        if type(v) is not list:
+            return f"event field {name} must be a list"
+        if name == "args" and row is not None and len(v) != len(row.params):
+            return f"event field args has {len(v)} items, {api} takes {len(row.params)}"
+        most = MAX_OUTS if name == "outs" else MAX_PSEUDO_ARGS
+        if len(v) > most:
+            return f"event field {name} has {len(v)} items, more than {most}"
+        for i, x in enumerate(v):
+            role = ARG_ROLES.get(row.params[i].role) if name == "args" and row is not None else None
+            if role is not None and not role[0](x):
+                return f"event field args[{i}] ({row.params[i].name}) must be {role[1]}"
+            if not _wire_value(x):
+                return (f"event field {name}[{i}] must be a number, string, bytes, null "
+                        f"or a list of them at most {MAX_WIRE_DEPTH} deep")
+    if type(extra) is not dict:
+        return "event field extra must be a map"
+    for key, v in extra.items():
+        if key not in EXTRA_KEYS:
+            return f"event field extra has an unknown key {str(key)[:64]!r}"
+        check, description = EXTRA_KEYS[key]
+        if not check(v):
+            return f"event field extra.{key} must be {description}"
+    return None
+
+
+def event_from_wire(value: Any, where: str = "") -> Event:
+    """Build an Event from a decoded record, refusing anything that does not match the schema."""
+    if type(value) is tuple:       # in-process callers may hand a tuple; the wire has lists
+        value = list(value)
+    problem = schema_error(value)
+    if problem is not None:
+        raise FormatError(problem, where=where or None, hint=_HINT)
+    seq, tid, api, args, err, outs, extra = value
     return Event(seq, tid, api, tuple(args), err, tuple(outs), extra)

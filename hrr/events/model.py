@@ -12,6 +12,8 @@ import attrs
 # A pseudo-event: the bytes an asynchronous device-to-host copy delivered, taken when
 # capture saw the copy's stream synchronised. ``args`` is ``(copy_seq,)``.
 PSEUDO_D2H_CHECK = "@d2h"
+# Every pseudo-event this hrr writes; the record schema (codec.py) refuses any other "@" name.
+PSEUDO_EVENTS = frozenset({PSEUDO_D2H_CHECK})
 
 
 @attrs.frozen
@@ -33,4 +35,7 @@ class Event:
 
     def records(self, plugin: str) -> list[Any]:
         """The records that ``plugin`` attached to this event (empty when none)."""
-        return list(self.extra.get("records", {}).get(plugin, ()))
+        records = self.extra.get("records")
+        found = records.get(plugin) if isinstance(records, dict) else None
+        # The codec's schema guarantees a list; an Event built in-process is not checked.
+        return list(found) if isinstance(found, (list, tuple)) else []

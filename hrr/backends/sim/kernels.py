@@ -23,6 +23,7 @@ from hrr.backends.kernargs import KernelLayout
 ENTRY_POINT_GROUP = "hrr.kernel_libraries"
 MAGIC = b"\x7fHRRSIM\x01"
 MAX_HEADER_BYTES = 1 << 20
+MAX_HEADER_DEPTH = 16
 
 
 class CodeObjectError(ValueError):
@@ -116,13 +117,31 @@ def code_object_size(prefix: bytes) -> int:
     return 12 + n
 
 
+def _json_depth(raw: bytes) -> int:
+    """The deepest bracket nesting in ``raw`` (an upper bound: brackets inside strings count too)."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_HEADER_DEPTH:
+        return 0                   # few brackets at all: no need to walk (the usual case)
+    depth = deepest = 0
+    for b in raw:
+        if b in (0x5B, 0x7B):      # [ {
+            depth += 1
+            deepest = max(deepest, depth)
+        elif b in (0x5D, 0x7D):    # ] }
+            depth -= 1
+    return deepest
+
+
 def decode_code_object(data: bytes) -> CodeObject:
     """Parse and validate a code object's header (not whether its library is installed)."""
     total = code_object_size(bytes(data[:12]))
     if len(data) < total:
         raise CodeObjectError("truncated sim code object")
+    raw = bytes(data[12:total])
+    # Untrusted bytes: bound the nesting before json recurses (the real header is 1 deep).
+    if _json_depth(raw) > MAX_HEADER_DEPTH:
+        raise CodeObjectError(f"malformed sim code object header: nested deeper than {MAX_HEADER_DEPTH}")
     try:
-        head = json.loads(bytes(data[12:total]))
+        head = json.loads(raw)
         lib, ver, names = head["library"], head["version"], head["kernels"]
     except (ValueError, KeyError, TypeError, RecursionError) as exc:  # deep nesting too
         raise CodeObjectError(f"malformed sim code object header: {str(exc)[:200]}") from None
