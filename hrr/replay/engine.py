@@ -144,7 +144,7 @@ class ProcessReplayer:
                 try:
                     ev = event_from_wire(item.value, where=f"record {item.index} at offset {item.offset}")
                 except FormatError as exc:
-                    self._refuse_raw(item.index, "?", str(exc), "bad_record")
+                    self._refuse_raw(item.index, _api_name_of(item.value), str(exc), "bad_record")
                     continue
                 try:
                     self.threads.run(ev.tid, lambda ev=ev: self._replay_event(ev))
@@ -669,6 +669,14 @@ def _check_event(ev: Event) -> None:
             isinstance(k, str) and isinstance(v, (list, tuple)) for k, v in records.items())):
         raise EventRefused("extra.records is not a map of plugin name to a list of records",
                            category="bad_record")
+
+
+def _api_name_of(value: Any) -> str:
+    """The API a malformed record names, when that much of it is sound (for its refusal)."""
+    if isinstance(value, (list, tuple)) and len(value) > 2 and isinstance(value[2], str) \
+            and (value[2] in CATALOGUE or value[2] == PSEUDO_D2H_CHECK):
+        return value[2]
+    return "?"
 
 
 def _triple(v: Any) -> tuple[int, int, int]:
