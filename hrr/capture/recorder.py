@@ -6,6 +6,7 @@ and hands the event to the session. Nothing here does a syscall per call.
 """
 from __future__ import annotations
 
+import numbers
 import types
 from typing import Any, Callable
 
@@ -36,10 +37,13 @@ def _binder(row: Api) -> Callable[[tuple, dict], tuple]:
 def _scalar(v: Any) -> Any:
     if v is None or type(v) in (int, float, bool, str):
         return v
-    if isinstance(v, int):
+    if isinstance(v, (int, numbers.Integral)):  # numpy and ctypes-free integer types too
         return int(v)
-    if isinstance(v, float):
+    if isinstance(v, (float, numbers.Real)):
         return float(v)
+    value = getattr(v, "value", None)  # ctypes scalars (c_uint32(5), c_size_t(...))
+    if type(value) in (int, float, bool):
+        return value
     return None
 
 

@@ -16,7 +16,7 @@ from hrr.api.catalogue import DEVICE_RESET_APIS, Api
 from hrr.backends.hiptypes import buffer_nbytes, address_or_zero, handle_or_zero
 from hrr.backends.kernargs import KernelLayout, pointer_word_offsets
 from hrr.capture.allocations import DEVICE, REGISTERED, Allocation, AllocationTable
-from hrr.capture.recorder import Recorder
+from hrr.capture.recorder import Recorder, _scalar
 from hrr.config import Config
 from hrr.events.model import PSEUDO_D2H_CHECK
 from hrr.pipeline.capture import CaptureContext
@@ -29,11 +29,9 @@ _HOSTFN_API = "hipLaunchHostFunc"
 
 
 def _number(v: Any) -> Any:
-    if v is None or type(v) in (int, float, bool):
-        return v
-    if isinstance(v, (int, float)):
-        return int(v) if isinstance(v, int) else float(v)
-    return None
+    """An output recorded when it is a number (numpy and ctypes numbers included)."""
+    value = _scalar(v)
+    return None if isinstance(value, str) else value
 
 
 class CaptureSession:
