@@ -1,0 +1,1 @@
+"""Reading archives for people: streaming dump, timeline export, diff."""
