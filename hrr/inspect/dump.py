@@ -239,11 +239,11 @@ def _out(names: _Names, role: str, kind: str | None, v: Any) -> Any:
     return _plain(v)
 
 
-def _snapshots(records: Any) -> dict[str, Any]:
+def _snapshots(records: Any) -> Any:
     """Per plugin: how many records, and for snapshot records how many regions and bytes."""
     out: dict[str, Any] = {}
     if not isinstance(records, dict):
-        return {"malformed": _plain(records)} if records is not None else out
+        return _plain(records)
     for plugin, recs in records.items():
         recs = recs if isinstance(recs, list) else [recs]
         snaps = total = 0
@@ -393,6 +393,8 @@ def _process_entries(proc: Any, filt: DumpFilter) -> Iterator[dict[str, Any]]:
 
 def _t(v: Any) -> str:
     """One value as a token with no spaces or line breaks."""
+    if type(v) is int:
+        return str(v)
     if isinstance(v, str):
         return v if v.isprintable() and " " not in v and v else json.dumps(v)
     if isinstance(v, dict) and "bytes" in v and len(v) == 1:
@@ -452,12 +454,17 @@ def format_line(entry: dict[str, Any]) -> str:
             parts.append(f"ptrs={_t(launch['pointers'])}")
         if "error" in launch:
             parts.append(f"launch_error={_t(launch['error'])}")
+        if "malformed" in launch:
+            parts.append(f"launch={_t(launch['malformed'])}")
     if "layout" in entry:
         parts.append("layout=" + ",".join(_t(x) for x in entry["layout"]))
     if "blob" in entry:
         parts.append(f"blob={_t(entry['blob'])} bytes={_t(entry['bytes'])}")
-    for plugin, rec in (entry.get("records") or {}).items():
-        if "snapshots" in rec:
+    records = entry.get("records")
+    if records is not None and not isinstance(records, dict):
+        parts.append(f"records={_t(records)}")
+    for plugin, rec in (records if isinstance(records, dict) else {}).items():
+        if isinstance(rec, dict) and "snapshots" in rec:
             parts.append(f"{plugin}={rec['snapshots']}snap/{rec['bytes']}B")
         else:
             parts.append(f"{plugin}={_t(rec)}")
@@ -477,7 +484,11 @@ def dump_archive(path: str | os.PathLike[str], out: IO[str], *, jsonl: bool = Fa
     fmt = format_json if jsonl else format_line
     lines, last_flush = 0, 0.0
     for entry in iter_dump(path, filt, limits):
-        out.write(fmt(entry) + "\n")
+        try:
+            line = fmt(entry)
+        except Exception:  # noqa: BLE001 - an odd record still gets its line, never a traceback
+            line = format_json(entry)
+        out.write(line + "\n")
         lines += 1
         now = time.monotonic()
         if lines <= 2 or now - last_flush >= _FLUSH_EVERY_S:  # line 2: the first record
