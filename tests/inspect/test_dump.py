@@ -123,6 +123,9 @@ def test_errors_enums_and_handle_lifetimes_are_named(tmp_path):
     assert lines[5] == "#5 t1 hipMemcpyHtoD dst=0x1000 src=0x2000(host)[8B] sizeBytes=8 [H2D 8 B]"
     assert lines[6] == "#6 t1 hipStreamSynchronize stream=stream#0"
     assert lines[7] == "#7 t1 hipGetErrorName hip_error=hipErrorInvalidHandle -> name=hipErrorInvalidHandle"
+    # numbers come from every record, not only the shown ones: the second stream stays #2
+    syncs = _records(tmp_path, apis=frozenset({"hipStreamBeginCapture"}))
+    assert [e["args"]["stream"] for e in syncs] == ["stream#2"]
 
 
 # -- filters ------------------------------------------------------------------------------
