@@ -10,6 +10,7 @@ a record that is not an event prints as a BAD line, and nothing in a record can 
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import time
@@ -183,8 +184,10 @@ class _Names:
 
 def _plain(v: Any, depth: int = 0) -> Any:
     """An untrusted decoded value made JSON-safe: bytes become their length, never raw."""
-    if v is None or isinstance(v, (bool, int, float, str)):
+    if v is None or isinstance(v, (bool, int, str)):
         return v
+    if isinstance(v, float):
+        return v if math.isfinite(v) else repr(v)    # strict JSON has no NaN or Infinity
     if isinstance(v, (bytes, bytearray)):
         return {"bytes": len(v)}
     if depth >= _MAX_DEPTH:

@@ -171,7 +171,7 @@ def test_filters_select_and_numbering_ignores_them(tmp_path):
 
 def test_bad_and_odd_records_print_and_never_crash(tmp_path):
     _write(tmp_path, 5, [
-        ["hipInit", [0], 0, [], {}],
+        ["hipInit", [float("nan")], 0, [], {}],
         ["hipMemcpy", [7, "x"], 0, [], {}],                               # args of the wrong shape
         ["hipModuleLaunchKernel", [1.5], 0, [], {"launch": "junk", "records": 5}],
         ["hipFree", [b"\x00" * 9], 12345, [1, 2, 3], {"odd": b"xyz"}],     # bytes, unknown error
@@ -198,9 +198,10 @@ def test_bad_and_odd_records_print_and_never_crash(tmp_path):
         lines = out.stdout.splitlines()
         if mode:
             for ln in lines:
-                json.loads(ln)
+                json.loads(ln, parse_constant=lambda c: pytest.fail(f"not strict JSON: {c}"))
             continue
         text = "\n".join(lines)
+        assert "#0 t1 hipInit flags=nan" in text
         assert "#1 t1 hipMemcpy dst=0x7 src=x [? null B]" in text
         assert '#2 t1 hipModuleLaunchKernel kernel=null f=1.5 launch=junk records=5' in text
         assert "#3 t1 hipFree ptr=<9 bytes> err=12345" in text and 'extra={"odd":{"bytes":3}}' in text
