@@ -2,10 +2,12 @@
 
 No program runs: records are built in the wire form capture writes (set-up calls, then a
 loop of launches with pinned snapshot records, async copies, syncs and ``@d2h`` checks).
-``python dump_archive_gen.py OUT N`` writes an N-record archive (for the 1M measurement).
+``python dump_archive_gen.py OUT N`` writes an N-record archive; ``--measure [ARGS]`` then
+runs ``hrr dump OUT ARGS`` and prints time to the first line and peak RSS (the 1M figures).
 """
 from __future__ import annotations
 
+import os
 import sys
 
 from hrr.archive import open_process_writer
@@ -66,5 +68,28 @@ def write_archive(root: str, n_records: int, pid: int = 4242, tid: int = TID) ->
     return root
 
 
+def measure(root: str, *dump_args: str) -> str:
+    """Run ``hrr dump ROOT`` as a child; time to its first and second line, total, peak RSS."""
+    import subprocess
+    import time
+
+    t0 = time.monotonic()
+    child = subprocess.Popen([sys.executable, "-m", "hrr.cli.main", "dump", root, *dump_args],
+                             stdout=subprocess.PIPE)
+    assert child.stdout is not None
+    child.stdout.readline()
+    t1 = time.monotonic()
+    child.stdout.readline()
+    t2 = time.monotonic()
+    lines = 2 + sum(1 for _ in child.stdout)
+    _, status, usage = os.wait4(child.pid, 0)
+    return (f"lines={lines} first_line={t1 - t0:.3f}s first_record={t2 - t0:.3f}s "
+            f"total={time.monotonic() - t0:.1f}s peak_rss={usage.ru_maxrss / 1024:.1f}MiB status={status}")
+
+
 if __name__ == "__main__":
-    write_archive(sys.argv[1], int(sys.argv[2]))
+    # python dump_archive_gen.py OUT N [--measure [DUMP ARGS...]]
+    if not os.path.exists(sys.argv[1]):
+        write_archive(sys.argv[1], int(sys.argv[2]))
+    if "--measure" in sys.argv:
+        print(measure(sys.argv[1], *sys.argv[sys.argv.index("--measure") + 1:]))
