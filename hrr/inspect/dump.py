@@ -125,6 +125,7 @@ class _Names:
         self._next: dict[str, int] = {}
         self._live: dict[tuple[str, int], int] = {}
         self.kernels: dict[int, str] = {}              # function handle -> kernel name
+        self.layouts: dict[int, list] = {}             # function handle -> kernarg layout
         self._module_functions: dict[int, list[int]] = {}
         self._threads: dict[int, int] = {}
 
@@ -151,7 +152,7 @@ class _Names:
         n = self.number(kind, value)
         return value if n is None else f"{kind}#{n}"
 
-    def observe(self, row: Api, args: list, err: Any, outs: list) -> None:
+    def observe(self, row: Api, args: list, err: Any, outs: list, extra: dict) -> None:
         """Number the handles this call names, in order, so numbering ignores filters."""
         for p, v in zip(row.params, args):
             if p.role == "handle":
@@ -165,6 +166,8 @@ class _Names:
             name = args[1].decode(errors="replace") if isinstance(args[1], bytes) else args[1]
             if isinstance(name, str):
                 self.kernels[outs[0]] = name
+                if isinstance(extra.get("layout"), list):
+                    self.layouts[outs[0]] = extra["layout"]
                 if type(args[0]) is int:
                     self._module_functions.setdefault(args[0], []).append(outs[0])
 
@@ -179,6 +182,7 @@ class _Names:
         if row.destroys == "module":
             for fn in self._module_functions.pop(value, ()):
                 self.kernels.pop(fn, None)
+                self.layouts.pop(fn, None)
                 self._live.pop(("function", fn), None)
 
 
@@ -273,10 +277,33 @@ def _launch(names: _Names, launch: Any, fn: Any) -> dict[str, Any]:
     if "kernargs" in launch:
         k = launch["kernargs"]
         out["kernargs_bytes"] = len(k) if isinstance(k, (bytes, bytearray)) else _plain(k)
+        layout = names.layouts.get(fn) if type(fn) is int else None
+        if layout is not None and isinstance(k, (bytes, bytearray)):
+            out["args"] = _kernel_args(layout, bytes(k))
     if "ptrs" in launch:
         out["pointers"] = len(launch["ptrs"]) if isinstance(launch["ptrs"], list) else _plain(launch["ptrs"])
     if "error" in launch:
         out["error"] = _plain(launch["error"])
+    return out
+
+
+def _kernel_args(layout: list, kernargs: bytes) -> dict[str, Any]:
+    """Each kernel parameter the function's layout names, read from the launch's kernarg
+    bytes: pointers in hex, scalars as unsigned ints, anything else as its size."""
+    out: dict[str, Any] = {}
+    for i, item in enumerate(layout):
+        if not (isinstance(item, list) and len(item) == 4 and type(item[0]) is int and type(item[1]) is int):
+            continue
+        offset, size, kind, name = item
+        key = name if isinstance(name, str) and name else f"param{i}"
+        if not (0 <= offset and 0 < size and offset + size <= len(kernargs)):
+            out[key] = "<outside the kernarg bytes>"
+        elif kind == "pointer" and size == 8:
+            out[key] = f"0x{int.from_bytes(kernargs[offset:offset + 8], 'little'):x}"
+        elif kind == "value" and size in (1, 2, 4, 8):
+            out[key] = int.from_bytes(kernargs[offset:offset + size], "little")
+        else:
+            out[key] = {"bytes": size}
     return out
 
 
@@ -375,7 +402,7 @@ def _process_entries(proc: Any, filt: DumpFilter) -> Iterator[dict[str, Any]]:
             thread = names.thread(tid)
             row = CATALOGUE.get(api)
             if row is not None:
-                names.observe(row, args, err, outs)
+                names.observe(row, args, err, outs, value[6])
             shown = ((calls is None or seq in calls) and (apis is None or api in apis)
                      and (sel is None or (sel.number == thread if sel.number is not None else sel.tid == tid)))
             if shown:
@@ -429,7 +456,9 @@ def format_line(entry: dict[str, Any]) -> str:
     parts = [f"#{entry['seq']}", f"t{entry['thread']}", _t(entry["api"])]
     launch = entry.get("launch")
     if launch is not None:
-        parts.append(f"kernel={_t(launch.get('kernel'))}")
+        kargs = launch.get("args")
+        parts.append(f"kernel={_t(launch.get('kernel'))}" + (
+            "(" + ",".join(f"{k}={_t(v)}" for k, v in kargs.items()) + ")" if kargs is not None else ""))
         if not {"numBlocks", "gridDimX"} & entry["args"].keys():   # else the parameters show them
             parts.extend(f"{k}={_dim(launch[k])}" for k in ("grid", "block") if k in launch)
     args = entry["args"]

@@ -8,6 +8,7 @@ runs ``hrr dump OUT ARGS`` and prints time to the first line and peak RSS (the 1
 from __future__ import annotations
 
 import os
+import struct
 import sys
 
 from hrr.archive import open_process_writer
@@ -40,7 +41,7 @@ def loop_records(i: int, seq: int) -> list[list]:
     snap = {"pinned_snapshot": [{"v": 1, "stream": STREAM, "during_capture": False, "snaps": [
         {"base": PINNED, "offset": 0, "length": 1024, "chunks": [[BLOB, 1024]]}]}]}
     launch = {"kernel": FUNCS[fn], "grid": [2, 1, 1], "block": [128, 1, 1],
-              "kernargs": bytes(20), "ptrs": [[0, DEV, 0], [8, PINNED, 0]]}
+              "kernargs": struct.pack("<QQI", DEV, PINNED, 256), "ptrs": [[0, DEV, 0], [8, PINNED, 0]]}
     return [
         ["hipModuleLaunchKernel", [fn, 2, 1, 1, 128, 1, 1, 0, STREAM, None, None], [],
          {"launch": launch, "records": snap}],

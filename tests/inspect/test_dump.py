@@ -88,7 +88,8 @@ def test_generated_archive_lines(tmp_path):
     assert lines[3] == ("#2 t1 hipModuleGetFunction module=module#1 kname=add_u32 "
                         "-> function=function#1 layout=dst,src,n")
     assert lines[6] == f"#5 t1 hipHostMalloc size=1024 flags=0 -> ptr=0x{PINNED:x}"
-    assert lines[9] == ("#8 t1 hipModuleLaunchKernel kernel=add_u32 f=function#1 grid=2x1x1 "
+    assert lines[9] == (f"#8 t1 hipModuleLaunchKernel kernel=add_u32(dst=0x{DEV:x},src=0x{PINNED:x},n=256) "
+                        "f=function#1 grid=2x1x1 "
                         "block=128x1x1 sharedMemBytes=0 stream=stream#1 kernargs=20B ptrs=2 "
                         "pinned_snapshot=1snap/1024B")
     assert lines[10] == "#9 t1 hipEventRecord event=event#1 stream=stream#1"
@@ -98,7 +99,8 @@ def test_generated_archive_lines(tmp_path):
     js = _run_dump(str(tmp_path), "--jsonl", "--calls", "8")
     launch = json.loads(js.stdout.splitlines()[1])
     assert launch["launch"] == {"kernel": "add_u32", "grid": [2, 1, 1], "block": [128, 1, 1],
-                                "kernargs_bytes": 20, "pointers": 2}
+                                "kernargs_bytes": 20, "pointers": 2,
+                                "args": {"dst": hex(DEV), "src": hex(PINNED), "n": 256}}
     assert launch["records"] == {"pinned_snapshot": {"records": 1, "snapshots": 1, "bytes": 1024}}
     assert launch["args"]["stream"] == "stream#1" and launch["err"] == "hipSuccess"
 
@@ -177,6 +179,10 @@ def test_bad_and_odd_records_print_and_never_crash(tmp_path):
         ["hipFree", [b"\x00" * 9], 12345, [1, 2, 3], {"odd": b"xyz"}],     # bytes, unknown error
         ["hipNotARealCall", [b"ab", {"k": [1]}], 0, [], {}],
         ["hipStreamSynchronize", [0x99], 0, [], {"records": {"p": [{"snaps": [{"length": "big"}, 3]}]}}],
+        ["hipModuleGetFunction", [0x53, b"k"], 0, [0x54],
+         {"layout": [[0, 8, "pointer", "p"], [100, 4, "value", "far"], "junk", [8, 2, "value", None]]}],
+        ["hipModuleLaunchKernel", [0x54, 1, 1, 1, 1, 1, 1, 0, 0, None, None], 0, [],
+         {"launch": {"kernargs": (0xABC).to_bytes(8, "little") + b"\x05\x00"}}],
     ])
     w = open_process_writer(tmp_path, 6, {"backend": "sim"})
     w.append([0, TID, "hipInit", [0], 0, [], {}])
@@ -207,6 +213,8 @@ def test_bad_and_odd_records_print_and_never_crash(tmp_path):
         assert "#3 t1 hipFree ptr=<9 bytes> err=12345" in text and 'extra={"odd":{"bytes":3}}' in text
         assert '#4 t1 hipNotARealCall arg0=<2 bytes> arg1={"k":[1]}' in text
         assert "#5 t1 hipStreamSynchronize stream=stream#1 p=1snap/0B" in text
+        assert "#6 t1 hipModuleGetFunction module=module#1 kname=k -> function=function#1 layout=p,far,junk,null" in text
+        assert '#7 t1 hipModuleLaunchKernel kernel=k(p=0xabc,far="<outside the kernarg bytes>",param3=5) ' in text
         assert "BAD record 1 at offset" in text and "not a 7-item event record" in text
         assert "BAD record 2 at offset" in text and "event field args is a str" in text
         assert f"BAD record 3 at offset {offset}: event frame checksum mismatch" in text
