@@ -126,10 +126,11 @@ class _Names:
         self._live: dict[tuple[str, int], int] = {}
         self.kernels: dict[int, str] = {}              # function handle -> kernel name
         self.layouts: dict[int, list] = {}             # function handle -> kernarg layout
-        self._module_functions: dict[int, list[int]] = {}
+        self._module_functions: dict[int, set[int]] = {}   # a set: a repeated lookup adds nothing
         self._threads: dict[int, int] = {}
 
     def thread(self, tid: int) -> int:
+        """The thread's number in this process: 1, 2, ... in order of first appearance."""
         n = self._threads.get(tid)
         if n is None:
             n = self._threads[tid] = len(self._threads) + 1
@@ -149,6 +150,7 @@ class _Names:
         return n
 
     def handle(self, kind: str, value: Any) -> Any:
+        """``kind#N`` for a handle value (a value that is not an int is shown as it is)."""
         n = self.number(kind, value)
         return value if n is None else f"{kind}#{n}"
 
@@ -169,7 +171,7 @@ class _Names:
                 if isinstance(extra.get("layout"), list):
                     self.layouts[outs[0]] = extra["layout"]
                 if type(args[0]) is int:
-                    self._module_functions.setdefault(args[0], []).append(outs[0])
+                    self._module_functions.setdefault(args[0], set()).add(outs[0])
 
     def release(self, row: Api, args: list, err: Any) -> None:
         """Forget a handle the call destroyed: a new one with the same value gets a new number."""

@@ -274,6 +274,26 @@ def test_memory_does_not_grow_with_records(tmp_path):
     assert large < small * 1.25 + (256 << 10), (small, large)
 
 
+def test_naming_state_is_bounded_by_live_handles(tmp_path):
+    """A loop that looks up the same function and creates and destroys a stream each time
+    leaves the naming state as small as one iteration does."""
+    from hrr.inspect.dump import _Names
+
+    loop = [["hipModuleGetFunction", [0x53, "k"], 0, [0x54], {}],
+            ["hipStreamCreate", [], 0, [0x51], {}], ["hipStreamDestroy", [0x51], 0, [], {}]]
+    names = _Names()
+    for i in range(1000):
+        for api, args, err, outs, extra in loop:
+            names.observe(CATALOGUE[api], args, err, outs, extra)
+            names.release(CATALOGUE[api], args, err)
+        if i == 0:
+            first = {k: len(v) for k, v in vars(names).items() if isinstance(v, dict)}
+            first_sets = sum(len(v) for v in names._module_functions.values())
+    assert {k: len(v) for k, v in vars(names).items() if isinstance(v, dict)} == first
+    assert sum(len(v) for v in names._module_functions.values()) == first_sets == 1
+    assert names.handle("stream", 0x51) == "stream#1001"
+
+
 def test_closed_pipe_ends_quietly(tmp_path):
     write_archive(str(tmp_path), 5_000)
     proc = subprocess.Popen([sys.executable, "-m", "hrr.cli.main", "dump", str(tmp_path)],
