@@ -21,12 +21,22 @@ import attrs
 
 from hrr.api.catalogue import CATALOGUE, Api
 from hrr.archive import Limits, open_archive
-from hrr.backends.hiptypes import ENUM_TYPES
 from hrr.errors import UsageError
 
-#: enum name -> {value: member name}, built once (hip-python's enums or hrr's mirrors).
-_ENUM_NAMES: dict[str, dict[int, str]] = {
-    name: {int(m): m.name for m in cls} for name, cls in ENUM_TYPES.items()}
+#: enum name -> {value: member name} (hip-python's enums or hrr's mirrors); see _enum_names.
+_ENUM_NAMES: dict[str, dict[int, str]] = {}
+
+
+def _enum_names() -> dict[str, dict[int, str]]:
+    """enum name -> {value: member name}, built on first use: importing hiptypes (numpy,
+    hip-python) is most of dump's start-up, so the process header line does not wait for it."""
+    if not _ENUM_NAMES:
+        from hrr.backends.hiptypes import ENUM_TYPES
+
+        _ENUM_NAMES.update({name: {int(m): m.name for m in cls} for name, cls in ENUM_TYPES.items()})
+    return _ENUM_NAMES
+
+
 _ERROR_ENUM = {"hip": "hipError_t", "hiprtc": "hiprtcResult"}
 #: A copy's direction by the API's own name, where it has no ``kind`` parameter.
 _DIRECTION_BY_API = {"HtoD": "H2D", "DtoH": "D2H", "DtoD": "D2D"}
@@ -212,7 +222,7 @@ def _hex(v: Any) -> Any:
 def _enum(kind: str | None, v: Any) -> Any:
     if type(v) is not int:
         return _plain(v)
-    return _ENUM_NAMES.get(kind or "", {}).get(v, v)
+    return (_ENUM_NAMES or _enum_names()).get(kind or "", {}).get(v, v)
 
 
 def _endpoint(v: Any) -> Any:
