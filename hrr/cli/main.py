@@ -300,5 +300,29 @@ def main() -> None:
     cli(prog_name="hrr")
 
 
+# -- hrr dump (hrr/inspect/dump.py); kept above the __main__ guard so `python -m` sees it --
+@cli.command()
+@click.argument("archive", type=click.Path())
+@click.option("--calls", "calls", default=None, metavar="RANGE",
+              help="Only calls N (one), N:M (N to M-1), :M or N:, by sequence number.")
+@click.option("--api", "apis", multiple=True, metavar="NAME", help="Only this HIP call (repeat or comma list).")
+@click.option("--thread", default=None, metavar="T", help="Only thread T: t1, t2, ... as dump numbers them, or a thread id.")
+@click.option("--pid", type=int, default=None, metavar="P", help="Only process P.")
+@click.option("--jsonl", is_flag=True, help="One JSON object per line instead of text.")
+@_friendly
+def dump(archive: str, calls: str | None, apis: tuple[str, ...], thread: str | None, pid: int | None,
+         jsonl: bool) -> None:
+    """Stream ARCHIVE's records, one line each: sequence number, thread, call, named
+    parameters, enum and error names, outputs, kernel names, copies and snapshots.
+    Reads as it prints, in flat memory; a closed pipe (`| head`) ends it with exit 0."""
+    from hrr.inspect.dump import DumpFilter, dump_to_stdout, parse_apis, parse_range, parse_thread
+
+    if not os.path.exists(archive):
+        raise UsageError(f"{archive}: no such archive")
+    filt = DumpFilter(calls=parse_range(calls) if calls is not None else None, apis=parse_apis(apis),
+                      thread=parse_thread(thread) if thread is not None else None, pid=pid)
+    sys.exit(dump_to_stdout(archive, jsonl=jsonl, filt=filt))
+
+
 if __name__ == "__main__":
     main()

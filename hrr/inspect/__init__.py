@@ -1,3 +1,4 @@
-"""Read-only views of an archive: a Chrome/Perfetto timeline (``timeline``) and a
-normalised comparison of two archives (``diff``). Both stream the archive through the
-public reader API and skip (and count) any record that is not a well-formed event."""
+"""Read-only views of an archive for people: a streaming dump (``dump``), a
+Chrome/Perfetto timeline (``timeline``) and a normalised comparison of two archives
+(``diff``). Each streams the archive through the public reader API and shows (or skips
+and counts) any record that is not a well-formed event."""
