@@ -10,6 +10,9 @@ import pluggy
 from hrr.pipeline.context import EventRefused
 
 HOST_FN_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+# Host-function callbacks a finished process replay left queued: a device may call them
+# at any later time, so they live as long as the replay process does.
+_UNFINISHED_HOST_FNS: list[Any] = []
 
 
 class ReplayContext:
@@ -65,6 +68,12 @@ class ReplayContext:
     def release_finished_host_fns(self) -> None:
         """Called after a device-wide synchronisation: every queued callback has run."""
         self._host_fns.clear()
+
+    def close(self) -> None:
+        """The replay of this process ends: callbacks the device may still hold (work
+        never synchronised) are kept for the life of the process, never freed under it."""
+        _UNFINISHED_HOST_FNS.extend(self._host_fns)
+        self._host_fns = []
 
     def refuse(self, reason: str, category: str = "refused") -> None:
         """End the current event before it runs (counted and named in the summary)."""

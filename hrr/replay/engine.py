@@ -155,6 +155,7 @@ class ProcessReplayer:
             self.stats.failures.append(str(exc))
         finally:
             self.threads.close()
+            self.ctx.close()
         if getattr(self.process, "torn", False):
             self.stats.failures.append("the event stream is torn (capture was killed): "
                                        "only its complete records were replayed; run `hrr repair`")

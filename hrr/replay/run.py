@@ -209,6 +209,14 @@ def strict_reasons(stats: ReplayStats, ctx: Any, manifest: dict, missing_plugins
     return reasons
 
 
+def _fresh_device(backend: Any) -> None:
+    """Reset the device before a process replays: work an earlier process left queued (its
+    program ended without synchronising) must not run into this one, nor stall it."""
+    reset = getattr(backend, "reset_device", None)
+    if reset is not None:
+        reset()
+
+
 def replay_archive(path: str, *, backend: str | None = None, limits: Limits | None = None,
                    options: ReplayOptions | None = None, plugins: list[str] | None = None,
                    echo: Callable[[str], None] = print) -> int:
@@ -233,6 +241,7 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
         manifest = proc.manifest
         backend_name = backend or manifest.get("backend") or "sim"
         mod = load_backend(backend_name)
+        _fresh_device(mod)  # each recorded process had a device of its own
         names, missing = _plugins_for(manifest, plugins)
         pm, _versions = make_plugin_manager(names)
         replayer = ProcessReplayer(proc, mod, pm, limits, options, deadline=deadline)
