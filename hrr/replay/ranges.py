@@ -57,6 +57,7 @@ class RangeCounts:
     last_seq: int | None = None      # the last record read, to tell where the archive ends
     late_checks: int = 0             # in-range copies whose check record lies past M
     tail_synced: bool = False        # replay synchronised the device at M for them
+    tail_error: str | None = None    # what that synchronisation returned, when it failed
 
     def saw(self, seq: int) -> None:
         self.last_seq = seq if self.last_seq is None else max(self.last_seq, seq)
@@ -83,6 +84,9 @@ class RangeCounts:
         if self.late_checks:
             text += (f" ({self.late_checks} compared after replay synchronised the device at "
                      f"{c.stop}: their copies were synchronised after the range)")
+        if self.tail_error is not None:
+            text += (f" (replay synchronised the device at {c.stop} for the copies whose check "
+                     f"comes later and got {self.tail_error}: they are unverifiable)")
         if c.stop is not None and self.last_seq is not None and self.last_seq < c.stop - 1 \
                 and self.last_in_range == self.last_seq:
             text += f"; the records end at {self.last_seq}"

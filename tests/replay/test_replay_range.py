@@ -247,3 +247,41 @@ def test_the_cli_replays_a_range(archive):
     assert result.exit_code != 0 and "--calls '12:9' is empty" in result.output, result.output
     result = runner.invoke(cli, ["replay", "--calls", "500", str(archive)])
     assert result.exit_code != 0 and "starts past the end of the archive" in result.output, result.output
+
+
+def capture_cut_app(hip, hiprtc, be):
+    d = _ok(hip.hipMalloc(64))                                           # 0
+    _ok(hip.hipMemcpy(d, np.arange(16, dtype=np.uint32), 64, H2D))       # 1
+    stream = _ok(hip.hipStreamCreate())                                  # 2
+    _ok(hip.hipStreamBeginCapture(stream, 0))                            # 3 (global mode)
+    out = np.zeros(16, np.uint32)
+    _ok(hip.hipMemcpyAsync(out, d, 64, D2H, stream))                     # 4 (a graph node)
+    graph = _ok(hip.hipStreamEndCapture(stream))                         # 5
+    gexec = _ok(hip.hipGraphInstantiateWithFlags(graph, 0))              # 6
+    _ok(hip.hipGraphLaunch(gexec, stream))                               # 7
+    _ok(hip.hipStreamSynchronize(stream))                                # 8
+
+
+def test_a_range_that_ends_inside_a_stream_capture_leaves_its_copy_unverifiable(tmp_path):
+    """Synchronising the device at M is refused while a capture is open: the copy awaiting
+    its check is unverifiable (what --strict fails on), never a failed check."""
+    capture(tmp_path, capture_cut_app)
+    assert [r[2] for r in archive_calls(tmp_path)][3:6] == [
+        "hipStreamBeginCapture", "hipMemcpyAsync", "hipStreamEndCapture"]
+    code, text = run(tmp_path, ":5", strict=False)
+    assert code == 0 and checks(text) == (0, 0, 1), text
+    assert "got hipErrorStreamCaptureUnsupported" in text and "FAILED" not in text, text
+    code, text = run(tmp_path, ":5", strict=True)
+    assert code == 1 and "1 checks could not be verified" in text, text
+
+
+def test_a_set_up_divergence_names_the_range(tmp_path):
+    from hostile import HostileArchive
+    a = HostileArchive(tmp_path)
+    a.call("hipSetDevice", [0], err=101)   # recorded as failing; the sim's device 0 exists
+    d = a.device(64)
+    a.call("hipMemset", [d, 1, 64])
+    a.close()
+    code, text = run(tmp_path, "1:")
+    assert code == 2, text
+    assert "record 0 (hipSetDevice, set-up before --calls 1:): the recording returned" in text, text
