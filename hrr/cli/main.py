@@ -134,11 +134,15 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
 @click.option("--float-tolerance", type=float, default=None,
               help="Compare device-to-host results as float32 within this absolute tolerance "
                    "(default: byte for byte).")
+@click.option("--calls", "calls", default=None, metavar="RANGE",
+              help="Replay and check only records N (one), N:M (N to M-1), :M or N:, by sequence "
+                   "number as `hrr dump` shows them. Every call before N is replayed first as "
+                   "set-up, unchecked (pure queries skipped); nothing from M on is replayed.")
 @_friendly
 def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
            max_file_bytes: int | None, max_events: int | None, max_host_bytes: int | None,
            max_threads: int | None, max_seconds: float, keep_going: bool,
-           float_tolerance: float | None) -> None:
+           float_tolerance: float | None, calls: str | None) -> None:
     """Replay ARCHIVE and check every device-to-host copy. Exit 0: every check passed;
     1: a failed check, a failure or a limit reached; 2: replay diverged and stopped early."""
     import math
@@ -146,6 +150,7 @@ def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
     import attrs
 
     from hrr.archive import Limits
+    from hrr.inspect.dump import parse_range
     from hrr.pipeline.manager import parse_plugin_list
     from hrr.replay.engine import ReplayOptions
     from hrr.replay.run import WATCHDOG_GRACE_SECONDS, replay_archive, start_watchdog
@@ -159,7 +164,8 @@ def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
                  if v is not None}
     limits = attrs.evolve(Limits(), **overrides)
     options = ReplayOptions(strict=strict, keep_going=keep_going, float_tolerance=float_tolerance,
-                            max_seconds=max_seconds)
+                            max_seconds=max_seconds,
+                            calls=parse_range(calls) if calls is not None else None)
     # Replay stops itself between records past --max-seconds; a single call that never
     # returns (a GPU wait nothing releases) is ended by the watchdog a little later.
     done = start_watchdog(max_seconds + WATCHDOG_GRACE_SECONDS,

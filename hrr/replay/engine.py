@@ -25,6 +25,8 @@ from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, Hr
 from hrr.events import PSEUDO_D2H_CHECK, Event, event_from_wire
 from hrr.pipeline.context import EventRefused
 from hrr.pipeline.replay import ReplayContext
+from hrr.replay.ranges import RangeCounts, skipped_in_setup
+from hrr.replay.ranges import describe as describe_range
 from hrr.replay.state import HandleMaps, HostBudget, ReplayAllocation, ReplayMemory
 from hrr.replay.threads import ThreadRouter
 
@@ -48,6 +50,7 @@ class ReplayOptions:
     float_tolerance: float | None = None
     max_seconds: float = DEFAULT_MAX_SECONDS   # wall-clock limit for the whole archive
     clock: Callable[[], float] = time.monotonic
+    calls: Any = None                  # --calls: a hrr.inspect.dump.CallRange (see ranges.py)
 
 
 @attrs.define
@@ -74,6 +77,7 @@ class ReplayStats:
     peak_host_bytes: int = 0           # the most host memory replay held for the archive
     refusals: list[Refusal] = attrs.field(factory=list)
     failures: list[str] = attrs.field(factory=list)
+    range: RangeCounts | None = None   # what --calls did, when it was given
 
     def count(self, category: str) -> int:
         return sum(1 for r in self.refusals if r.category == category)
@@ -117,6 +121,12 @@ class ProcessReplayer:
         # Per-event hooks are looked up once; with no implementation they cost nothing.
         self._before_hook = _implemented(pm.hook.hrr_replay_before_event)
         self._after_hook = _implemented(pm.hook.hrr_replay_after_event)
+        # --calls: records before the range are set-up (replayed, never checked); past
+        # its end only the check records of copies made inside it are read.
+        self.range = RangeCounts(options.calls) if options.calls is not None else None
+        self.stats.range = self.range
+        self._setup = False            # the record being replayed is set-up
+        self._past_range = False
 
     # ------------------------------------------------------------------ main loop
     def run(self, prefix: Any = None, prefix_until: int = -1) -> ReplayStats:
@@ -125,27 +135,37 @@ class ProcessReplayer:
         child inherited)."""
         self.pm.hook.hrr_replay_start(ctx=self.ctx)
         try:
-            for item in self._records(prefix, prefix_until):
-                if self.stats.events >= self.limits.max_events:
-                    self.stats.failures.append(
-                        f"stopped after {self.limits.max_events} events (--max-events)")
-                    break
+            for item, inherited in self._records(prefix, prefix_until):
                 if self.deadline is not None and self.options.clock() > self.deadline:
                     self.stats.timed_out = True
                     self.stats.failures.append(
                         f"stopped at record {item.index}: replay ran longer than "
                         f"--max-seconds={self.options.max_seconds:g} (raise it to replay further)")
                     break
+                ev, refusal = _decode(item)
+                if self.range is not None:
+                    place = self._place(item, ev, inherited)
+                    if place == "after":
+                        if self._after_range(ev):
+                            continue
+                        break
+                    self._setup = place == "setup"
+                if self.stats.events >= self.limits.max_events:
+                    self.stats.failures.append(
+                        f"stopped after {self.limits.max_events} events (--max-events)")
+                    break
                 self.stats.events += 1
-                reason = getattr(item, "reason", None)
-                if reason is not None:
-                    self._refuse_raw(item.index, "?", f"bad record at offset {item.offset}: {reason}", "bad_record")
+                if refusal is not None:
+                    self._refuse_raw(*refusal)
                     continue
-                try:
-                    ev = event_from_wire(item.value, where=f"record {item.index} at offset {item.offset}")
-                except FormatError as exc:
-                    self._refuse_raw(item.index, _api_name_of(item.value), str(exc), "bad_record")
-                    continue
+                assert ev is not None
+                if self._setup:
+                    if ev.is_pseudo:  # a check before the range: not verified
+                        continue
+                    if skipped_in_setup(ev.api, ev.err):
+                        self.range.setup_skipped += 1
+                        continue
+                    self.range.setup_replayed += 1
                 try:
                     self.threads.run(ev.tid, lambda ev=ev: self._replay_event(ev))
                 except LimitExceeded as exc:  # a thread over --max-threads: its records are refused
@@ -165,6 +185,7 @@ class ProcessReplayer:
         return self.stats
 
     def _records(self, prefix: Any, prefix_until: int) -> Any:
+        """(record, inherited): the parent's records before the fork first, if any."""
         own = self.process
         if prefix is not None:
             self.process = prefix  # blobs and code objects of those records live there
@@ -173,9 +194,51 @@ class ProcessReplayer:
                 if isinstance(value, (list, tuple)) and value and isinstance(value[0], int) \
                         and value[0] >= prefix_until:
                     break
-                yield item
+                yield item, True
             self.process = own
-        yield from own.events()
+        for item in own.events():
+            yield item, False
+
+    # ------------------------------------------------------------------ --calls
+    def _place(self, item: Any, ev: Event | None, inherited: bool) -> str:
+        """Where a record lies against --calls: "setup" (before N, or inherited from the
+        parent at a fork), "range" or "after" (M or later). A record too malformed to
+        name its sequence number is placed by its index."""
+        assert self.range is not None
+        if inherited:
+            return "setup"
+        seq = ev.seq if ev is not None else item.index
+        self.range.saw(seq)
+        calls = self.range.calls
+        if seq < calls.start:
+            return "setup"
+        if calls.past(seq):
+            return "after"
+        self.range.count_in_range(seq)
+        return "range"
+
+    def _after_range(self, ev: Event | None) -> bool:
+        """A record at or past M. A copy made in the range whose check record comes later
+        is still compared: at M replay synchronises the device once (its copy has then
+        completed, and nothing issued after M ran), then reads on, replaying nothing,
+        for those check records. Returns whether any check is still pending."""
+        assert self.range is not None
+        if not self._past_range:
+            self._past_range = True
+            if not self._checks:
+                return False
+            self.range.tail_synced = True
+            err = int(self.hip.hipDeviceSynchronize()[0])
+            if err:  # e.g. the range ends inside a stream capture: nothing can be compared
+                self.range.tail_error = _err_name(err)
+                self.stats.checks_unverifiable += len(self._checks)
+                self._checks.clear()
+                return False
+        if ev is not None and ev.api == PSEUDO_D2H_CHECK and len(ev.args) == 1 \
+                and isinstance(ev.args[0], int) and ev.args[0] in self._checks:
+            self.range.late_checks += 1
+            self._replay_event(ev)
+        return bool(self._checks)
 
     def _refuse_raw(self, seq: int, api: str, reason: str, category: str) -> None:
         self.stats.refusals.append(Refusal(seq, api, reason, category))
@@ -260,7 +323,8 @@ class ProcessReplayer:
 
     def _diverged(self, row: Api, ev: Event, err: int) -> None:
         self.stats.divergences += 1
-        msg = (f"record {ev.seq} ({row.name}): the recording returned {_err_name(ev.err)}, "
+        where = f", set-up before --calls {describe_range(self.range.calls)}" if self._setup else ""
+        msg = (f"record {ev.seq} ({row.name}{where}): the recording returned {_err_name(ev.err)}, "
                f"replay returned {_err_name(err)}")
         if self.options.keep_going:
             self.stats.failures.append(msg)
@@ -459,6 +523,8 @@ class ProcessReplayer:
         return read
 
     def _expect(self, row: Api, ev: Event, read: Any, blob: str | None, n: int, after: list) -> None:
+        if self._setup:  # a set-up copy is replayed for its effects, never checked
+            return
         check = _Check(ev.seq, row.name, read, blob, n)
         if row.sync:
             after.append(lambda: self._compare(check))
@@ -556,6 +622,8 @@ class ProcessReplayer:
         if ev.api != PSEUDO_D2H_CHECK or len(ev.args) != 1 or not isinstance(ev.args[0], int):
             raise EventRefused(f"unknown pseudo-event {ev.api}", category="bad_record")
         check = self._checks.pop(ev.args[0], None)
+        if check is None and self.range is not None and ev.args[0] < self.range.calls.start:
+            return  # the check of a set-up copy: not verified, not counted
         if check is None:
             raise EventRefused(f"a check names record {ev.args[0]}, which replay did not copy",
                                category="bad_record")
@@ -585,6 +653,17 @@ class ProcessReplayer:
             f"record {check.seq} ({check.api}): {check.n} bytes differ from the recording "
             f"from byte {first} (expected {expected[first:first + 8].hex()}, "
             f"got {actual[first:first + 8].hex()})")
+
+
+def _decode(item: Any) -> tuple[Event | None, tuple | None]:
+    """A record's event, or the refusal ``(seq, api, reason, category)`` it earns."""
+    reason = getattr(item, "reason", None)
+    if reason is not None:
+        return None, (item.index, "?", f"bad record at offset {item.offset}: {reason}", "bad_record")
+    try:
+        return event_from_wire(item.value, where=f"record {item.index} at offset {item.offset}"), None
+    except FormatError as exc:
+        return None, (item.index, _api_name_of(item.value), str(exc), "bad_record")
 
 
 def _implemented(hook: Any) -> Any:

@@ -12,6 +12,7 @@ from hrr.backends import load_backend
 from hrr.errors import UsageError
 from hrr.pipeline.manager import installed_plugins, make_plugin_manager
 from hrr.replay.engine import ProcessReplayer, ReplayOptions, ReplayStats
+from hrr.replay.ranges import describe as describe_range
 
 EXIT_OK, EXIT_FAILED, EXIT_DIVERGED = 0, 1, 2
 _REFUSAL_CATEGORIES_SHOWN = 10
@@ -146,6 +147,8 @@ def summary_lines(name: str, backend: str, stats: ReplayStats, ctx: Any, manifes
         f"{stats.noops} no-ops",
         f"Device-to-host checks: {stats.checks_passed} passed, {stats.checks_failed} failed, "
         f"{stats.checks_unverifiable} unverifiable",
+        *([stats.range.summary(stats.checks_passed, stats.checks_failed, stats.checks_unverifiable)]
+          if stats.range is not None else []),
         f"Errors reproduced: {stats.reproduced_errors}; divergences: {stats.divergences}",
         f"Pinned host snapshots: {c['pinned_restored']} restored, {c['pinned_refused']} refused, "
         f"{c['pinned_skipped_graph_capture']} skipped (graph capture)",
@@ -217,6 +220,23 @@ def _fresh_device(backend: Any) -> None:
         reset()
 
 
+def _past_range_end(processes: list, calls: Any) -> dict[int, str]:
+    """The processes whose records all lie before ``--calls``' start (pid -> what they
+    hold); UsageError when that is every process: the range names nothing to replay."""
+    if calls is None:
+        return {}
+    past = {}
+    for proc in processes:
+        frames = proc.scan().frames  # capture numbers a process's records 0, 1, 2, ...
+        if frames <= calls.start:
+            past[proc.pid] = f"it holds {frames} records" + (f", 0 to {frames - 1}" if frames else "")
+    if len(past) == len(processes):
+        held = "; ".join(f"pid-{pid}: {what}" for pid, what in past.items())
+        raise UsageError(f"--calls {describe_range(calls)} starts past the end of the archive ({held})",
+                         hint="`hrr dump ARCHIVE` lists the record numbers")
+    return past
+
+
 def replay_archive(path: str, *, backend: str | None = None, limits: Limits | None = None,
                    options: ReplayOptions | None = None, plugins: list[str] | None = None,
                    echo: Callable[[str], None] = print) -> int:
@@ -232,11 +252,16 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
     if not processes:
         raise UsageError(f"{path} holds no process archive (no pid-*/ directory)",
                          hint="is this the directory `hrr capture -o` wrote?")
+    past_end = _past_range_end(processes, options.calls)
     code = EXIT_OK
     timed_out = False
     for proc in processes:
         if timed_out:
             echo(f"pid-{proc.pid}: not replayed: --max-seconds={options.max_seconds:g} was reached")
+            continue
+        if proc.pid in past_end:
+            echo(f"pid-{proc.pid}: not replayed: --calls {describe_range(options.calls)} starts past "
+                 f"its last record ({past_end[proc.pid]})")
             continue
         manifest = proc.manifest
         backend_name = backend or manifest.get("backend") or "sim"
