@@ -54,7 +54,8 @@ class ProcessRepair:
         if self.action == "clean":
             stopped = f" (its recording had stopped early: {self.recording_stopped})" if self.recording_stopped else ""
             return f"pid {self.pid}: already complete{stopped}"
-        extra = [f"{self.events_kept} events kept", f"{self.truncated_bytes} torn bytes cut"]
+        extra = [f"{self.events_kept} events kept",
+                 f"{self.truncated_bytes} bytes cut after the last complete record"]
         if self.bad_frames:
             extra.append(f"{self.bad_frames} bad frames")
         if self.header_rewritten:

@@ -148,10 +148,11 @@ def _report_capture_state(archive: str, path: str) -> int:
             stopped = proc.manifest.get("incomplete")
             if isinstance(stopped, dict):
                 incomplete += 1
+                lost = stopped.get("calls_not_recorded")
                 click.echo(f"hrr: pid-{proc.pid}: INCOMPLETE: {stopped.get('reason')}; the "
-                           f"{stopped.get('events_recorded')} calls before it are recorded, "
-                           f"{stopped.get('calls_not_recorded', '?')} after it are not", err=True)
-            elif proc.manifest.get("clean_shutdown") is not True:
+                           f"{stopped.get('events_recorded')} calls before it are recorded"
+                           + (f", the {lost} after it are not" if lost is not None else ""), err=True)
+            if proc.manifest.get("clean_shutdown") is not True:
                 click.echo(f"hrr: pid-{proc.pid}: not closed (the process was killed); every call it "
                            f"made is kept: `hrr repair {archive}` closes it", err=True)
     return incomplete
