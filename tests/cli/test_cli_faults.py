@@ -278,3 +278,61 @@ def test_existing_open_folder_is_made_private(tmp_path):
     capture(root, *app("basic.py"))
     assert stat.S_IMODE(os.stat(root).st_mode) == 0o700
     assert all(mode in (0o700, 0o600) for _, mode in _modes(root))
+
+
+EXITS_STUB = r"""
+import os, signal, sys
+from hrr.capture import exits
+log, when = sys.argv[1], sys.argv[2]
+
+def note(line):
+    with open(log, "a") as f:
+        f.write(f"{os.getpid()} {line}\n")
+
+class Session:                       # the two methods exits.py and fork handlers use
+    closed, archive = False, "parent"
+    def close(self, signal_name=None):
+        if self.closed:
+            return
+        self.closed = True
+        note(f"close {self.archive} start")
+        if when == "during-close":
+            os.kill(os.getpid(), signal.SIGTERM)
+        note(f"close {self.archive} end {signal_name}")
+    def after_fork_in_child(self):
+        self.closed = False
+        if when == "during-fork":
+            os.kill(os.getpid(), signal.SIGTERM)
+        self.archive = "child"       # the child's own archive is open from here on
+
+session = Session()
+os.register_at_fork(after_in_child=session.after_fork_in_child)
+exits.install_exit_handlers(session)
+if when == "during-fork":
+    pid = os.fork()
+    if pid == 0:
+        note("child went on")
+        os._exit(0)
+    note(f"child status {os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])}")
+"""
+
+
+def _stub(tmp_path, when):
+    log = tmp_path / "log"
+    proc = subprocess.run([sys.executable, "-c", EXITS_STUB, str(log), when], capture_output=True, text=True,
+                          timeout=60)
+    return proc, [line.split(" ", 1)[1] for line in log.read_text().splitlines()]
+
+
+def test_signal_during_a_close_waits_for_it_then_kills(tmp_path):
+    """A Pool worker leaving normally is sent SIGTERM by pool.terminate() while it closes."""
+    proc, log = _stub(tmp_path, "during-close")
+    assert log == ["close parent start", "close parent end None"], log
+    assert proc.returncode == -signal.SIGTERM, proc.stderr
+
+
+def test_signal_while_a_forked_child_sets_up_closes_the_childs_own_archive(tmp_path):
+    proc, log = _stub(tmp_path, "during-fork")
+    assert proc.returncode == 0, proc.stderr
+    assert log == ["close child start", "close child end SIGTERM", f"child status {-signal.SIGTERM}",
+                   "close parent start", "close parent end None"], log
