@@ -8,6 +8,11 @@ import stat
 
 from hrr.archive.format import DIR_MODE, FILE_MODE, TMP_PREFIX
 
+try:
+    import resource as _resource
+except ImportError:   # not on this platform: no file-size limit to check
+    _resource = None  # type: ignore[assignment]
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -57,12 +62,25 @@ def is_out_of_space(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 
+def check_file_size_limit(size: int) -> None:
+    """Raise OSError(EFBIG) if a file of ``size`` bytes is over the file-size limit (ulimit -f).
+
+    Checked before writing, because going over it also sends SIGXFSZ, which kills a program
+    that has set it back to its default action (Python itself ignores it)."""
+    if _resource is None:
+        return
+    soft = _resource.getrlimit(_resource.RLIMIT_FSIZE)[0]
+    if soft != _resource.RLIM_INFINITY and size > soft:
+        raise OSError(errno.EFBIG, f"{os.strerror(errno.EFBIG)} (the file-size limit, ulimit -f, is {soft} bytes)")
+
+
 def preallocate(fd: int, offset: int, length: int) -> None:
     """Reserve ``[offset, offset + length)`` of ``fd`` on disk, extending the file.
 
     Raises OSError (ENOSPC, EFBIG...) now rather than SIGBUS later when the range is written
     through a mapping. Where the file system cannot fallocate, zeros are written instead.
     """
+    check_file_size_limit(offset + length)
     try:
         os.posix_fallocate(fd, offset, length)
         return
@@ -115,6 +133,7 @@ def replace_file(name: str, data: bytes, *, dir_fd: int | None = None, fsync: bo
     stop repair or a capture from marking its archive); it refuses a file that is not a
     regular file with one link. Returns "replaced" or "rewritten in place".
     """
+    check_file_size_limit(len(data))
     directory, base = os.path.split(name)
     tmp = os.path.join(directory, f"{TMP_PREFIX}{base}-{secrets.token_hex(8)}")
     try:

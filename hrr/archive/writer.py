@@ -27,7 +27,7 @@ from hrr.archive import blobs, forking, manifest as manifest_mod
 from hrr.archive.format import (EVENTS_FILE, FILE_MODE, FORMAT_VERSION, FRAME_EVENT, FRAME_HEADER, FRAME_TRAILER,
                                 MANIFEST_FILE, PID_DIR_PREFIX, checksum, content_name, encode_file_header,
                                 encode_frame)
-from hrr.archive.fsutil import make_private_dir, preallocate, replace_file, write_all
+from hrr.archive.fsutil import check_file_size_limit, make_private_dir, preallocate, replace_file, write_all
 from hrr.errors import ArchiveError, LimitExceeded
 
 #: Largest payload the writer accepts; matches the reader's default Limits.max_record_bytes.
@@ -190,7 +190,9 @@ class ProcessWriter:
         if self.incomplete is not None:
             return
         self._off = True
-        reason = f"{what}: {exc.strerror or exc}" + (" (the file-size limit, ulimit -f)" if exc.errno == errno.EFBIG else "")
+        reason = f"{what}: {exc.strerror or exc}"
+        if exc.errno == errno.EFBIG and "ulimit" not in reason:
+            reason += " (the file-size limit, ulimit -f)"
         self.incomplete = {"reason": reason, "events_recorded": self._events}
         if not self._closed and not self._inert:
             try:   # give back the reserved tail, so that the manifest (and later the trailer) fit
@@ -217,6 +219,7 @@ class ProcessWriter:
             if (kind, name) in self._known or self._off:
                 return name
         try:
+            check_file_size_limit(memoryview(data).nbytes)
             written = blobs.store(self.path, kind, name, data, self._made_dirs)
         except OSError as exc:
             # No record can name this object any more: recording stops before the next append.

@@ -172,13 +172,15 @@ def _limit_file_size(limit: int):
 
 
 def test_file_size_limit_stops_recording_not_the_program(tmp_path):
+    """`ulimit -f`, with SIGXFSZ at its default action (the program set it): going over the
+    limit would kill it, so hrr checks the limit before writing."""
     root = tmp_path / "a"
     steps = 400
     env = dict(os.environ)
     env.pop("HRR_MODE", None)
     proc = subprocess.run(
         [sys.executable, "-m", "hrr.cli.main", "capture", "-o", str(root), "--plugins", BASE_PLUGINS,
-         "--content", "--", *app("fill.py", 1024, steps)],
+         "--content", "--", *app("fill.py", 1024, steps, "--sigxfsz-default")],
         env=env, capture_output=True, text=True, timeout=120, preexec_fn=_limit_file_size(64 << 10))
     assert proc.returncode == 74, describe(proc)
     assert "fill: ok" in proc.stdout and f"step {steps - 1}" in proc.stdout

@@ -1,10 +1,15 @@
-"""fill.py SIZE COUNT [--die]: COUNT host-to-device copies of SIZE distinct bytes, each read
-back and checked (so the archive's blobs grow by about SIZE per step), then one kernel-free
-hipMemset per step. Writes "step <n>" after each step and "fill: ok" at the end; with
---die the process then SIGKILLs itself instead of exiting."""
+"""fill.py SIZE COUNT [--die] [--sigxfsz-default]: COUNT host-to-device copies of SIZE
+distinct bytes, each read back and checked (so the archive's blobs grow by about SIZE per
+step), then one kernel-free hipMemset per step. Writes "step <n>" after each step and
+"fill: ok" at the end; with --die the process then SIGKILLs itself instead of exiting.
+--sigxfsz-default: the program puts SIGXFSZ back to its default action (death), which
+Python itself ignores."""
 import os
 import signal
 import sys
+
+if "--sigxfsz-default" in sys.argv:
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
 
 import numpy as np
 from hip import hip
