@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -133,29 +134,52 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
 
 
 def _report_capture_state(archive: str, path: str) -> int:
-    """Say which process archives stopped recording early or were left open; return how
-    many are incomplete."""
+    """Say which process archives stopped recording early or are not closed; return how
+    many are incomplete. Processes that outlive COMMAND (multiprocessing's fork server and
+    resource tracker end just after it) get up to two seconds to close their archives."""
     from hrr.archive import open_archive
 
-    try:
-        opened = open_archive(path)
-    except HrrError as exc:
-        click.echo(f"hrr: warning: cannot read the archive back: {exc}", err=True)
-        return 0
+    deadline = time.monotonic() + 2.0
+    while True:
+        try:
+            opened = open_archive(path)
+        except HrrError as exc:
+            click.echo(f"hrr: warning: cannot read the archive back: {exc}", err=True)
+            return 0
+        with opened:
+            states = [(p.pid, p.manifest.get("incomplete"), p.manifest.get("clean_shutdown") is True)
+                      for p in opened.processes]
+        running = [pid for pid, _, closed in states if not closed and _alive(pid)]
+        if not running or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
     incomplete = 0
-    with opened:
-        for proc in opened.processes:
-            stopped = proc.manifest.get("incomplete")
-            if isinstance(stopped, dict):
-                incomplete += 1
-                lost = stopped.get("calls_not_recorded")
-                click.echo(f"hrr: pid-{proc.pid}: INCOMPLETE: {stopped.get('reason')}; the "
-                           f"{stopped.get('events_recorded')} calls before it are recorded"
-                           + (f", the {lost} after it are not" if lost is not None else ""), err=True)
-            if proc.manifest.get("clean_shutdown") is not True:
-                click.echo(f"hrr: pid-{proc.pid}: not closed (the process was killed); every call it "
-                           f"made is kept: `hrr repair {archive}` closes it", err=True)
+    for pid, stopped, closed in states:
+        if isinstance(stopped, dict):
+            incomplete += 1
+            lost = stopped.get("calls_not_recorded")
+            click.echo(f"hrr: pid-{pid}: INCOMPLETE: {stopped.get('reason')}; the "
+                       f"{stopped.get('events_recorded')} calls before it are recorded"
+                       + (f", the {lost} after it are not" if lost is not None else ""), err=True)
+        if closed:
+            continue
+        if pid in running:
+            click.echo(f"hrr: pid-{pid}: still running after COMMAND ended; its archive is closed when it ends",
+                       err=True)
+        else:
+            click.echo(f"hrr: pid-{pid}: not closed (the process was killed); every call it made is kept: "
+                       f"`hrr repair {archive}` closes it", err=True)
     return incomplete
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
