@@ -115,7 +115,12 @@ class ProcessWriter:
         self._manifest = manifest_mod.default_manifest(pid, backend)
         self._manifest["created"] = fields["created"]
         self._manifest.update(manifest)
-        self._write_manifest()
+        try:
+            self._write_manifest()
+        except OSError as exc:
+            self._become_inert()
+            raise ArchiveError(f"cannot write {MANIFEST_FILE}: {exc}", where=self.path,
+                               hint="free some disk space (or raise `ulimit -f`) and capture again") from None
         forking.track_writer(self)
 
     # -- events ---------------------------------------------------------------------------
@@ -280,8 +285,7 @@ class ProcessWriter:
             frame = encode_frame(FRAME_TRAILER, trailer)
             end = self._pos + len(frame)
             try:
-                assert self._mm is not None and end <= self._cap, "the trailer reserve is too small"
-                self._mm[self._pos:end] = frame
+                self._mm[self._pos:end] = frame    # fits: TRAILER_RESERVE is kept free after every append
                 self._mm.close()
                 os.ftruncate(self._fd, end)
                 os.fsync(self._fd)
