@@ -141,6 +141,10 @@ def _report_capture_state(archive: str, path: str) -> int:
 
     deadline = time.monotonic() + 2.0
     while True:
+        # Which processes live is asked before their manifests are read: one that closes and
+        # ends in between is then read as closed, never taken for killed.
+        alive = {int(d[4:]) for d in os.listdir(path) if d.startswith("pid-") and d[4:].isdigit()
+                 and _alive(int(d[4:]))}
         try:
             opened = open_archive(path)
         except HrrError as exc:
@@ -149,7 +153,7 @@ def _report_capture_state(archive: str, path: str) -> int:
         with opened:
             states = [(p.pid, p.manifest.get("incomplete"), p.manifest.get("clean_shutdown") is True)
                       for p in opened.processes]
-        running = [pid for pid, _, closed in states if not closed and _alive(pid)]
+        running = [pid for pid, _, closed in states if not closed and pid in alive]
         if not running or time.monotonic() > deadline:
             break
         time.sleep(0.05)

@@ -152,17 +152,20 @@ def test_multiprocessing_pool_workers_close_their_archives_with_every_call(tmp_p
     out = capture(root, *app("mp_pool.py", method, end)).stdout
     calls = {int(k): v for k, v in json.loads(out.split("CALLS ", 1)[1].splitlines()[0]).items()}
     main = int(out.split("MAIN ", 1)[1].split()[0])
-    assert sum(calls.values()) == 32
+    workers = {int(p) for p in out.split("WORKERS ", 1)[1].splitlines()[0].split()}
+    assert sum(calls.values()) == 32 and set(calls) <= workers
     with open_archive(root) as archive:
         seen = {}
         for proc in archive.processes:
-            if method == "forkserver" and proc.pid not in calls and proc.pid != main:
-                continue   # the fork server itself ends after hrr has returned
+            if proc.pid not in workers and proc.pid != main:
+                continue   # multiprocessing's fork server or resource tracker: they end after COMMAND
             assert proc.clean, (proc.pid, proc.manifest)
             seen[proc.pid] = Counter(r.value[2] for r in proc.events())
+    # Every worker that started recording closed its archive, idle ones too (a spawned worker
+    # that SIGTERM ends before its interpreter has started has no archive at all).
+    assert set(calls) | {main} <= set(seen) and (method == "spawn" or workers <= set(seen))
     for pid, n in calls.items():
         assert seen[pid] == {"hipMalloc": 1 * n // 4, "hipMemcpy": 2 * n // 4, "hipFree": n // 4}, pid
-    assert main in seen
 
 
 def _limit_file_size(limit: int):
@@ -283,7 +286,7 @@ def test_existing_open_folder_is_made_private(tmp_path):
 
 
 EXITS_STUB = r"""
-import os, signal, sys
+import os, signal, sys, threading, time
 from hrr.capture import exits
 log, when = sys.argv[1], sys.argv[2]
 
@@ -307,9 +310,19 @@ class Session:                       # the two methods exits.py and fork handler
             os.kill(os.getpid(), signal.SIGTERM)
         self.archive = "child"       # the child's own archive is open from here on
 
-session = Session()
-os.register_at_fork(after_in_child=session.after_fork_in_child)
-exits.install_exit_handlers(session)
+if when == "during-setup":           # another thread (numpy's BLAS starts some at import)
+    threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+with exits.setting_up():
+    if when == "during-setup":
+        note("setup start")
+        os.kill(os.getpid(), signal.SIGTERM)
+    session = Session()
+    os.register_at_fork(after_in_child=session.after_fork_in_child)
+    exits.install_exit_handlers(session)
+if when == "during-setup":
+    for _ in range(200):             # the handler runs here at the latest, once it has been told
+        time.sleep(0.05)
+    note("went on")
 if when == "during-fork":
     pid = os.fork()
     if pid == 0:
@@ -338,3 +351,11 @@ def test_signal_while_a_forked_child_sets_up_closes_the_childs_own_archive(tmp_p
     assert proc.returncode == 0, proc.stderr
     assert log == ["close child start", "close child end SIGTERM", f"child status {-signal.SIGTERM}",
                    "close parent start", "close parent end None"], log
+
+
+def test_signal_while_the_session_is_set_up_closes_it_once_built(tmp_path):
+    """A spawned Pool worker can be sent SIGTERM while it starts; with another thread
+    around, a signal blocked in the main thread would go to that thread and kill at once."""
+    proc, log = _stub(tmp_path, "during-setup")
+    assert log == ["setup start", "close parent start", "close parent end SIGTERM"], log
+    assert proc.returncode == -signal.SIGTERM, proc.stderr

@@ -1,8 +1,8 @@
 """mp_pool.py METHOD END: a multiprocessing Pool of 2 workers (start method METHOD) runs 8
 tasks that each make 4 HIP calls and check the result. END "terminate" leaves the pool by
 `with` (idle workers get SIGTERM), "join" by close() + join() (workers return from
-Process._bootstrap and leave through os._exit). Prints "CALLS <json {pid: calls}>" and
-"MAIN <pid>"."""
+Process._bootstrap and leave through os._exit). Prints "CALLS <json {pid: calls}>",
+"WORKERS <pids>" and "MAIN <pid>"."""
 import json
 import multiprocessing
 import os
@@ -31,13 +31,16 @@ if __name__ == "__main__":
     calls = Counter()
     if end == "terminate":
         with ctx.Pool(2) as pool:
+            workers = [p.pid for p in pool._pool]
             results = pool.map(work, range(8))
     else:
         pool = ctx.Pool(2)
+        workers = [p.pid for p in pool._pool]
         results = pool.map(work, range(8))
         pool.close()
         pool.join()
     for pid, n in results:
         calls[pid] += n
     print("CALLS " + json.dumps(calls))
+    print("WORKERS " + " ".join(map(str, workers)))
     print(f"MAIN {os.getpid()}")
