@@ -57,6 +57,11 @@ OPTIONAL: dict[str, tuple[Any, str]] = {
     "repaired": (lambda v: type(v) is bool, "a bool"),
     "parent_pid": (lambda v: v is None or (_is_int(v) and v >= 0), "a non-negative int or null"),
     "created": (lambda v: type(v) in (int, float), "a number"),
+    # recording stopped early (disk full, file-size limit): why, and what was kept
+    "incomplete": (lambda v: isinstance(v, dict) and type(v.get("reason")) is str
+                   and all(_is_int(x) and x >= 0 for k, x in v.items() if k != "reason"),
+                   "a map with a string reason and non-negative int counts"),
+    "closed_on_signal": (lambda v: type(v) is str, "a signal name"),
 }
 
 

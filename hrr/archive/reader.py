@@ -253,6 +253,8 @@ class ProcessArchive:
             f.seek(offset)
             while True:
                 head = f.read(FRAME_HEADER.size)
+                if not head.strip(b"\0"):
+                    break   # end of file, or the zero-filled space a writer reserved and never used
                 if len(head) < FRAME_HEADER.size:
                     state.torn = bool(head)
                     break

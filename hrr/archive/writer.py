@@ -1,14 +1,22 @@
-"""The per-process archive writer: buffered event frames, blobs, code objects, manifest.
+"""The per-process archive writer: event frames in a memory-mapped events.bin, blobs, code objects, manifest.
 
-Records are packed into an in-memory buffer (no syscall per record); ``flush`` writes the
-buffer with one ``write`` to the append-only events.bin, and a daemon thread flushes every
-``flush_interval`` seconds while there is data. Whole files (blobs, code objects, manifest)
-are written to a temp file in the same directory and renamed into place.
+``append`` packs a record straight into a shared mapping of events.bin: no syscall per
+record, and once it returns the record is in the kernel's page cache, which keeps it
+whatever kills the process next (SIGKILL and segfaults included). The file is reserved on
+disk (``posix_fallocate``) in growing steps *before* each mapping, so a full disk or the
+file-size limit is an error at growth time instead of a SIGBUS; the unused reserved tail
+stays zero, which readers take as the end of the stream. ``close`` writes the trailer into
+space kept for it, cuts the file to its real length and fsyncs. A write that fails for
+lack of space (or any other I/O error) stops the recording, never the program: the
+archive is marked incomplete, hrr says so on stderr, and later calls are only counted.
+Whole files (blobs, code objects, manifest) are written to a temp file and renamed.
 """
 from __future__ import annotations
 
-import atexit
+import errno
+import mmap
 import os
+import sys
 import threading
 import time
 from typing import Any, Mapping
@@ -16,43 +24,54 @@ from typing import Any, Mapping
 import msgpack
 
 from hrr.archive import blobs, forking, manifest as manifest_mod
-from hrr.archive.format import (EVENTS_FILE, FILE_MODE, FORMAT_VERSION, FRAME_EVENT, FRAME_TRAILER,
-                                MANIFEST_FILE, PID_DIR_PREFIX, content_name, encode_file_header,
-                                encode_frame, frame_header)
-from hrr.archive.fsutil import atomic_write, make_private_dir, write_all
+from hrr.archive.format import (EVENTS_FILE, FILE_MODE, FORMAT_VERSION, FRAME_EVENT, FRAME_HEADER, FRAME_TRAILER,
+                                MANIFEST_FILE, PID_DIR_PREFIX, checksum, content_name, encode_file_header,
+                                encode_frame)
+from hrr.archive.fsutil import check_file_size_limit, make_private_dir, preallocate, replace_file, write_all
 from hrr.errors import ArchiveError, LimitExceeded
 
-FLUSH_INTERVAL = 0.05
-#: A buffer larger than this is flushed by the appending thread itself (bounds memory).
-MAX_BUFFER_BYTES = 8 << 20
 #: Largest payload the writer accepts; matches the reader's default Limits.max_record_bytes.
 MAX_RECORD_BYTES = 64 << 20
+#: events.bin is reserved in steps that double from FIRST_STEP up to MAX_STEP (halved down
+#: to what one record needs when the disk or the file-size limit refuses a large step).
+FIRST_STEP = 256 << 10
+MAX_STEP = 64 << 20
+#: Space always kept free after the last record, so that close() can write the trailer
+#: without asking the disk for more (a trailer frame is under 64 bytes).
+TRAILER_RESERVE = 128
+_PAGE = mmap.PAGESIZE
+_RESERVED = b"\x00\x00\x00"
+_pack_header = FRAME_HEADER.pack_into
 
 
 def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[str, Any], *,
                         manifest: Mapping[str, Any] | None = None,
-                        flush_interval: float = FLUSH_INTERVAL) -> "ProcessWriter":
+                        flush_interval: float | None = None) -> "ProcessWriter":
     """Create ``root/pid-<pid>/`` and return a writer for it (manifest written, clean_shutdown false).
 
     ``header`` must name ``backend``; its msgpack-native fields go into the events.bin header.
     ``manifest`` gives initial manifest fields (plugins, content_mode, host_snapshots, ...).
+    ``flush_interval`` is accepted from older callers and ignored: nothing is buffered.
     """
-    return ProcessWriter(os.fspath(root), pid, header, manifest or {}, flush_interval)
+    return ProcessWriter(os.fspath(root), pid, header, manifest or {})
+
+
+def _round_up(n: int) -> int:
+    return -(-n // _PAGE) * _PAGE
 
 
 class ProcessWriter:
     """Writes one process's events.bin, blobs, code objects and manifest. Thread-safe."""
 
-    def __init__(self, root: str, pid: int, header: Mapping[str, Any], manifest: Mapping[str, Any],
-                 flush_interval: float) -> None:
+    def __init__(self, root: str, pid: int, header: Mapping[str, Any], manifest: Mapping[str, Any]) -> None:
         backend = header.get("backend")
         if type(backend) is not str:
             raise ArchiveError("writer header must name the backend as a string", where=root)
         self.pid = pid
         self.path = os.path.join(root, f"{PID_DIR_PREFIX}{pid}")
-        self._lock = threading.Lock()      # buffer, counts, manifest, dedup set
-        self._io_lock = threading.Lock()   # events.bin writes; always taken before _lock
-        self._buf = bytearray()
+        self.events_path = os.path.join(self.path, EVENTS_FILE)
+        self._lock = threading.Lock()      # mapping, position, counts, manifest, dedup set
+        self._io_lock = threading.Lock()   # close and stop; always taken before _lock
         self._packer = msgpack.Packer(use_bin_type=True)
         self._events = 0
         self._known: set[tuple[str, str]] = set()   # (kind, name) known to be on disk
@@ -60,7 +79,12 @@ class ProcessWriter:
         self._counts = {"events": 0, "blobs": 0, "blob_bytes": 0, "code_objects": 0, "code_bytes": 0}
         self._closed = False
         self._inert = False
-        self.write_error: BaseException | None = None
+        self._off = False                  # closed, inert or stopped: append does nothing
+        self.incomplete: dict[str, Any] | None = None   # why recording stopped early
+        self._not_recorded = 0             # calls appended after recording stopped
+        self._mm: mmap.mmap | None = None
+        self._pos = 0                      # end of the last whole frame
+        self._cap = 0                      # bytes reserved on disk and mapped
         try:
             make_private_dir(root)
             os.mkdir(self.path, 0o700)
@@ -70,30 +94,46 @@ class ProcessWriter:
                                hint="choose a new archive directory for each capture") from None
         fields = {**header, "format_version": FORMAT_VERSION, "pid": pid,
                   "created": header.get("created", time.time())}
-        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0) \
-            | getattr(os, "O_CLOEXEC", 0)
-        self._fd = os.open(os.path.join(self.path, EVENTS_FILE), flags, FILE_MODE)
-        os.fchmod(self._fd, FILE_MODE)
         try:
-            write_all(self._fd, encode_file_header(fields))
+            head = encode_file_header(fields)
         except (TypeError, ValueError, OverflowError) as exc:
-            os.close(self._fd)
             raise ArchiveError(f"header is not msgpack-native: {exc}", where=self.path) from None
+        flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+        try:
+            self._fd = os.open(self.events_path, flags, FILE_MODE)
+        except OSError as exc:
+            raise ArchiveError(f"cannot create events.bin: {exc}", where=self.events_path) from None
+        try:
+            os.fchmod(self._fd, FILE_MODE)
+            write_all(self._fd, head)    # before the zeros: a kill here leaves a torn header, not zeros
+            self._grow(len(head) + TRAILER_RESERVE)
+        except OSError as exc:
+            os.close(self._fd)
+            raise ArchiveError(f"cannot write events.bin: {exc}", where=self.events_path,
+                               hint="free some disk space (or raise `ulimit -f`) and capture again") from None
+        self._pos = len(head)
         self._manifest = manifest_mod.default_manifest(pid, backend)
         self._manifest["created"] = fields["created"]
         self._manifest.update(manifest)
-        self._write_manifest()
+        try:
+            self._write_manifest()
+        except OSError as exc:
+            self._become_inert()
+            raise ArchiveError(f"cannot write {MANIFEST_FILE}: {exc}", where=self.path,
+                               hint="free some disk space (or raise `ulimit -f`) and capture again") from None
         forking.track_writer(self)
-        self._wake = threading.Event()
-        self._flusher = threading.Thread(target=self._flush_loop, args=(flush_interval,),
-                                         name=f"hrr-archive-flusher-{pid}", daemon=True)
-        self._flusher.start()
 
     # -- events ---------------------------------------------------------------------------
     def append(self, record: Any) -> None:
-        """Pack ``record`` (msgpack-native values) as an event frame into the in-memory buffer."""
+        """Pack ``record`` (msgpack-native values) as an event frame into the mapped file.
+
+        Once this returns the record survives any death of the process. The payload is
+        written before its frame header, so a frame is either whole or not there (zeros).
+        """
         with self._lock:
-            if self._inert or self._closed:
+            if self._off:
+                if self.incomplete is not None:
+                    self._not_recorded += 1
                 return
             try:
                 payload = self._packer.pack(record)
@@ -102,40 +142,72 @@ class ProcessWriter:
                 raise ArchiveError(f"record is not msgpack-native: {exc}", where=self.path,
                                    hint="records may hold only lists, str-keyed dicts, ints, floats, "
                                         "str, bytes, bools and None") from None
-            if len(payload) > MAX_RECORD_BYTES:
-                raise LimitExceeded(f"record of {len(payload)} bytes is over {MAX_RECORD_BYTES}",
+            n = len(payload)
+            if n > MAX_RECORD_BYTES:
+                raise LimitExceeded(f"record of {n} bytes is over {MAX_RECORD_BYTES}",
                                     where=f"{self.path} record {self._events}",
                                     hint="store large data with put_blob and record its name")
-            self._buf += frame_header(FRAME_EVENT, payload)
-            self._buf += payload
+            start = self._pos
+            body = start + FRAME_HEADER.size
+            end = body + n
+            if end + TRAILER_RESERVE > self._cap:
+                try:
+                    self._grow(end + TRAILER_RESERVE)
+                except OSError as exc:
+                    self._stop(f"cannot grow {EVENTS_FILE}", exc)
+                    self._not_recorded += 1
+                    return
+            mm = self._mm
+            mm[body:end] = payload
+            _pack_header(mm, start, FRAME_EVENT, _RESERVED, n, checksum(FRAME_EVENT, payload))
+            self._pos = end
             self._events += 1
-            big = len(self._buf) > MAX_BUFFER_BYTES
-        if big:
-            self.flush()
 
     def flush(self) -> None:
-        """Write the buffered frames to events.bin with one write."""
-        with self._io_lock:
-            with self._lock:
-                if self._inert or not self._buf or self.write_error is not None:
-                    return
-                data, self._buf = self._buf, bytearray()
-            try:
-                write_all(self._fd, data)
-            except OSError as exc:
-                self.write_error = exc
-                raise ArchiveError(f"cannot write events: {exc}", where=os.path.join(self.path, EVENTS_FILE),
-                                   hint="the disk may be full; the archive keeps the records written so far")
+        """Ask the kernel to write the mapped records to the disk now (msync).
 
-    def _flush_loop(self, interval: float) -> None:
-        while not self._wake.wait(interval):
-            if self._inert or self._closed:
-                return
-            if self._buf:
-                try:
-                    self.flush()
-                except ArchiveError:
-                    return
+        Not needed for a process crash (the page cache keeps them); this is for a machine crash.
+        """
+        with self._lock:
+            if not self._off and self._mm is not None:
+                self._mm.flush()
+
+    def _grow(self, end: int) -> None:   # caller holds _lock (or is the constructor)
+        """Reserve and map events.bin up to at least ``end`` bytes; raises OSError if the disk says no."""
+        need = _round_up(end)
+        want = max(need, self._cap + min(max(self._cap, FIRST_STEP), MAX_STEP))
+        while True:
+            try:
+                preallocate(self._fd, self._cap, want - self._cap)
+                break
+            except OSError:
+                if want <= need:
+                    raise
+                want = max(need, _round_up(self._cap + (want - self._cap) // 2))
+        mm = mmap.mmap(self._fd, want, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        old, self._mm, self._cap = self._mm, mm, want
+        if old is not None:
+            old.close()
+
+    # -- stopping on a disk fault ---------------------------------------------------------
+    def _stop(self, what: str, exc: OSError) -> None:   # caller holds _lock
+        """Stop recording after a failed write: keep what is written, mark the archive incomplete."""
+        if self.incomplete is not None:
+            return
+        self._off = True
+        reason = f"{what}: {exc.strerror or exc}"
+        if exc.errno == errno.EFBIG and "ulimit" not in reason:
+            reason += " (the file-size limit, ulimit -f)"
+        self.incomplete = {"reason": reason, "events_recorded": self._events}
+        if not self._closed and not self._inert:
+            try:   # give back the reserved tail, so that the manifest (and later the trailer) fit
+                os.ftruncate(self._fd, self._pos + TRAILER_RESERVE)
+            except OSError:
+                pass
+        _say(f"hrr: pid {self.pid}: recording stopped: {reason}. The archive {self.path} keeps the "
+             f"{self._events} calls made before this and is marked incomplete; the program goes on unrecorded.")
+        self._manifest["incomplete"] = dict(self.incomplete)
+        self._write_manifest_or_say()
 
     # -- blobs and code objects -----------------------------------------------------------
     def put_blob(self, data: Any) -> str:
@@ -149,13 +221,16 @@ class ProcessWriter:
     def _put(self, kind: str, data: Any) -> str:
         name = content_name(data)
         with self._lock:
-            if (kind, name) in self._known or self._inert or self._closed:
+            if (kind, name) in self._known or self._off:
                 return name
         try:
+            check_file_size_limit(memoryview(data).nbytes)
             written = blobs.store(self.path, kind, name, data, self._made_dirs)
         except OSError as exc:
-            raise ArchiveError(f"cannot write {kind} {name}: {exc}", where=self.path,
-                               hint="the disk may be full, or a link was planted in the archive") from None
+            # No record can name this object any more: recording stops before the next append.
+            with self._lock:
+                self._stop(f"cannot write {kind} {name}", exc)
+            return name
         with self._lock:
             if (kind, name) not in self._known:
                 self._known.add((kind, name))
@@ -169,39 +244,64 @@ class ProcessWriter:
     def update_manifest(self, **fields: Any) -> None:
         """Merge ``fields`` into the manifest and rewrite it atomically."""
         with self._lock:
-            if self._inert:
+            if self._off:
                 return
             self._manifest.update(fields)
-            self._write_manifest()
+            self._write_manifest_or_stop()
 
     def add_unreplayable(self, api: str, reason: str, **extra: Any) -> None:
         """Note once in the manifest that ``api`` cannot be replayed, and why."""
         with self._lock:
-            if self._inert:
+            if self._off:
                 return
             entry = {"api": api, "reason": reason, **extra}
             if entry not in self._manifest["unreplayable_apis"]:
                 self._manifest["unreplayable_apis"] = [*self._manifest["unreplayable_apis"], entry]
-                self._write_manifest()
+                self._write_manifest_or_stop()
 
     def close(self, **manifest_fields: Any) -> None:
-        """Flush, append the trailer, fsync, and write the manifest with clean_shutdown true."""
+        """Append the trailer, cut events.bin to its length, fsync, and write the manifest with
+        clean_shutdown true. Never raises for an I/O error: it says on stderr what it could not do."""
+        self._close(manifest_fields, lock_timeout=-1)
+
+    def close_on_signal(self, signal_name: str, **manifest_fields: Any) -> None:
+        """close() from a signal handler, in a process about to die of ``signal_name``.
+
+        The handler may have interrupted this very thread inside ``append``: a lock not
+        obtained within a second is taken to be held by it, and the writer closes after
+        the last whole frame without it (nothing else runs once the process dies).
+        """
+        self._close({**manifest_fields, "closed_on_signal": signal_name}, lock_timeout=1.0)
+
+    def _close(self, manifest_fields: dict[str, Any], lock_timeout: float) -> None:
         if self._inert or self._closed:
             return
-        self.flush()
-        with self._io_lock:
-            with self._lock:
-                if self._closed:
-                    return
-                self._closed = True
-                self._wake.set()
-                trailer = msgpack.packb({"events": self._events, "closed": time.time()}, use_bin_type=True)
-                write_all(self._fd, encode_frame(FRAME_TRAILER, trailer))
+        held = [lock for lock in (self._io_lock, self._lock) if lock.acquire(timeout=lock_timeout)]
+        try:
+            if self._closed or self._inert:
+                return
+            self._closed = self._off = True
+            trailer = msgpack.packb({"events": self._events, "closed": time.time()}, use_bin_type=True)
+            frame = encode_frame(FRAME_TRAILER, trailer)
+            end = self._pos + len(frame)
+            try:
+                self._mm[self._pos:end] = frame    # fits: TRAILER_RESERVE is kept free after every append
+                self._mm.close()
+                os.ftruncate(self._fd, end)
                 os.fsync(self._fd)
+                self._pos = end
+            except OSError as exc:
+                self._stop("cannot close events.bin", exc)
+            finally:
                 os.close(self._fd)
-                self._manifest.update(manifest_fields)
-                self._manifest["clean_shutdown"] = True
-                self._write_manifest()
+            self._manifest.update(manifest_fields)
+            if self.incomplete is not None:
+                self._manifest["incomplete"] = {**self.incomplete, "calls_not_recorded": self._not_recorded}
+            self._manifest["clean_shutdown"] = True
+            self._write_manifest_or_say()
+        finally:
+            for lock in reversed(held):
+                lock.release()
         forking.untrack_writer(self)
 
     @property
@@ -209,29 +309,47 @@ class ProcessWriter:
         """True after close(), or in a forked child (an inherited writer writes nothing)."""
         return self._closed or self._inert
 
-    def _write_manifest(self) -> None:   # caller holds _lock (or is the constructor)
+    def _write_manifest(self) -> None:   # caller holds _lock (or is the constructor); raises OSError
         self._manifest["counts"] = {**self._manifest.get("counts", {}), **self._counts,
                                     "events": self._events}
-        atomic_write(os.path.join(self.path, MANIFEST_FILE), manifest_mod.encode(self._manifest), fsync=True)
+        replace_file(os.path.join(self.path, MANIFEST_FILE), manifest_mod.encode(self._manifest), fsync=True)
+
+    def _write_manifest_or_stop(self) -> None:   # caller holds _lock
+        try:
+            self._write_manifest()
+        except OSError as exc:
+            self._stop(f"cannot write {MANIFEST_FILE}", exc)
+
+    def _write_manifest_or_say(self) -> None:   # caller holds _lock
+        try:
+            self._write_manifest()
+        except OSError as exc:
+            _say(f"hrr: pid {self.pid}: cannot write {os.path.join(self.path, MANIFEST_FILE)}: {exc.strerror or exc}; "
+                 f"every recorded call is kept: run `hrr repair` on the archive once there is space.")
 
     # -- fork support (see forking.py) ----------------------------------------------------
     def _fork_locks(self) -> tuple[threading.Lock, threading.Lock]:
         return (self._io_lock, self._lock)
 
     def _become_inert(self) -> None:
-        self._inert = True
-        self._buf = bytearray()
+        """In a forked child: unmap and close the parent's file; write nothing ever again."""
+        self._inert = self._off = True
+        mm, self._mm = self._mm, None
         try:
+            if mm is not None:
+                mm.close()     # the child's mapping only; the parent's stays
             os.close(self._fd)
         except OSError:
             pass
 
 
-@atexit.register
-def _flush_at_exit() -> None:
-    """Flush what open writers buffered (the daemon flusher does not run at interpreter exit)."""
-    for writer in forking.live_writers():
-        try:
-            writer.flush()
-        except Exception:
-            pass
+def _say(line: str) -> None:
+    """One line on stderr, straight to fd 2 (works in a signal handler and at exit)."""
+    try:
+        sys.stderr.flush()
+    except Exception:  # noqa: BLE001 - stderr may be closed or broken; the line is best effort
+        pass
+    try:
+        os.write(2, (line + "\n").encode(errors="replace"))
+    except OSError:
+        pass

@@ -31,7 +31,8 @@ def install_hip_package(hip_module: types.ModuleType, hiprtc_module: types.Modul
 def activate(mode: str, backend_name: str | None = None) -> Any:
     """Select the backend for this process; in ``capture`` mode also start recording.
     Returns the capture session (or None for ``run``)."""
-    from hrr.capture.session import CaptureSession, install_exit_close
+    from hrr.capture.exits import install_exit_handlers, setting_up
+    from hrr.capture.session import CaptureSession
 
     cfg = config()
     backend = load_backend(backend_name or cfg.backend)
@@ -40,9 +41,10 @@ def activate(mode: str, backend_name: str | None = None) -> Any:
     if mode == "capture":
         if not cfg.archive:
             raise RuntimeError("HRR_CAPTURE_ARCHIVE is not set")
-        session = CaptureSession(backend, cfg, cfg.archive)
-        install_exit_close(session)
-        os.register_at_fork(after_in_child=session.after_fork_in_child)
+        with setting_up():    # a SIGTERM now is acted on once the archive can be closed
+            session = CaptureSession(backend, cfg, cfg.archive)
+            os.register_at_fork(after_in_child=session.after_fork_in_child)
+            install_exit_handlers(session)   # exit, SIGTERM/SIGHUP/SIGINT, multiprocessing children
         hip_module = session.hip
     install_hip_package(hip_module, backend.hiprtc)
     _active["session"] = session

@@ -6,7 +6,6 @@ and freed, asynchronous device-to-host copies checked when their stream is synch
 """
 from __future__ import annotations
 
-import atexit
 import ctypes
 import os
 import threading
@@ -101,13 +100,21 @@ class CaptureSession:
         """List it once under the manifest's ``unreplayable_apis``."""
         self.writer.add_unreplayable(api, reason, **detail)
 
-    def close(self) -> None:
-        """Close the archive cleanly (idempotent). Asynchronous device-to-host copies
-        whose stream was never synchronised stay unchecked."""
+    def close(self, signal_name: str | None = None) -> None:
+        """Close the archive cleanly (idempotent; never raises). Asynchronous device-to-host
+        copies whose stream was never synchronised stay unchecked. ``signal_name``: called
+        from the handler of that signal, in a process about to die of it."""
         if self.closed:
             return
         self.closed = True
-        self.writer.close(**self._manifest_fields())
+        try:
+            fields = self._manifest_fields()
+        except Exception:  # noqa: BLE001 - a plugin failing at exit must not leave the archive open
+            fields = {}
+        if signal_name is None:
+            self.writer.close(**fields)
+        else:
+            self.writer.close_on_signal(signal_name, **fields)
         from hrr.archive.forking import unregister_fork_lock
         for lock in self._fork_locks():
             unregister_fork_lock(lock)
@@ -326,9 +333,4 @@ class CaptureSession:
                 self.record(PSEUDO_D2H_CHECK, [copy_seq], 0, [], {"blob": blob, "n": n})
 
 
-def install_exit_close(session: CaptureSession) -> None:
-    """Close the session's archive when the process exits normally."""
-    atexit.register(session.close)
-
-
-__all__ = ["CaptureSession", "install_exit_close"]
+__all__ = ["CaptureSession"]

@@ -4,8 +4,10 @@ from __future__ import annotations
 import functools
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from typing import Any
 
@@ -19,6 +21,8 @@ from hrr.errors import ArchiveError, HrrError, UsageError
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "capture", "bootstrap")
 EXIT_ERROR = 1
+#: `hrr capture`: COMMAND exited 0 but a process's recording stopped early (disk full, file-size limit).
+EXIT_INCOMPLETE = 74
 
 
 def _friendly(fn: Callable) -> Callable:
@@ -59,14 +63,28 @@ def _child_env(mode: str, backend: str | None, extra: dict[str, str]) -> dict[st
 
 
 def _run_child(command: tuple[str, ...], env: dict[str, str]) -> int:
+    """Run COMMAND and wait for it. While it runs, SIGINT is left to the child (a terminal
+    sends it to both; the child closes its archive on its way out, and hrr must not kill
+    it meanwhile) and SIGTERM/SIGHUP sent to hrr are passed on to the child."""
     if not command:
         raise UsageError("no command given", hint="put it after --, e.g. hrr capture -- python app.py")
     try:
-        status = subprocess.call(list(command), env=env)
+        child = subprocess.Popen(list(command), env=env)
     except FileNotFoundError:
         raise UsageError(f"command not found: {command[0]}") from None
     except PermissionError:
         raise UsageError(f"command not executable: {command[0]}") from None
+
+    def forward(signum: int, frame: Any) -> None:
+        child.send_signal(signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig, handler in
+                ((signal.SIGINT, signal.SIG_IGN), (signal.SIGTERM, forward), (signal.SIGHUP, forward))}
+    try:
+        status = child.wait()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     # A child killed by signal N exits as a shell reports it: 128 + N.
     return 128 - status if status < 0 else status
 
@@ -88,15 +106,21 @@ BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODU
 def capture(archive: str, plugins: str | None, backend: str | None, content: bool | None,
             command: tuple[str, ...]) -> None:
     """Run COMMAND as a child process and record every HIP call of every Python process
-    it starts into ARCHIVE/pid-<pid>/. Exits with COMMAND's exit status."""
+    it starts into ARCHIVE/pid-<pid>/ (modes 0700/0600 whatever the umask).
+
+    Exits with COMMAND's exit status (128+N if signal N killed it), except 74 when
+    COMMAND exited 0 but a process's recording stopped early (disk full, file-size
+    limit): its archive keeps every call made before that and is marked incomplete."""
+    from hrr.archive.fsutil import claim_empty_dir
     from hrr.pipeline.manager import make_plugin_manager, parse_plugin_list
 
     make_plugin_manager(parse_plugin_list(plugins))  # an unknown name fails here, clearly
     path = os.path.abspath(archive)
-    if os.path.exists(path) and (not os.path.isdir(path) or os.listdir(path)):
+    try:
+        claim_empty_dir(path)
+    except FileExistsError:
         raise UsageError(f"{archive} already exists and is not an empty directory",
-                         hint="choose another -o, or remove it first")
-    os.makedirs(path, mode=0o700, exist_ok=True)
+                         hint="choose another -o, or remove it first") from None
     extra = {ARCHIVE_ENV: path}
     if plugins is not None:
         extra[PLUGINS_ENV] = plugins
@@ -105,7 +129,61 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
     status = _run_child(command, _child_env("capture", backend, extra))
     processes = sorted(d for d in os.listdir(path) if d.startswith("pid-"))
     click.echo(f"hrr: archive {archive}: {len(processes)} process(es) recorded", err=True)
-    sys.exit(status)
+    incomplete = _report_capture_state(archive, path)
+    sys.exit(EXIT_INCOMPLETE if incomplete and status == 0 else status)
+
+
+def _report_capture_state(archive: str, path: str) -> int:
+    """Say which process archives stopped recording early or are not closed; return how
+    many are incomplete. Processes that outlive COMMAND (multiprocessing's fork server and
+    resource tracker end just after it) get up to two seconds to close their archives."""
+    from hrr.archive import open_archive
+
+    deadline = time.monotonic() + 2.0
+    while True:
+        # Which processes live is asked before their manifests are read: one that closes and
+        # ends in between is then read as closed, never taken for killed.
+        alive = {int(d[4:]) for d in os.listdir(path) if d.startswith("pid-") and d[4:].isdigit()
+                 and _alive(int(d[4:]))}
+        try:
+            opened = open_archive(path)
+        except HrrError as exc:
+            click.echo(f"hrr: warning: cannot read the archive back: {exc}", err=True)
+            return 0
+        with opened:
+            states = [(p.pid, p.manifest.get("incomplete"), p.manifest.get("clean_shutdown") is True)
+                      for p in opened.processes]
+        running = [pid for pid, _, closed in states if not closed and pid in alive]
+        if not running or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    incomplete = 0
+    for pid, stopped, closed in states:
+        if isinstance(stopped, dict):
+            incomplete += 1
+            lost = stopped.get("calls_not_recorded")
+            click.echo(f"hrr: pid-{pid}: INCOMPLETE: {stopped.get('reason')}; the "
+                       f"{stopped.get('events_recorded')} calls before it are recorded"
+                       + (f", the {lost} after it are not" if lost is not None else ""), err=True)
+        if closed:
+            continue
+        if pid in running:
+            click.echo(f"hrr: pid-{pid}: still running after COMMAND ended; its archive is closed when it ends",
+                       err=True)
+        else:
+            click.echo(f"hrr: pid-{pid}: not closed (the process was killed); every call it made is kept: "
+                       f"`hrr repair {archive}` closes it", err=True)
+    return incomplete
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 @cli.command(context_settings={"ignore_unknown_options": True})
@@ -217,10 +295,11 @@ def repair(archive: str) -> None:
     for proc in report.processes:
         click.echo(proc.describe())
     click.echo(report.summary())
-    failed = [p for p in report.processes if p.action == "failed"]
+    failed = [p for p in report.processes if p.action in ("failed", "partial")]
     if failed:
         more = f" (and {len(failed) - 1} more)" if len(failed) > 1 else ""
-        click.echo(f"hrr: error: cannot repair pid-{failed[0].pid}: {failed[0].error}{more}", err=True)
+        what = "cannot repair" if failed[0].action == "failed" else "could only partly repair"
+        click.echo(f"hrr: error: {what} pid-{failed[0].pid}: {failed[0].error}{more}", err=True)
         sys.exit(EXIT_ERROR)
 
 

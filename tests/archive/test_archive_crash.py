@@ -12,6 +12,7 @@ import textwrap
 
 import msgpack
 import pytest
+import smallfs
 
 from archive_helpers import RECORDS, as_lists, pid_dir, write_archive
 from hrr.archive import BadRecord, Record, open_archive, repair
@@ -139,34 +140,40 @@ def test_implausible_frame_length_stops_without_allocating(tmp_path):
 CHILD = textwrap.dedent("""
     import os, sys
     from hrr.archive import open_process_writer
-    w = open_process_writer(sys.argv[1], os.getpid(), {"backend": "sim"}, flush_interval=0.001)
+    w = open_process_writer(sys.argv[1], os.getpid(), {"backend": "sim"})
     i = 0
     while True:
         w.append([i, "hipMemcpy", {"payload": bytes(i % 251), "n": i}])
         if i % 50 == 0:
             w.put_blob(os.urandom(4096))
-        if i % 7 == 0:
-            w.flush()
-        if i == 2000:
-            print("ready", flush=True)
+        os.write(1, b"%d\\n" % i)     # reported only once append has returned
         i += 1
 """)
 
 
-@pytest.mark.parametrize("delay", [0.0, 0.05, 0.2])
-def test_sigkill_mid_write_leaves_readable_repairable_archive(tmp_path, delay):
+@pytest.mark.parametrize("after", [0, 700, 6000])
+def test_sigkill_keeps_every_appended_record(tmp_path, after):
+    """Killed right after the writer's n-th append returned: that record is in the file, and
+    so is every record before it (no buffer, no flush: the mapped pages outlive the process)."""
     root = str(tmp_path / "a")
     child = subprocess.Popen([sys.executable, "-c", CHILD, root], stdout=subprocess.PIPE)
-    assert child.stdout.readline().strip() == b"ready"
-    if delay:
-        import time
-        time.sleep(delay)
+    reported = -1
+    for line in child.stdout:
+        reported = int(line)
+        if reported >= after:
+            break
     child.send_signal(signal.SIGKILL)
+    for line in child.stdout:       # anything it still managed to report
+        reported = int(line)
     child.wait()
+    child.stdout.close()
+    events = os.path.join(pid_dir_of(root), "events.bin")
     with open_archive(root) as a:
         (proc,) = a.processes
         got = list(proc.events())
-        assert not proc.clean and len(got) > 1900
+        state = proc.scan()
+        assert not proc.clean and not proc.torn and state.valid_end < os.path.getsize(events)   # a zero tail
+        assert reported + 1 <= len(got) <= reported + 2
         assert all(isinstance(r, Record) and r.value[0] == r.index for r in got)
         manifest = json.load(open(os.path.join(proc.path, "manifest.json")))
         assert manifest["clean_shutdown"] is False
@@ -175,9 +182,130 @@ def test_sigkill_mid_write_leaves_readable_repairable_archive(tmp_path, delay):
     with open_archive(root) as a:
         proc = a.processes[0]
         assert proc.clean and [r.value[0] for r in proc.events()] == list(range(len(got)))
-        assert proc.manifest["counts"]["blobs"] >= 40
+        assert os.path.getsize(events) == proc.scan().valid_end         # cut to its real length
+        assert proc.manifest["counts"]["blobs"] >= reported // 50
         for sub in os.listdir(os.path.join(proc.path, "blobs")):
             assert not [n for n in os.listdir(os.path.join(proc.path, "blobs", sub)) if n.startswith(".tmp-")]
+
+
+def pid_dir_of(root):
+    (name,) = [n for n in os.listdir(root) if n.startswith("pid-")]
+    return os.path.join(root, name)
+
+
+def test_unclosed_writer_leaves_zero_tail_read_as_unused_space(tmp_path):
+    root = str(tmp_path / "a")
+    write_archive(root, close=False)
+    events = os.path.join(pid_dir(root), "events.bin")
+    with open_archive(root) as a:
+        proc = a.processes[0]
+        assert [r.value for r in proc.events()] == as_lists(RECORDS)
+        state = proc.scan()
+        assert not proc.torn and state.stopped is None and not proc.clean
+        tail = open(events, "rb").read()[state.valid_end:]
+        assert len(tail) > 0 and not tail.strip(b"\0")
+    (pr,) = repair(root).processes
+    assert pr.action == "repaired" and pr.truncated_bytes == len(tail)
+    with open_archive(root) as a:
+        assert a.processes[0].clean and [r.value for r in a.processes[0].events()] == as_lists(RECORDS)
+
+
+def test_killed_between_trailer_and_cut_is_repaired_without_a_second_trailer(tmp_path):
+    root = str(tmp_path / "a")
+    write_archive(root)
+    d = pid_dir(root)
+    closed = open(os.path.join(d, "events.bin"), "rb").read()
+    with open(os.path.join(d, "events.bin"), "ab") as f:
+        f.write(bytes(5000))                       # the reserved tail close() had not cut yet
+    manifest = json.load(open(os.path.join(d, "manifest.json")))
+    manifest["clean_shutdown"] = False
+    json.dump(manifest, open(os.path.join(d, "manifest.json"), "w"))
+    assert not open_archive(root).processes[0].clean
+    assert repair(root).count("repaired") == 1
+    assert open(os.path.join(d, "events.bin"), "rb").read() == closed
+
+
+def test_repair_never_writes_through_a_hard_or_symbolic_link(tmp_path):
+    root = str(tmp_path / "a")
+    write_archive(root, close=False)
+    d = pid_dir(root)
+    outside = tmp_path / "precious.bin"
+    os.link(os.path.join(d, "events.bin"), outside)            # events.bin is also a file outside
+    before = outside.read_bytes()
+    (pr,) = repair(root).processes
+    assert pr.action == "failed" and "2 hard links" in pr.error and "copy the archive" in pr.error
+    assert outside.read_bytes() == before
+    # a copy (independent files) repairs; a hard-linked manifest is replaced, never written through
+    os.unlink(outside)
+    os.link(os.path.join(d, "manifest.json"), tmp_path / "manifest-elsewhere.json")
+    manifest_before = (tmp_path / "manifest-elsewhere.json").read_bytes()
+    os.makedirs(tmp_path / "elsewhere")
+    (tmp_path / "elsewhere" / ".tmp-keep").write_bytes(b"not the archive's")
+    os.symlink(tmp_path / "elsewhere", os.path.join(d, "code"))          # a planted symlinked store dir
+    (pr,) = repair(root).processes
+    assert pr.action == "repaired", pr
+    assert (tmp_path / "manifest-elsewhere.json").read_bytes() == manifest_before
+    assert (tmp_path / "elsewhere" / ".tmp-keep").exists() and pr.temp_files_removed == 0
+
+
+TRAILER_DOES_NOT_FIT = r"""
+import json, os, sys
+from hrr.archive import open_archive, open_process_writer, repair
+mnt = sys.argv[1]
+root = f"{mnt}/a"
+w = open_process_writer(root, 77, {"backend": "sim"})
+for i in range(50):
+    w.append([i, "x" * 40])
+w.close()
+d = f"{root}/pid-77"
+with open_archive(root) as a:
+    pos = a.processes[0].scan().trailer_offset
+w = None
+# Rebuild it as a killed writer left it with no room at all: the last record ends on a page
+# boundary, nothing follows it, the manifest is unclosed, and the disk is full.
+data = open(f"{d}/events.bin", "rb").read()[:pos]
+pad = (-(len(data) + 16 + 3)) % 4096 + 4096
+import msgpack
+from hrr.archive.format import FRAME_EVENT, encode_frame
+data += encode_frame(FRAME_EVENT, msgpack.packb(b"p" * pad, use_bin_type=True))
+assert len(data) % 4096 == 0
+open(f"{d}/events.bin", "wb").write(data)
+m = json.load(open(f"{d}/manifest.json"))
+m["clean_shutdown"] = False
+open(f"{d}/manifest.json", "w").write(json.dumps(m))
+fd = os.open(f"{mnt}/filler", os.O_WRONLY | os.O_CREAT, 0o600)
+try:
+    while True:
+        os.write(fd, b"x" * 4096)
+except OSError:
+    os.close(fd)
+out = {"free": os.statvfs(mnt).f_bavail}
+(p,) = repair(root).processes
+out["first"] = [p.action, p.error, os.path.getsize(f"{d}/events.bin") == len(data)]
+with open_archive(root) as a:
+    out["readable"] = len(list(a.processes[0].events()))
+os.unlink(f"{mnt}/filler")
+(p,) = repair(root).processes
+out["second"] = [p.action, p.error]
+with open_archive(root) as a:
+    out["clean"] = a.processes[0].clean
+    out["events"] = len(list(a.processes[0].events()))
+print(json.dumps(out))
+"""
+
+
+def test_repair_on_a_full_disk_says_what_it_could_not_write(tmp_path):
+    reason = smallfs.unavailable_reason()
+    if reason:
+        pytest.skip(reason)
+    done = smallfs.run_python_on_tmpfs("1m", tmp_path / "mnt", TRAILER_DOES_NOT_FIT)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["free"] == 0
+    action, error, untouched = out["first"]
+    assert action == "partial" and "no space left" in error and "51 complete records" in error, error
+    assert untouched and out["readable"] == 51
+    assert out["second"] == ["repaired", None] and out["clean"] is True and out["events"] == 51
 
 
 def test_repair_removes_temp_files_and_rebuilds_missing_manifest(tmp_path):

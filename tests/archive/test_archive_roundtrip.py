@@ -1,11 +1,10 @@
-"""Round trip: records, blobs (dedup), code objects, manifest fields, permissions, buffering."""
+"""Round trip: records, blobs (dedup), code objects, manifest fields, permissions, the mapped events.bin."""
 from __future__ import annotations
 
 import json
 import os
 import stat
 import threading
-import time
 
 import numpy as np
 import pytest
@@ -13,6 +12,7 @@ import xxhash
 
 from archive_helpers import RECORDS, as_lists, pid_dir, write_archive
 from hrr.archive import FORMAT_VERSION, BadRecord, Record, open_archive, open_process_writer
+from hrr.archive import writer as writer_mod
 from hrr.archive.format import FILE_HEADER
 from hrr.errors import ArchiveError
 
@@ -113,30 +113,36 @@ def test_permissions_whatever_the_umask(tmp_path, umask):
     assert {"events.bin", "manifest.json", "blobs", "code"} <= set(os.listdir(d))
 
 
-def test_append_buffers_without_writing_until_flush(tmp_path):
+def test_appended_records_are_in_the_file_at_once(tmp_path):
+    """No buffer: a record is readable from events.bin as soon as append returns."""
     root = str(tmp_path / "a")
-    w = open_process_writer(root, 11, {"backend": "sim"}, flush_interval=3600)
-    events = os.path.join(pid_dir(root, 11), "events.bin")
-    size0 = os.path.getsize(events)
+    w = open_process_writer(root, 11, {"backend": "sim"})
     for i in range(100):
         w.append([i, "x"])
-    assert os.path.getsize(events) == size0
-    w.flush()
-    assert os.path.getsize(events) > size0
+        if i in (0, 57, 99):
+            with open_archive(root) as a:
+                proc = a.processes[0]
+                assert [r.value for r in proc.events()] == [[j, "x"] for j in range(i + 1)]
+                assert not proc.torn and not proc.clean and proc.trailer is None
     w.close()
 
 
-def test_flusher_thread_writes_within_interval(tmp_path):
+def test_events_bin_is_reserved_in_steps_and_cut_to_its_length_at_close(tmp_path):
     root = str(tmp_path / "a")
-    w = open_process_writer(root, 12, {"backend": "sim"}, flush_interval=0.05)
+    w = open_process_writer(root, 12, {"backend": "sim"})
     events = os.path.join(pid_dir(root, 12), "events.bin")
-    size0 = os.path.getsize(events)
-    w.append([1, "x"])
-    deadline = time.monotonic() + 5
-    while os.path.getsize(events) == size0 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert os.path.getsize(events) > size0
+    assert os.path.getsize(events) == writer_mod.FIRST_STEP          # reserved up front, zero-filled
+    records = [[i, "p" * (i % 300)] for i in range(6000)]            # about 1 MiB: several steps
+    for r in records:
+        w.append(r)
+    reserved = os.path.getsize(events)
+    assert reserved > writer_mod.FIRST_STEP and os.stat(events).st_blocks * 512 >= reserved   # not sparse
     w.close()
+    with open_archive(root) as a:
+        proc = a.processes[0]
+        assert [r.value for r in proc.events()] == records and proc.clean
+        state = proc.scan()
+        assert state.trailer_offset is not None and os.path.getsize(events) == state.valid_end < reserved
 
 
 def test_concurrent_appends_are_all_recorded(tmp_path):
