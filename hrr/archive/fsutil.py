@@ -194,7 +194,8 @@ def open_file_nofollow(name: str, dir_fd: int | None = None) -> tuple[int, os.st
         raise ValueError("not a regular file")
     if st.st_nlink != 1:  # a hard link may be a file outside the archive: never read through one
         os.close(fd)
-        raise ValueError(f"has {st.st_nlink} hard links; hrr never reads through a link")
+        raise ValueError(f"has {st.st_nlink} hard links; hrr never reads through a link: "
+                         "copy the archive (cp -r) to give it files of its own")
     return fd, st
 
 

@@ -195,6 +195,8 @@ class ProcessArchive:
         except FileNotFoundError:
             return fallback, "manifest.json is missing"
         except (OSError, ValueError) as exc:
+            if tolerate:  # repair: rebuilt and renamed into place, never written through
+                return fallback, f"manifest.json is not a regular file ({exc})"
             raise ArchiveError(f"manifest.json is not a regular file ({exc})", where=where,
                                hint="symlinks and special files are refused") from None
         try:
