@@ -95,13 +95,14 @@ def test_capture_skips_them_with_one_warning_each(site, tmp_path):
 def test_naming_a_broken_plugin_refuses_to_capture(site, tmp_path):
     root = tmp_path / "arch"
     proc = hrr(site, "capture", "-o", root, "--plugins", "misspelled,privacy", "--", "python", APPS / "basic.py")
-    unknown = hrr(site, "capture", "-o", root, "--plugins", "nosuch", "--", "python", APPS / "basic.py")
-    usage = hrr(site, "capture", "-o", root, "--plugins", "privacy")      # no command: a usage error
+    assert not root.exists()                                  # refused before anything was made
+    unknown = hrr(site, "capture", "-o", tmp_path / "u", "--plugins", "nosuch", "--", "python", APPS / "basic.py")
+    usage = hrr(site, "capture", "-o", tmp_path / "n", "--plugins", "privacy")   # no command: a usage error
     assert proc.returncode == unknown.returncode == usage.returncode != 0
     assert proc.stderr.splitlines() == [
         "hrr: error: plugin 'misspelled' (hrr_brokenplugins:Misspelled) is broken: unknown hook "
         "hrr_capture_lanch (did you mean hrr_capture_launch?) (fix or uninstall it, or leave it out with --plugins)"]
-    assert proc.stdout == "" and not root.exists()          # the program never ran
+    assert proc.stdout == ""                                  # the program never ran
 
 
 def test_run_is_untouched(site):
