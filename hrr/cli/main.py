@@ -112,9 +112,14 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
     COMMAND exited 0 but a process's recording stopped early (disk full, file-size
     limit): its archive keeps every call made before that and is marked incomplete."""
     from hrr.archive.fsutil import claim_empty_dir
-    from hrr.pipeline.manager import make_plugin_manager, parse_plugin_list
+    from hrr.errors import PluginError
+    from hrr.pipeline.manager import load_plugins, parse_plugin_list, warn_broken
 
-    make_plugin_manager(parse_plugin_list(plugins))  # an unknown name fails here, clearly
+    try:  # a plugin named in --plugins that is unknown or broken: refuse to start, clearly
+        loaded = load_plugins(parse_plugin_list(plugins))
+    except PluginError as exc:
+        raise UsageError(exc.what, hint=exc.hint) from None
+    warn_broken(loaded.broken, lambda line: click.echo(line, err=True))
     path = os.path.abspath(archive)
     try:
         claim_empty_dir(path)
@@ -124,6 +129,8 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
     extra = {ARCHIVE_ENV: path}
     if plugins is not None:
         extra[PLUGINS_ENV] = plugins
+    elif loaded.broken:  # the recorded processes run the usable ones, without warning again
+        extra[PLUGINS_ENV] = ",".join(loaded.versions)
     if content is not None:
         extra[CONTENT_MODE_ENV] = "content" if content else "metadata-only"
     status = _run_child(command, _child_env("capture", backend, extra))
@@ -307,35 +314,26 @@ def repair(archive: str) -> None:
 @_friendly
 def plugins() -> None:
     """List installed plugins, their versions and the hooks they implement. A plugin
-    that fails to load is listed with the reason, and the exit status is then 1."""
-    from hrr.errors import PluginError
-    from hrr.pipeline.manager import (
-        hook_implementations,
-        installed_plugins,
-        make_plugin_manager,
-    )
+    that cannot load is listed as BROKEN with the reason (capture and replay skip it
+    unless it is asked for with --plugins)."""
+    from hrr.pipeline.manager import BrokenPluginError, hook_implementations, installed_plugins, load_plugins
 
     available = installed_plugins()
     if not available:
         click.echo("no plugins installed")
         return
-    broken = 0
     for name, ep in available.items():
         dist = getattr(ep, "dist", None)
         origin = f"{ep.value}" + (f", from {dist.metadata['Name']}" if dist is not None else "")
         try:  # one at a time, so that a broken plugin does not hide the others
-            pm, versions = make_plugin_manager([name])
-        except PluginError as exc:
-            broken += 1
-            click.echo(f"{name} ? ({origin})")
-            click.echo(f"    BROKEN: {exc.what}")
+            loaded = load_plugins([name])
+        except BrokenPluginError as exc:
+            click.echo(f"{name} BROKEN ({origin})")
+            click.echo(f"    reason: {exc.reason}")
             continue
-        hooks = hook_implementations(pm)
-        click.echo(f"{name} {versions.get(name, '?')} ({origin})")
+        hooks = hook_implementations(loaded.pm)
+        click.echo(f"{name} {loaded.versions.get(name, '?')} ({origin})")
         click.echo(f"    hooks: {', '.join(hooks.get(name, [])) or 'none'}")
-    if broken:
-        click.echo(f"hrr: error: {broken} installed plugin(s) failed to load", err=True)
-        sys.exit(EXIT_ERROR)
 
 
 # -- inspection: export (timeline) and diff; the code lives in hrr.inspect ----------------

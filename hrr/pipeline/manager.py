@@ -1,15 +1,58 @@
-"""The plugin manager: finds plugins through one entry-point group, built-ins included."""
+"""The plugin manager: finds plugins through one entry-point group, built-ins included.
+
+A plugin that cannot load (its entry point fails to import, its constructor raises, or
+it fails validation: an unknown hook, an argument the hookspec does not have, a wrapper
+where none is allowed) is *broken*. Asked for by name it is an error; found only because
+it is installed, it is skipped with one warning line, so it never breaks hrr itself."""
 from __future__ import annotations
 
+import difflib
+import inspect
+import sys
 from importlib import metadata
-from typing import Any
+from typing import Any, Callable
 
+import attrs
 import pluggy
 
 from hrr.errors import PluginError
 from hrr.pipeline import hookspecs
 
 ENTRY_POINT_GROUP = "hrr.plugins"
+_HOOK_NAMES = sorted(n for n in vars(hookspecs) if n.startswith("hrr_"))
+_warned: set[tuple[str, str]] = set()   # (plugin, reason) already warned about in this process
+
+
+class BrokenPluginError(PluginError):
+    """A plugin that is installed but cannot be used; ``reason`` is one line."""
+
+    def __init__(self, name: str, entry: str, reason: str) -> None:
+        self.name, self.entry, self.reason = name, entry, reason
+        super().__init__(f"plugin {name!r} ({entry}) is broken: {reason}",
+                         hint="fix or uninstall it, or leave it out with --plugins")
+
+
+@attrs.frozen
+class BrokenPlugin:
+    """An installed plugin that cannot be used here, and why (one line)."""
+
+    name: str
+    entry: str
+    reason: str
+
+    def warning(self) -> str:
+        """The one line printed when it is skipped."""
+        return (f"hrr: warning: plugin {self.name!r} ({self.entry}) is broken and was skipped: "
+                f"{self.reason}")
+
+
+@attrs.frozen
+class LoadedPlugins:
+    """A plugin manager with the usable plugins registered, and what was skipped."""
+
+    pm: pluggy.PluginManager
+    versions: dict[str, str]
+    broken: list[BrokenPlugin]
 
 
 def installed_plugins() -> dict[str, metadata.EntryPoint]:
@@ -40,11 +83,90 @@ def plugin_version(obj: Any, ep: metadata.EntryPoint) -> str:
     return str(dist.version) if dist is not None else "unknown"
 
 
-def make_plugin_manager(selected: list[str] | None = None) -> tuple[pluggy.PluginManager, dict[str, str]]:
-    """A manager with the selected plugins registered (all installed when None) and
-    the name → version map of what was loaded. Unknown names are a PluginError."""
+def new_plugin_manager() -> pluggy.PluginManager:
+    """An empty manager that knows hrr's hookspecs."""
     pm = pluggy.PluginManager(hookspecs.PROJECT)
     pm.add_hookspecs(hookspecs)
+    return pm
+
+
+def _required_args(fn: Any) -> list[str]:
+    # The arguments pluggy passes by name: those without a default (self already bound).
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    names = [p.name for p in params if p.default is p.empty
+             and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names[1:] if names[:1] == ["self"] else names
+
+
+def _hook_problems(pm: pluggy.PluginManager, obj: Any) -> list[str]:
+    """Misspelled hooks and arguments the hookspec lacks, said the way a plugin author
+    fixes them (pluggy's own messages span lines and name the object's repr)."""
+    problems = []
+    for attr in sorted(dir(obj)):
+        try:
+            fn = getattr(obj, attr)
+        except Exception:  # noqa: BLE001 - a property that raises is not a hook
+            continue
+        opts = pm.parse_hookimpl_opts(obj, attr) if callable(fn) else None
+        if opts is None:
+            continue
+        spec = getattr(hookspecs, attr, None)
+        if attr not in _HOOK_NAMES or spec is None:
+            if not opts.get("optionalhook"):
+                near = difflib.get_close_matches(attr, _HOOK_NAMES, n=1)
+                problems.append(f"unknown hook {attr}" + (f" (did you mean {near[0]}?)" if near else ""))
+            continue
+        allowed = set(inspect.signature(spec).parameters)
+        extra = [a for a in _required_args(fn) if a not in allowed]
+        if extra:
+            problems.append(f"{attr} takes {', '.join(extra)}, which the hookspec does not pass "
+                            f"(it passes: {', '.join(sorted(allowed))})")
+    return problems
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(part.strip() for part in str(exc).splitlines() if part.strip())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def load_plugin(name: str, ep: metadata.EntryPoint) -> tuple[Any, str]:
+    """Import, construct and validate one plugin on its own manager; return the object
+    and its version. Anything wrong is a PluginError whose ``what`` is one line."""
+    def broken(reason: str) -> BrokenPluginError:
+        return BrokenPluginError(name, ep.value, reason)
+    try:
+        loaded = ep.load()
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a broken plugin must name itself
+        raise broken(f"import failed: {_one_line(exc)}") from exc
+    try:
+        obj = _instantiate(loaded)
+    except (Exception, SystemExit) as exc:  # noqa: BLE001
+        raise broken(f"constructing it raised {_one_line(exc)}") from exc
+    scratch = new_plugin_manager()
+    problems = _hook_problems(scratch, obj)
+    if problems:
+        raise broken("; ".join(problems))
+    try:
+        scratch.register(obj, name=name)
+        scratch.check_pending()
+    except Exception as exc:  # noqa: BLE001 - pluggy's other checks, said in one line
+        raise broken(_one_line(exc)) from exc
+    _refuse_capture_wrappers(scratch, name, obj, ep)
+    try:
+        return obj, plugin_version(obj, ep)
+    except Exception as exc:  # noqa: BLE001
+        raise broken(f"its version cannot be read: {_one_line(exc)}") from exc
+
+
+def load_plugins(selected: list[str] | None = None, *, required: bool | None = None) -> LoadedPlugins:
+    """Register ``selected`` (every installed plugin when None). A broken plugin is a
+    PluginError when ``required`` (default: when named in ``selected``), else skipped and
+    listed in ``broken``. An unknown name is always a PluginError."""
+    required = selected is not None if required is None else required
+    pm = new_plugin_manager()
     available = installed_plugins()
     names = list(available) if selected is None else selected
     unknown = [n for n in names if n not in available]
@@ -53,18 +175,38 @@ def make_plugin_manager(selected: list[str] | None = None) -> tuple[pluggy.Plugi
         raise PluginError(f"unknown plugin(s): {', '.join(unknown)}",
                           hint=f"installed plugins: {listing}")
     versions: dict[str, str] = {}
+    broken: list[BrokenPlugin] = []
     for name in names:
         ep = available[name]
         try:
-            obj = _instantiate(ep.load())
-            pm.register(obj, name=name)
-        except Exception as exc:  # noqa: BLE001 - a broken plugin must name itself
-            raise PluginError(f"plugin {name!r} ({ep.value}) failed to load: {exc}",
-                              hint="fix or uninstall it, or leave it out with --plugins") from exc
-        versions[name] = plugin_version(obj, ep)
-        _refuse_capture_wrappers(pm, name, obj, ep)
+            obj, version = load_plugin(name, ep)
+        except BrokenPluginError as exc:
+            if required:
+                raise
+            broken.append(BrokenPlugin(name, ep.value, exc.reason))
+            continue
+        pm.register(obj, name=name)
+        versions[name] = version
     pm.check_pending()
-    return pm, versions
+    return LoadedPlugins(pm, versions, broken)
+
+
+def warn_broken(broken: list[BrokenPlugin], write: Callable[[str], Any] | None = None) -> None:
+    """One warning line per broken plugin, once per process however often it is skipped."""
+    for b in broken:
+        if (b.name, b.reason) in _warned:
+            continue
+        _warned.add((b.name, b.reason))
+        (write or (lambda line: sys.stderr.write(line + "\n")))(b.warning())
+
+
+def make_plugin_manager(selected: list[str] | None = None) -> tuple[pluggy.PluginManager, dict[str, str]]:
+    """A manager with the selected plugins registered (all installed when None) and
+    the name → version map of what was loaded. An unknown or broken name is a
+    PluginError; with None, broken plugins are skipped with one warning line each."""
+    loaded = load_plugins(selected)
+    warn_broken(loaded.broken)
+    return loaded.pm, loaded.versions
 
 
 def _refuse_capture_wrappers(pm: pluggy.PluginManager, name: str, obj: Any,
@@ -78,11 +220,10 @@ def _refuse_capture_wrappers(pm: pluggy.PluginManager, name: str, obj: Any,
             if impl.plugin is obj and (impl.hookwrapper or getattr(impl, "wrapper", False)):
                 kind = "hookwrapper=True" if impl.hookwrapper else "wrapper=True"
                 pm.unregister(obj)
-                raise PluginError(
-                    f"plugin {name!r} ({ep.value}) implements {hook} with {kind}; "
-                    f"capture hooks cannot be wrappers",
-                    hint="use a plain @hookimpl (hrr calls each capture stage itself, "
-                         "so that a failing stage never breaks the recorded program)")
+                # A plain @hookimpl is the fix: hrr calls each capture stage itself, so
+                # that a failing stage never breaks the recorded program.
+                raise BrokenPluginError(name, ep.value, f"implements {hook} with {kind}; capture "
+                                        f"hooks cannot be wrappers (use a plain @hookimpl)")
 
 
 def hook_implementations(pm: pluggy.PluginManager) -> dict[str, list[str]]:

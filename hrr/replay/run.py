@@ -10,7 +10,7 @@ from typing import Any, Callable, Iterator
 from hrr.archive import Limits, open_archive
 from hrr.backends import load_backend
 from hrr.errors import UsageError
-from hrr.pipeline.manager import installed_plugins, make_plugin_manager
+from hrr.pipeline.manager import installed_plugins, load_plugins, warn_broken
 from hrr.replay.engine import ProcessReplayer, ReplayOptions, ReplayStats
 from hrr.replay.ranges import describe as describe_range
 
@@ -201,7 +201,7 @@ def strict_reasons(stats: ReplayStats, ctx: Any, manifest: dict, missing_plugins
     if manifest.get("unreplayable_apis"):
         reasons.append("the manifest lists unreplayable APIs")
     if manifest.get("content_mode") != "content":
-        reasons.append("the archive is metadata-only")
+        reasons.append("the archive is metadata-only (capture with --content, or set HIP_HRR_CAPTURE_CONTENT=1)")
     if stats.checks_unverifiable:
         reasons.append(f"{stats.checks_unverifiable} checks could not be verified")
     if missing_plugins:
@@ -268,7 +268,11 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
         mod = load_backend(backend_name)
         _fresh_device(mod)  # each recorded process had a device of its own
         names, missing = _plugins_for(manifest, plugins)
-        pm, _versions = make_plugin_manager(names)
+        # A recorded plugin that is broken here is skipped like a missing one (one warning line).
+        loaded = load_plugins(names, required=plugins is not None)
+        warn_broken(loaded.broken)
+        missing = missing + [f"{b.name} (broken here: {b.reason})" for b in loaded.broken]
+        pm = loaded.pm
         replayer = ProcessReplayer(proc, mod, pm, limits, options, deadline=deadline)
         parent, until = _fork_parent(processes, manifest, proc, limits)
         with bounded_stalls(mod):
