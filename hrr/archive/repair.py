@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import stat
 import time
+from typing import Any
 
 import attrs
 import msgpack
@@ -72,8 +73,9 @@ class RepairReport:
                 f"{self.count('failed')} failed")
 
 
-def repair(root: str | os.PathLike[str], limits: Limits = Limits()) -> RepairReport:
-    """Repair every ``pid-<pid>`` directory under ``root`` that was not closed cleanly."""
+def repair(root: str | os.PathLike[str], limits: Limits = Limits(), progress: Any = None) -> RepairReport:
+    """Repair every ``pid-<pid>`` directory under ``root`` that was not closed cleanly.
+    ``progress``: a :class:`hrr.cli.progress.Bar` (or None), told of each process and frame."""
     root = os.fspath(root)
     report = RepairReport(root)
     for name in sorted(os.listdir(root)):
@@ -86,19 +88,23 @@ def repair(root: str | os.PathLike[str], limits: Limits = Limits()) -> RepairRep
             result.action, result.error = "failed", "pid directory is a symlink; refused"
             continue
         try:
-            _repair_one(root, name, limits, result)
+            _repair_one(root, name, limits, result, progress)
         except (HrrError, OSError) as exc:
             result.action, result.error = "failed", str(exc)
     return report
 
 
-def _repair_one(root: str, name: str, limits: Limits, result: ProcessRepair) -> None:
+def _repair_one(root: str, name: str, limits: Limits, result: ProcessRepair, progress: Any = None) -> None:
     events = os.path.join(root, name, EVENTS_FILE)
     if not os.path.lexists(events):   # killed between mkdir and creating events.bin
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
         os.close(os.open(events, flags, FILE_MODE))
     proc = ProcessArchive(root, name, limits, tolerate_bad_manifest=True)
     try:
+        if progress is not None:  # the walk over the frames is repair's long part
+            progress.task(f"repair {name}", manifest=proc.manifest)
+            proc.scan(progress)
+            progress.end()
         if proc.clean:
             return
         result.action = "repaired"

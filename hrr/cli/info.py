@@ -23,7 +23,8 @@ MAX_PRINT_ITEMS = 64       # longer lists/maps are cut, with a count of what was
 MAX_TRACKED = 4096         # distinct keys a per-key table counts; later keys go to "other"
 MAX_SHOWN = 50             # rows a per-key table prints (the largest), then "and N more"
 MAX_SHAPES = 8             # distinct grid/block shapes kept per kernel
-MAX_BAD_SHOWN = 20         # refused records listed (all are counted)
+MAX_BAD_KEPT = 1000        # refused records described in the data (all are counted)
+MAX_BAD_SHOWN = 20         # of those, listed in the text form
 MAX_NAME = 80              # characters of a kernel name or handle shown
 # Manifest fields that say how the captured process ended (written by newer captures).
 ENDED_FIELDS = ("ended", "exit", "exit_status", "end")
@@ -183,7 +184,7 @@ class ProcessCounts:
     def refuse(self, item: Any) -> None:
         """Count one refused record; keep the first few for the listing."""
         self.bad_count += 1
-        if len(self.bad) < MAX_BAD_SHOWN:
+        if len(self.bad) < MAX_BAD_KEPT:
             self.bad.append({"index": item.index, "offset": item.offset, "where": item.where,
                              "reason": printable(item.reason)})
 
@@ -203,13 +204,11 @@ def archive_info(path: str, *, with_events: bool = False, limits: Limits | None 
 
 
 def _process_info(proc: Any, with_events: bool, progress: Any = None) -> dict[str, Any]:
-    from hrr.cli.progress import manifest_total
-
     counts = ProcessCounts()
     events: list[dict] = []
     tick: Callable[[int], None] | None = None
     if progress is not None:
-        progress.task(f"info pid-{proc.pid}", manifest_total(proc.manifest))
+        progress.task(f"info pid-{proc.pid}", manifest=proc.manifest)
         tick = progress
     done = 0
     for item in proc.checked_events():
@@ -423,10 +422,10 @@ def _process_renderables(p: dict[str, Any]) -> Iterator[Any]:
     if p["unreplayable"]:
         yield _table("Unreplayable calls", ["API", "reason"],
                      [[e["api"], e["reason"]] for e in p["unreplayable"]])
-    for bad in p["bad_records"]:
+    for bad in p["bad_records"][:MAX_BAD_SHOWN]:
         yield f"  BAD record {bad['index']} at offset {bad['offset']}: {bad['reason']}"
-    if p["bad_count"] > len(p["bad_records"]):
-        yield f"  and {p['bad_count'] - len(p['bad_records'])} more BAD records"
+    if p["bad_count"] > MAX_BAD_SHOWN:
+        yield f"  and {p['bad_count'] - MAX_BAD_SHOWN} more BAD records"
     for ev in p.get("events", ()):
         yield event_line(ev)
 
