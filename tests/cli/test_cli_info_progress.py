@@ -48,7 +48,7 @@ def test_progress_on_a_pipe_goes_to_stderr_and_leaves_stdout_alone(archive, tmp_
     assert (code_p, out_p) == (code, out)
     name = f"{command} pid-4242"
     assert name not in err and "rec/s" not in err and "\x1b[" not in err   # nothing added without it
-    assert name in err_p and "rec/s" in err_p and f"{N_RECORDS}" in err_p, err_p
+    assert name in err_p and "rec/s" in err_p and f"{N_RECORDS}/{N_RECORDS}" in err_p, err_p
     # The command's own stderr lines are all still there, after the bar.
     for line in err.splitlines():
         assert line in err_p
