@@ -62,14 +62,40 @@ def _name(v: Any) -> str:
     return text if len(text) <= MAX_NAME else text[:MAX_NAME - 3] + "..."
 
 
-def _dims(launch: Any, row: Any, args: tuple) -> tuple[Any, Any]:
+class _RowFacts:
+    """What ``add`` needs to know about one catalogue row, worked out once per API."""
+
+    def __init__(self, row: Any) -> None:
+        names = [p.name for p in row.params]
+        self.row = row
+        self.stream = names.index(row.stream) if row.stream in names else None
+        # Copy endpoints [tag, addr, nbytes, blob] sit in the copy_src/copy_dst parameters.
+        self.endpoints = tuple(i for i, p in enumerate(row.params) if p.role in ("copy_src", "copy_dst"))
+        self.launch = row.family == "launch"
+        self.dims = {key: tuple(names.index(prefix + a) if prefix + a in names else None for a in "XYZ")
+                     for key, prefix in (("grid", "gridDim"), ("block", "blockDim"))}
+
+
+_FACTS: dict[str, _RowFacts] = {}   # bounded by the catalogue: only its names get here
+
+
+def _facts(api: str) -> _RowFacts | None:
+    facts = _FACTS.get(api)
+    if facts is None:
+        row = CATALOGUE.get(api)
+        if row is None:
+            return None
+        facts = _FACTS[api] = _RowFacts(row)
+    return facts
+
+
+def _dims(launch: Any, facts: _RowFacts, args: tuple) -> tuple[Any, Any]:
     """(grid, block) of a launch as 3-tuples, from the launch extra or the named parameters."""
     out = []
-    for key, prefix in (("grid", "gridDim"), ("block", "blockDim")):
+    for key in ("grid", "block"):
         v = launch.get(key) if isinstance(launch, dict) else None
         if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(type(x) is int for x in v)):
-            names = [p.name for p in row.params]
-            v = tuple(args[names.index(prefix + a)] if prefix + a in names else None for a in "XYZ")
+            v = tuple(args[i] if i is not None and i < len(args) else None for i in facts.dims[key])
             if not all(type(x) is int for x in v):
                 v = None
         out.append(tuple(v) if v is not None else None)
@@ -109,14 +135,15 @@ class ProcessCounts:
             if isinstance(extra.get("blob"), str):
                 self._blob(extra.get("n"))
             return
-        row = CATALOGUE.get(api)
-        if row is None:
+        facts = _facts(api)
+        if facts is None:
             return
-        for v in args:  # copy endpoints [tag, addr, nbytes, blob]: a blob reference
+        for i in facts.endpoints:  # copy endpoints [tag, addr, nbytes, blob]: a blob reference
+            v = args[i] if i < len(args) else None
             if type(v) is list and len(v) == 4 and v[0] in ("h", "a") and isinstance(v[3], str):
                 self._blob(v[2])
-        if row.stream and row.stream in (p.name for p in row.params):
-            handle = args[row.param_index(row.stream)]
+        if facts.stream is not None and facts.stream < len(args):
+            handle = args[facts.stream]
             self.streams.add(handle if type(handle) is int else _name(handle))
         out0 = ev.outs[0] if ev.outs else None
         ok = ev.err == 0
@@ -132,8 +159,8 @@ class ProcessCounts:
             self.graph_instantiations += 1
         elif ok and api == "hipGraphLaunch":
             self.graph_launches += 1
-        if row.family == "launch":
-            self._launch(ev, row, extra)
+        if facts.launch:
+            self._launch(ev, facts, extra)
         records = extra.get("records")
         for recs in records.values() if isinstance(records, dict) else ():
             for rec in recs if isinstance(recs, list) else ():
@@ -158,7 +185,7 @@ class ProcessCounts:
                 if isinstance(chunk, (list, tuple)) and len(chunk) == 2 and isinstance(chunk[0], str):
                     self._blob(chunk[1])
 
-    def _launch(self, ev: Any, row: Any, extra: dict) -> None:
+    def _launch(self, ev: Any, facts: _RowFacts, extra: dict) -> None:
         launch = extra.get("launch")
         kernel = launch.get("kernel") if isinstance(launch, dict) else None
         if not isinstance(kernel, str):
@@ -172,7 +199,7 @@ class ProcessCounts:
                 return
             entry = self.kernels[kernel] = [0, {}, 0]
         entry[0] += 1
-        shape = _dims(launch, row, ev.args)
+        shape = _dims(launch, facts, ev.args)
         shapes = entry[1]
         if shape in shapes:
             shapes[shape] += 1
