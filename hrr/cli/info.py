@@ -310,9 +310,11 @@ def _blobs_json(c: ProcessCounts, m: dict) -> dict[str, Any]:
     counts = m.get("counts") if isinstance(m.get("counts"), dict) else {}
     unique, unique_bytes = counts.get("blobs"), counts.get("blob_bytes")
     known = type(unique) is int and type(unique_bytes) is int
+    # References to a store that holds no blob: they are missing, not deduplicated.
+    saved = max(0, c.blob_ref_bytes - unique_bytes) if known and (unique or not c.blob_refs) else None
     return {"references": c.blob_refs, "referenced_bytes": c.blob_ref_bytes,
             "unique": unique if known else None, "unique_bytes": unique_bytes if known else None,
-            "saved_bytes": max(0, c.blob_ref_bytes - unique_bytes) if known else None}
+            "saved_bytes": saved}
 
 
 def printable(v: Any, depth: int = 0) -> Any:
