@@ -12,7 +12,7 @@ records (named by file, record index and byte offset), never an exception.
 from __future__ import annotations
 
 import os
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import attrs
 
@@ -236,15 +236,16 @@ class ProcessArchive:
                 continue
             yield Record(item.index, item.offset, item.value, event)
 
-    def scan(self) -> StreamState:
-        """Walk the frames without decoding them (checksums checked) and return what was found."""
+    def scan(self, progress: Callable[[int], None] | None = None) -> StreamState:
+        """Walk the frames without decoding them (checksums checked) and return what was found.
+        ``progress(n)`` is called as frames are walked (the first walk only)."""
         if self._state is None:
-            for _ in self._walk(decode=False):
+            for _ in self._walk(decode=False, progress=progress):
                 pass
         assert self._state is not None
         return self._state
 
-    def _walk(self, decode: bool) -> Iterator[Record | BadRecord]:
+    def _walk(self, decode: bool, progress: Callable[[int], None] | None = None) -> Iterator[Record | BadRecord]:
         state = StreamState(torn=self.header_torn, valid_end=self._data_start)
         if self.header_torn:
             self._state = state
@@ -254,6 +255,8 @@ class ProcessArchive:
             offset = self._data_start
             f.seek(offset)
             while True:
+                if progress is not None:
+                    progress(state.frames)
                 head = f.read(FRAME_HEADER.size)
                 if not head.strip(b"\0"):
                     break   # end of file, or the zero-filled space a writer reserved and never used

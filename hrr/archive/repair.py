@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import stat
 import time
-from typing import Iterator
+from typing import Any, Iterator
 
 import attrs
 import msgpack
@@ -86,8 +86,9 @@ class RepairReport:
                 f"{self.count('failed')} failed{partial}")
 
 
-def repair(root: str | os.PathLike[str], limits: Limits = Limits()) -> RepairReport:
-    """Repair every ``pid-<pid>`` directory under ``root`` that was not closed cleanly."""
+def repair(root: str | os.PathLike[str], limits: Limits = Limits(), progress: Any = None) -> RepairReport:
+    """Repair every ``pid-<pid>`` directory under ``root`` that was not closed cleanly.
+    ``progress``: a :class:`hrr.cli.progress.Bar` (or None), told of each process and frame."""
     root = os.fspath(root)
     report = RepairReport(root)
     for name in sorted(os.listdir(root)):
@@ -97,13 +98,13 @@ def repair(root: str | os.PathLike[str], limits: Limits = Limits()) -> RepairRep
         result = ProcessRepair(int(match.group(1)), os.path.join(root, name))
         report.processes.append(result)
         try:
-            _repair_one(root, name, limits, result)
+            _repair_one(root, name, limits, result, progress)
         except (HrrError, OSError) as exc:
             result.action, result.error = "failed", str(exc)
     return report
 
 
-def _repair_one(root: str, name: str, limits: Limits, result: ProcessRepair) -> None:
+def _repair_one(root: str, name: str, limits: Limits, result: ProcessRepair, progress: Any = None) -> None:
     try:
         dir_fd = open_dir_nofollow(result.path)
     except OSError as exc:
@@ -119,6 +120,10 @@ def _repair_one(root: str, name: str, limits: Limits, result: ProcessRepair) -> 
         os.close(dir_fd)
     proc = ProcessArchive(root, name, limits, tolerate_bad_manifest=True)
     try:
+        if progress is not None:  # the walk over the frames is repair's long part
+            progress.task(f"repair {name}", manifest=proc.manifest)
+            proc.scan(progress)
+            progress.end()
         stopped = proc.manifest.get("incomplete")
         result.recording_stopped = stopped.get("reason") if isinstance(stopped, dict) else None
         if proc.clean:

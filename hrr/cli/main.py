@@ -16,6 +16,7 @@ import click
 from hrr import __version__
 from hrr.backends import BACKEND_MODULES
 from hrr.config import ARCHIVE_ENV, CONTENT_MODE_ENV, MODE_ENV, PLUGINS_ENV
+from hrr.cli.progress import progress_option
 from hrr.errors import ArchiveError, HrrError, UsageError
 
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
@@ -223,11 +224,12 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
               help="Replay and check only records N (one), N:M (N to M-1), :M or N:, by sequence "
                    "number as `hrr dump` shows them. Every call before N is replayed first as "
                    "set-up, unchecked (pure queries skipped); nothing from M on is replayed.")
+@progress_option
 @_friendly
 def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
            max_file_bytes: int | None, max_events: int | None, max_host_bytes: int | None,
            max_threads: int | None, max_seconds: float, keep_going: bool,
-           float_tolerance: float | None, calls: str | None) -> None:
+           float_tolerance: float | None, calls: str | None, progress: bool | None) -> None:
     """Replay ARCHIVE and check every device-to-host copy. Exit 0: every check passed;
     1: a failed check, a failure or a limit reached; 2: replay diverged and stopped early."""
     import math
@@ -256,9 +258,12 @@ def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
     done = start_watchdog(max_seconds + WATCHDOG_GRACE_SECONDS,
                           f"replay did not finish within --max-seconds={max_seconds:g} "
                           f"(+{WATCHDOG_GRACE_SECONDS:g} s): a replayed call never returned; stopped")
+    from hrr.cli.progress import progress_bar, wanted
+
     try:
-        code = replay_archive(archive, backend=backend, limits=limits, options=options,
-                              plugins=parse_plugin_list(plugins), echo=click.echo)
+        with progress_bar(wanted(progress)) as bar:
+            code = replay_archive(archive, backend=backend, limits=limits, options=options,
+                                  plugins=parse_plugin_list(plugins), echo=click.echo, progress=bar)
     finally:
         done.set()
     sys.exit(code)
@@ -266,36 +271,50 @@ def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
 
 @cli.command()
 @click.argument("archive", type=click.Path())
-@click.option("--events", "show_events", is_flag=True, help="List every record.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.option("--events", "show_events", is_flag=True,
+              help="Also list every record (text: streamed after the tables; with --json the list is "
+                   "held in memory, so for big archives use `hrr dump --jsonl`).")
+@click.option("--json", "as_json", is_flag=True, help="Print the same data as one JSON object.")
+@progress_option
 @_friendly
-def info(archive: str, show_events: bool, as_json: bool) -> None:
-    """Describe ARCHIVE: its processes, manifests, call counts (and records with --events)."""
-    from hrr.cli.info import archive_info, render_info
+def info(archive: str, show_events: bool, as_json: bool, progress: bool | None) -> None:
+    """Describe ARCHIVE in tables: processes, threads, streams, calls and errors per API,
+    kernels with launch counts and grid/block shapes, blobs and dedup savings, pinned
+    snapshots, graphs, unreplayable calls. One pass over the records, in bounded memory."""
+    from hrr.cli.info import archive_info, iter_event_lines, render_info
+    from hrr.cli.progress import progress_bar, wanted
 
     if not os.path.exists(archive):
         raise UsageError(f"{archive}: no such archive")
     try:
-        data = archive_info(archive, with_events=show_events)
+        with progress_bar(wanted(progress)) as bar:
+            data = archive_info(archive, with_events=show_events and as_json, progress=bar)
         text = json.dumps(data, indent=2, allow_nan=False) if as_json else render_info(data)
+        click.echo(text)
+        if show_events and not as_json:
+            for line in iter_event_lines(archive):
+                click.echo(line)
     except (HrrError, OSError):
         raise
     except Exception as exc:  # noqa: BLE001 -- info must survive any archive: one line, never a traceback
         raise ArchiveError(f"info could not describe this archive ({type(exc).__name__}: {str(exc)[:200]})",
                             where=archive, hint="this is a bug in hrr: please report it with the archive") from None
-    click.echo(text)
 
 
 @cli.command()
 @click.argument("archive", type=click.Path())
+@progress_option
 @_friendly
-def repair(archive: str) -> None:
+def repair(archive: str, progress: bool | None) -> None:
     """Close an archive that a killed capture left open, keeping every complete record."""
     from hrr.archive import repair as repair_archive
 
     if not os.path.exists(archive):
         raise UsageError(f"{archive}: no such archive")
-    report = repair_archive(archive)
+    from hrr.cli.progress import progress_bar, wanted
+
+    with progress_bar(wanted(progress)) as bar:
+        report = repair_archive(archive, progress=bar)
     if not report.processes:
         raise UsageError(f"{archive}: no pid-<pid> directories: not an hrr archive",
                          hint="pass the directory written by `hrr capture -o`")
@@ -341,8 +360,9 @@ def plugins() -> None:
 @click.option("--chrome-trace", "chrome_trace", required=True, type=click.Path(dir_okay=False),
               help="Write a Trace Event Format JSON file (Perfetto, chrome://tracing) here.")
 @click.argument("archive", type=click.Path())
+@progress_option
 @_friendly
-def export(chrome_trace: str, archive: str) -> None:
+def export(chrome_trace: str, archive: str, progress: bool | None) -> None:
     """Write ARCHIVE's timeline as a Chrome trace: a track per thread and per stream,
     kernels and copies as slices, syncs and pinned snapshots as instants, graph launches
     grouped. Records carry no time: the clock is virtual (record order)."""
@@ -350,7 +370,10 @@ def export(chrome_trace: str, archive: str) -> None:
 
     if not os.path.exists(archive):
         raise UsageError(f"{archive}: no such archive")
-    summary = export_chrome_trace(archive, chrome_trace)
+    from hrr.cli.progress import progress_bar, wanted
+
+    with progress_bar(wanted(progress)) as bar:
+        summary = export_chrome_trace(archive, chrome_trace, progress=bar)
     skipped = f", {summary['skipped_records']} unreadable record(s) skipped" if summary["skipped_records"] else ""
     click.echo(f"hrr: wrote {chrome_trace}: {summary['trace_events']} trace events from "
                f"{summary['records']} records in {summary['processes']} process(es){skipped}", err=True)
@@ -392,9 +415,10 @@ def main() -> None:
 @click.option("--thread", default=None, metavar="T", help="Only thread T: t1, t2, ... as dump numbers them, or a thread id.")
 @click.option("--pid", type=int, default=None, metavar="P", help="Only process P.")
 @click.option("--jsonl", is_flag=True, help="One JSON object per line instead of text.")
+@progress_option
 @_friendly
 def dump(archive: str, calls: str | None, apis: tuple[str, ...], thread: str | None, pid: int | None,
-         jsonl: bool) -> None:
+         jsonl: bool, progress: bool | None) -> None:
     """Stream ARCHIVE's records, one line each: sequence number, thread, call, named
     parameters, enum and error names, outputs, kernel names, copies and snapshots.
     Reads as it prints, in flat memory; a closed pipe (`| head`) ends it with exit 0."""
@@ -404,7 +428,12 @@ def dump(archive: str, calls: str | None, apis: tuple[str, ...], thread: str | N
         raise UsageError(f"{archive}: no such archive")
     filt = DumpFilter(calls=parse_range(calls) if calls is not None else None, apis=parse_apis(apis),
                       thread=parse_thread(thread) if thread is not None else None, pid=pid)
-    sys.exit(dump_to_stdout(archive, jsonl=jsonl, filt=filt))
+    from hrr.cli.progress import progress_bar, wanted
+
+    # On by default only when stderr is a terminal and stdout is not (the lines are the progress).
+    with progress_bar(wanted(progress, streaming_stdout=True)) as bar:
+        code = dump_to_stdout(archive, jsonl=jsonl, filt=filt, progress=bar)
+    sys.exit(code)
 
 
 if __name__ == "__main__":

@@ -378,8 +378,9 @@ def _wire_problem(value: Any) -> str | None:
 
 
 def iter_dump(path: str | os.PathLike[str], filt: DumpFilter = DumpFilter(),
-              limits: Limits | None = None) -> Iterator[dict[str, Any]]:
-    """Yield one dict per process header, shown record and bad record, reading lazily."""
+              limits: Limits | None = None, progress: Any = None) -> Iterator[dict[str, Any]]:
+    """Yield one dict per process header, shown record and bad record, reading lazily.
+    ``progress``: a :class:`hrr.cli.progress.Bar` (or None), told of each process and record."""
     archive = open_archive(path, limits or Limits())
     try:
         for proc in archive.processes:
@@ -388,17 +389,21 @@ def iter_dump(path: str | os.PathLike[str], filt: DumpFilter = DumpFilter(),
             m = proc.manifest
             yield {"process": proc.pid, "backend": m.get("backend"), "content_mode": m.get("content_mode"),
                    "plugins": sorted(m.get("plugins") or {}), "manifest_error": proc.manifest_error}
-            yield from _process_entries(proc, filt)
+            if progress is not None:
+                progress.task(f"dump pid-{proc.pid}", manifest=m)
+            yield from _process_entries(proc, filt, progress)
     finally:
         archive.close()
 
 
-def _process_entries(proc: Any, filt: DumpFilter) -> Iterator[dict[str, Any]]:
+def _process_entries(proc: Any, filt: DumpFilter, progress: Any = None) -> Iterator[dict[str, Any]]:
     names = _Names()
     calls, apis, sel = filt.calls, filt.apis, filt.thread
     events = proc.events()
     try:
-        for item in events:
+        for done, item in enumerate(events, 1):
+            if progress is not None:
+                progress(done)
             reason = getattr(item, "reason", None)
             if reason is not None:
                 yield {"pid": proc.pid, "bad": str(reason), "index": item.index, "offset": item.offset}
@@ -523,11 +528,11 @@ def format_json(entry: dict[str, Any]) -> str:
 
 
 def dump_archive(path: str | os.PathLike[str], out: IO[str], *, jsonl: bool = False,
-                 filt: DumpFilter = DumpFilter(), limits: Limits | None = None) -> int:
+                 filt: DumpFilter = DumpFilter(), limits: Limits | None = None, progress: Any = None) -> int:
     """Write the dump of ``path`` to ``out``, flushing the first line at once; returns the lines written."""
     fmt = format_json if jsonl else format_line
     lines, last_flush = 0, 0.0
-    for entry in iter_dump(path, filt, limits):
+    for entry in iter_dump(path, filt, limits, progress):
         try:
             line = fmt(entry)
         except Exception:  # noqa: BLE001 - an odd record still gets its line, never a traceback
@@ -542,10 +547,11 @@ def dump_archive(path: str | os.PathLike[str], out: IO[str], *, jsonl: bool = Fa
     return lines
 
 
-def dump_to_stdout(path: str, *, jsonl: bool, filt: DumpFilter, limits: Limits | None = None) -> int:
+def dump_to_stdout(path: str, *, jsonl: bool, filt: DumpFilter, limits: Limits | None = None,
+                   progress: Any = None) -> int:
     """``hrr dump``'s body: dump to stdout; a closed pipe (``| head``) ends it quietly with 0."""
     try:
-        dump_archive(path, sys.stdout, jsonl=jsonl, filt=filt, limits=limits)
+        dump_archive(path, sys.stdout, jsonl=jsonl, filt=filt, limits=limits, progress=progress)
     except BrokenPipeError:
         # Point stdout at /dev/null so the interpreter's final flush does not fail again.
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -329,7 +329,9 @@ def _snapshot_args(rec: dict, seq: int) -> dict[str, Any]:
 
 def export_chrome_trace(archive: str, out_path: str, *, limits: Limits | None = None,
                         progress: Callable[[int], None] | None = None) -> dict[str, Any]:
-    """Write ``archive``'s timeline to ``out_path``; returns what was written (counts)."""
+    """Write ``archive``'s timeline to ``out_path``; returns what was written (counts).
+    ``progress(n)``: n records of the current process done; a :class:`hrr.cli.progress.Bar`
+    is also told when each process starts."""
     skipped = Skipped()
     records = 0
     with open_archive(archive, limits or Limits()) as arc, open(out_path, "w", encoding="utf-8") as f:
@@ -337,11 +339,13 @@ def export_chrome_trace(archive: str, out_path: str, *, limits: Limits | None = 
         for proc in arc.processes:
             backend = proc.manifest.get("backend") if isinstance(proc.manifest, dict) else None
             timeline = _Process(out, proc.pid, str(backend or "unknown"))
-            for c in calls(proc, skipped):
+            if progress is not None and hasattr(progress, "task"):
+                progress.task(f"export pid-{proc.pid}", manifest=proc.manifest)
+            for done, c in enumerate(calls(proc, skipped), 1):
                 timeline.record(c)
                 records += 1
                 if progress is not None:
-                    progress(records)
+                    progress(done)
         summary = {"processes": len(arc.processes), "records": records,
                    "skipped_records": skipped.count, "first_skipped": skipped.first,
                    "trace_events": out.n}

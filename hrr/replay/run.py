@@ -237,11 +237,33 @@ def _past_range_end(processes: list, calls: Any) -> dict[int, str]:
     return past
 
 
+class _Counted:
+    """A process archive whose record walks report progress: ``tick(n)`` after the n-th record."""
+
+    def __init__(self, proc: Any, tick: Callable[[int], None]) -> None:
+        self._proc, self._tick = proc, tick
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._proc, name)
+
+    def _counted(self, items: Any) -> Iterator[Any]:
+        for n, item in enumerate(items, 1):
+            self._tick(n)
+            yield item
+
+    def events(self) -> Iterator[Any]:
+        return self._counted(self._proc.events())
+
+    def checked_events(self) -> Iterator[Any]:
+        return self._counted(self._proc.checked_events())
+
+
 def replay_archive(path: str, *, backend: str | None = None, limits: Limits | None = None,
                    options: ReplayOptions | None = None, plugins: list[str] | None = None,
-                   echo: Callable[[str], None] = print) -> int:
+                   echo: Callable[[str], None] = print, progress: Any = None) -> int:
     """Replay every process archive under ``path``; print the summary; return the exit
-    code (0 all checks passed, 1 a failed check or failure, 2 an early divergence abort)."""
+    code (0 all checks passed, 1 a failed check or failure, 2 an early divergence abort).
+    ``progress``: a :class:`hrr.cli.progress.Bar` (or None), told of each process and record."""
     limits = limits or Limits()
     options = options or ReplayOptions()
     if not options.max_seconds > 0:
@@ -273,10 +295,15 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
         warn_broken(loaded.broken)
         missing = missing + [f"{b.name} (broken here: {b.reason})" for b in loaded.broken]
         pm = loaded.pm
-        replayer = ProcessReplayer(proc, mod, pm, limits, options, deadline=deadline)
+        if progress is not None:
+            progress.task(f"replay pid-{proc.pid}", manifest=manifest)
+        replayer = ProcessReplayer(proc if progress is None else _Counted(proc, progress), mod, pm,
+                                   limits, options, deadline=deadline)
         parent, until = _fork_parent(processes, manifest, proc, limits)
         with bounded_stalls(mod):
             stats = replayer.run(prefix=parent, prefix_until=until)
+        if progress is not None:
+            progress.end()  # the bar's last state stays above this process's summary
         ended_failures, ended_reasons, ended_notes = completeness(proc)
         stats.failures.extend(ended_failures)
         for line in summary_lines(f"pid-{proc.pid}", backend_name, stats, replayer.ctx, manifest):
