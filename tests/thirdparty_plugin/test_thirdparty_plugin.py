@@ -5,47 +5,28 @@ its records land in the archive and replay prints its summary line."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from distinstall import describe, hrr_with, pip_install_target
 
 HERE = Path(__file__).resolve().parent
 APP = HERE.parent / "cli" / "apps" / "basic.py"
 
 
-def _describe(proc):
-    return f"exit {proc.returncode}\n--- stdout\n{proc.stdout}\n--- stderr\n{proc.stderr}"
+_describe = describe
 
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory):
-    """pip install --target: offline, no build isolation (the build backend is in-tree)."""
-    target = tmp_path_factory.mktemp("site")
-    build = tmp_path_factory.mktemp("build")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index",
-         "--disable-pip-version-check", "--no-cache-dir", "--target", str(target), str(HERE)],
-        check=False, capture_output=True, text=True, timeout=120,
-        env={**os.environ, "TMPDIR": str(build), "PIP_NO_INPUT": "1"})
-    assert proc.returncode == 0, _describe(proc)
+    target = pip_install_target(HERE, tmp_path_factory, "hrr_callcounter")
     assert (target / "hrr_callcounter" / "__init__.py").is_file()
-    assert list(target.glob("hrr_callcounter-*.dist-info/entry_points.txt"))
     return target
 
 
-def hrr(site, *args, check=None):
-    env = dict(os.environ)
-    env.pop("HRR_MODE", None)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(site), env.get("PYTHONPATH")) if p)
-    proc = subprocess.run([sys.executable, "-m", "hrr.cli.main", *map(str, args)], env=env,
-                          check=False, capture_output=True, text=True, timeout=60)
-    assert "Traceback" not in proc.stderr, _describe(proc)
-    if check is not None:
-        assert proc.returncode == check, _describe(proc)
-    return proc
+hrr = hrr_with
 
 
 def _launch_records(site, archive):
