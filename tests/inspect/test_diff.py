@@ -7,7 +7,6 @@ import hrrtest
 from inspect_helpers import describe, hrr_cli, make_app
 
 from hrr.archive import open_archive
-from hrr.backends import load_backend
 from hrr.capture.session import CaptureSession
 from hrr.config import config
 from hrr.inspect.diff import EXIT_DIFFERENT, EXIT_EQUAL, EXIT_TROUBLE, diff_archives
