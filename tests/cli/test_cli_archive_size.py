@@ -62,3 +62,13 @@ def test_hrr_pack_on_a_loose_archive_then_replay(tmp_path):
     assert replayed.returncode == 0, describe(replayed)
     again = hrr("pack", root, check=0)          # nothing loose is left: a no-op
     assert again.stdout.startswith("hrr: 0 blobs"), describe(again)
+
+
+def test_killed_packed_capture_repairs_and_replays(tmp_path):
+    root = tmp_path / "a"
+    proc = hrr("capture", "-o", root, "--plugins", "privacy", "--content", "--pack-blobs", "--",
+               *app("fill.py", 1024, 40, "--die"))
+    assert proc.returncode == 137 and "fill: ok" in proc.stdout, describe(proc)
+    hrr("repair", root, check=0)
+    replayed = hrr("replay", root)
+    assert replayed.returncode == 0 and "Result: OK" in replayed.stdout, describe(replayed)
