@@ -178,3 +178,24 @@ def test_entry_layout_is_as_documented():
     assert len(e) == ENTRY.size == 40
     digest, off, length, _ = struct.unpack("<16sQQQ", e)
     assert (digest, off, length) == (bytes(16), 5, 7)
+
+
+def test_failed_pack_write_indexes_nothing_and_stops_recording(tmp_path, monkeypatch):
+    w = open_process_writer(tmp_path, 7, {"backend": "sim"}, pack_blobs=True, max_bytes=None, warn_bytes=None)
+    first = w.put_blob(_blob(0))
+
+    def full(*_):
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(os, "pwrite", full)
+    second = w.put_blob(_blob(1))          # never raises into the program
+    monkeypatch.undo()
+    w.append({"blobs": [first]})          # not recorded: recording stopped
+    w.close()
+    assert "pack" in w.incomplete["reason"] and "No space" in w.incomplete["reason"]
+    idx = _blobs_dir(tmp_path) / "pack-0.idx"
+    assert idx.stat().st_size == len(IDX_MAGIC) + ENTRY.size     # the failed blob has no entry
+    with open_archive(tmp_path) as a:
+        p = a.processes[0]
+        assert p.read_blob(first) == _blob(0)
+        with pytest.raises(BlobError, match="missing"):
+            p.read_blob(second)
