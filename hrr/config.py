@@ -12,6 +12,10 @@ ARCHIVE_ENV = "HRR_CAPTURE_ARCHIVE"      # the archive directory
 PLUGINS_ENV = "HRR_PLUGINS"              # comma list; unset: every installed plugin
 CONTENT_MODE_ENV = "HRR_CONTENT_MODE"    # "content", "metadata-only" or unset (plugins decide)
 MODE_ENV = "HRR_MODE"                    # "capture" or "run"
+MAX_ARCHIVE_BYTES_ENV = "HRR_MAX_ARCHIVE_BYTES"    # per pid directory: recording stops past it
+WARN_ARCHIVE_BYTES_ENV = "HRR_WARN_ARCHIVE_BYTES"  # per pid directory: one warning past it (1 GiB)
+DEFAULT_WARN_ARCHIVE_BYTES = 1 << 30
+PACK_BLOBS_ENV = "HRR_PACK_BLOBS"                  # small blobs into pack files during capture
 
 
 def env_flag_on(value: str | None, *, default: bool) -> bool:
@@ -38,6 +42,20 @@ class Config:
     archive: str | None
     plugins: str | None
     mode: str | None
+    max_archive_bytes: int | None    # None: no cap
+    warn_archive_bytes: int | None   # None: no warning
+    pack_blobs: bool
+
+
+def _byte_count(value: str | None, default: int | None) -> int | None:
+    """A positive whole number of bytes; unset, empty, 0 or not a number: ``default``."""
+    if value is None or not value.strip():
+        return default
+    try:
+        n = int(value.strip())
+    except ValueError:
+        return default
+    return n if n > 0 else default
 
 
 def _max_mb(value: str | None) -> int:
@@ -66,4 +84,7 @@ def config() -> Config:
         archive=env.get(ARCHIVE_ENV) or None,
         plugins=env.get(PLUGINS_ENV),
         mode=env.get(MODE_ENV) or None,
+        max_archive_bytes=_byte_count(env.get(MAX_ARCHIVE_BYTES_ENV), None),
+        warn_archive_bytes=_byte_count(env.get(WARN_ARCHIVE_BYTES_ENV), DEFAULT_WARN_ARCHIVE_BYTES),
+        pack_blobs=env_flag_on(env.get(PACK_BLOBS_ENV), default=False),
     )

@@ -1,4 +1,5 @@
-"""The content-addressed store: blobs/<2 hex>/<32 hex> and code/<32 hex>, named by xxh3_128."""
+"""The content-addressed store: blobs/<2 hex>/<32 hex> and code/<32 hex>, named by xxh3_128;
+small blobs may instead live in blobs/pack-<n>.dat (see pack.py). Loose files are looked up first."""
 from __future__ import annotations
 
 import os
@@ -6,7 +7,16 @@ from typing import Any
 
 from hrr.archive.format import BLOBS_DIR, CODE_DIR, content_name, is_valid_name
 from hrr.archive.fsutil import atomic_write, make_private_dir, open_dir_nofollow, open_file_nofollow, read_exact
+from hrr.archive.pack import PackEntry, PackIndex
 from hrr.errors import BlobError
+
+
+class _Missing(Exception):
+    """A blob is not a loose file: look in the packs (carries the error to raise if not there)."""
+
+    def __init__(self, error: BlobError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def relpath(kind: str, name: str) -> tuple[str, ...]:
@@ -37,16 +47,52 @@ class StoreReader:
 
     def __init__(self, pid_dir_fd: int, pid_dir: str, max_file_bytes: int) -> None:
         self._dir_fd, self._dir, self._max = pid_dir_fd, pid_dir, max_file_bytes
+        self._packs: PackIndex | None = None   # loaded at the first blob not found loose
+
+    def _pack_index(self) -> PackIndex | None:
+        if self._packs is None:
+            try:
+                fd = open_dir_nofollow(BLOBS_DIR, self._dir_fd)
+            except OSError:
+                return None
+            try:
+                self._packs = PackIndex(fd, self._max)
+            finally:
+                os.close(fd)
+        return self._packs
+
+    def _packed(self, name: str, missing: BlobError) -> PackEntry:
+        """The checked pack entry of blob ``name``, or ``missing`` (with why packs did not help) raised."""
+        index = self._pack_index()
+        if index is None:
+            raise missing
+        entry = index.entries.get(name)
+        if entry is not None:
+            return entry
+        where = os.path.join(self._dir, BLOBS_DIR)
+        if name in index.bad:
+            raise BlobError(f"blob {name}: {index.bad[name]}", where=where,
+                            hint="the archive is corrupt or was tampered with")
+        if index.problems:
+            raise BlobError(f"blob {name} is missing; {'; '.join(index.problems)}", where=where,
+                            hint="symlinks, hard links and special files are refused")
+        raise missing
 
     def size(self, kind: str, name: str) -> int:
         """Size in bytes of a stored object, from fstat, without reading it."""
-        fd, st = self._open(kind, name)
+        try:
+            fd, st = self._open(kind, name)
+        except _Missing as exc:
+            return self._packed(name, exc.error).length
         os.close(fd)
         return st.st_size
 
     def read(self, kind: str, name: str) -> bytes:
         """The bytes of a stored object, after checking its size and that they hash to its name."""
-        fd, st = self._open(kind, name)
+        try:
+            fd, st = self._open(kind, name)
+        except _Missing as exc:
+            return self._read_packed(name, self._packed(name, exc.error))
         where = self._where(kind, name)
         try:
             if st.st_size > self._max:
@@ -62,6 +108,35 @@ class StoreReader:
         if actual != name:
             raise BlobError(f"{kind} content hashes to {actual}, not to its name {name}",
                             where=where, hint="the archive is corrupt or was tampered with")
+        return data
+
+    def _read_packed(self, name: str, entry: PackEntry) -> bytes:
+        where = os.path.join(self._dir, BLOBS_DIR, entry.pack)
+        if entry.length > self._max:
+            raise BlobError(f"blob {name} is {entry.length} bytes, over max_file_bytes={self._max}",
+                            where=where, hint="raise --max-file-bytes if you trust this archive")
+        try:
+            bfd = open_dir_nofollow(BLOBS_DIR, self._dir_fd)
+            try:
+                fd, _ = open_file_nofollow(entry.pack, bfd)
+            finally:
+                os.close(bfd)
+        except (OSError, ValueError) as exc:
+            raise BlobError(f"blob {name}: {entry.pack} is not a regular file inside the archive ({exc})",
+                            where=where, hint="symlinks, hard links and special files are refused") from None
+        try:
+            data = os.pread(fd, entry.length, entry.offset)
+        except OSError as exc:
+            raise BlobError(f"blob {name}: cannot read {entry.pack} ({exc})", where=where) from None
+        finally:
+            os.close(fd)
+        if len(data) != entry.length:
+            raise BlobError(f"blob {name}: {entry.pack} shrank while being read", where=where)
+        actual = content_name(data)
+        if actual != name:
+            raise BlobError(f"blob content at offset {entry.offset} of {entry.pack} hashes to {actual}, "
+                            f"not to its name {name}", where=where,
+                            hint="the archive is corrupt or was tampered with")
         return data
 
     def _where(self, kind: str, name: str) -> str:
@@ -81,8 +156,11 @@ class StoreReader:
                 fds.append(dir_fd)
             return open_file_nofollow(parts[-1], dir_fd)
         except FileNotFoundError:
-            raise BlobError(f"{kind} {name} is missing", where=where,
-                            hint="the capture may have been killed while writing it") from None
+            error = BlobError(f"{kind} {name} is missing", where=where,
+                              hint="the capture may have been killed while writing it")
+            if kind != "blob":
+                raise error from None
+            raise _Missing(error) from None
         except (OSError, ValueError) as exc:
             raise BlobError(f"{kind} {name} is not a regular file inside the archive ({exc})",
                             where=where, hint="symlinks and special files are refused") from None

@@ -9,7 +9,9 @@ stays zero, which readers take as the end of the stream. ``close`` writes the tr
 space kept for it, cuts the file to its real length and fsyncs. A write that fails for
 lack of space (or any other I/O error) stops the recording, never the program: the
 archive is marked incomplete, hrr says so on stderr, and later calls are only counted.
-Whole files (blobs, code objects, manifest) are written to a temp file and renamed.
+Whole files (large blobs, code objects, manifest) are written to a temp file and renamed;
+small blobs are appended to a pack (pack.py). With a size cap, recording stops the same
+way once the process directory would pass it.
 """
 from __future__ import annotations
 
@@ -24,9 +26,10 @@ from typing import Any, Mapping
 import msgpack
 
 from hrr.archive import blobs, forking, manifest as manifest_mod
+from hrr.archive.pack import ENTRY, SMALL_BLOB, PackWriter
 from hrr.archive.format import (EVENTS_FILE, FILE_MODE, FORMAT_VERSION, FRAME_EVENT, FRAME_HEADER, FRAME_TRAILER,
                                 MANIFEST_FILE, PID_DIR_PREFIX, checksum, content_name, encode_file_header,
-                                encode_frame)
+                                encode_frame, BLOBS_DIR)
 from hrr.archive.fsutil import check_file_size_limit, make_private_dir, preallocate, replace_file, write_all
 from hrr.errors import ArchiveError, LimitExceeded
 
@@ -46,14 +49,22 @@ _pack_header = FRAME_HEADER.pack_into
 
 def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[str, Any], *,
                         manifest: Mapping[str, Any] | None = None,
-                        flush_interval: float | None = None) -> "ProcessWriter":
+                        flush_interval: float | None = None, max_bytes: int | None = -1,
+                        warn_bytes: int | None = -1, pack_blobs: bool | None = None) -> "ProcessWriter":
     """Create ``root/pid-<pid>/`` and return a writer for it (manifest written, clean_shutdown false).
 
     ``header`` must name ``backend``; its msgpack-native fields go into the events.bin header.
     ``manifest`` gives initial manifest fields (plugins, content_mode, host_snapshots, ...).
     ``flush_interval`` is accepted from older callers and ignored: nothing is buffered.
+    ``max_bytes``/``warn_bytes``: size cap and warning threshold of this pid directory
+    (None: none; default: HRR_MAX_ARCHIVE_BYTES / HRR_WARN_ARCHIVE_BYTES via hrr.config).
+    ``pack_blobs``: small blobs go into a pack file (default: HRR_PACK_BLOBS, off).
     """
-    return ProcessWriter(os.fspath(root), pid, header, manifest or {})
+    from hrr.config import config
+    return ProcessWriter(os.fspath(root), pid, header, manifest or {},
+                         max_bytes=config().max_archive_bytes if max_bytes == -1 else max_bytes,
+                         warn_bytes=config().warn_archive_bytes if warn_bytes == -1 else warn_bytes,
+                         pack_blobs=config().pack_blobs if pack_blobs is None else pack_blobs)
 
 
 def _round_up(n: int) -> int:
@@ -63,7 +74,8 @@ def _round_up(n: int) -> int:
 class ProcessWriter:
     """Writes one process's events.bin, blobs, code objects and manifest. Thread-safe."""
 
-    def __init__(self, root: str, pid: int, header: Mapping[str, Any], manifest: Mapping[str, Any]) -> None:
+    def __init__(self, root: str, pid: int, header: Mapping[str, Any], manifest: Mapping[str, Any], *,
+                 max_bytes: int | None = None, warn_bytes: int | None = None, pack_blobs: bool = False) -> None:
         backend = header.get("backend")
         if type(backend) is not str:
             raise ArchiveError("writer header must name the backend as a string", where=root)
@@ -85,6 +97,10 @@ class ProcessWriter:
         self._mm: mmap.mmap | None = None
         self._pos = 0                      # end of the last whole frame
         self._cap = 0                      # bytes reserved on disk and mapped
+        self._max_bytes, self._warn_bytes = max_bytes, warn_bytes
+        self._stored = 0                   # bytes of blobs, code objects and pack entries written
+        self._pack: PackWriter | None = None
+        self._pack_below = SMALL_BLOB if pack_blobs else 0   # blobs smaller than this go into the pack
         try:
             make_private_dir(root)
             os.mkdir(self.path, 0o700)
@@ -150,6 +166,9 @@ class ProcessWriter:
             start = self._pos
             body = start + FRAME_HEADER.size
             end = body + n
+            if self._over_size(end - start):
+                self._not_recorded += 1
+                return
             if end + TRAILER_RESERVE > self._cap:
                 try:
                     self._grow(end + TRAILER_RESERVE)
@@ -189,15 +208,33 @@ class ProcessWriter:
         if old is not None:
             old.close()
 
+    # -- the size cap ---------------------------------------------------------------------
+    def _over_size(self, more: int) -> bool:   # caller holds _lock
+        """Warn once past the warning threshold; stop recording (True) if ``more`` bytes would pass the cap."""
+        total = self._pos + self._stored + more
+        warn = self._warn_bytes
+        if warn is not None and total > warn:
+            self._warn_bytes = None
+            _say(f"hrr: pid {self.pid}: warning: the archive {self.path} has passed {warn} bytes; "
+                 f"`hrr capture --max-archive-bytes N` stops recording at N bytes per process")
+        if self._max_bytes is None or total <= self._max_bytes:
+            return False
+        self._stop_because(f"archive size cap of {self._max_bytes} bytes reached "
+                           f"(--max-archive-bytes, HRR_MAX_ARCHIVE_BYTES; counted per process directory)")
+        return True
+
     # -- stopping on a disk fault ---------------------------------------------------------
     def _stop(self, what: str, exc: OSError) -> None:   # caller holds _lock
         """Stop recording after a failed write: keep what is written, mark the archive incomplete."""
-        if self.incomplete is not None:
-            return
-        self._off = True
         reason = f"{what}: {exc.strerror or exc}"
         if exc.errno == errno.EFBIG and "ulimit" not in reason:
             reason += " (the file-size limit, ulimit -f)"
+        self._stop_because(reason)
+
+    def _stop_because(self, reason: str) -> None:   # caller holds _lock
+        if self.incomplete is not None:
+            return
+        self._off = True
         self.incomplete = {"reason": reason, "events_recorded": self._events}
         if not self._closed and not self._inert:
             try:   # give back the reserved tail, so that the manifest (and later the trailer) fit
@@ -220,9 +257,14 @@ class ProcessWriter:
 
     def _put(self, kind: str, data: Any) -> str:
         name = content_name(data)
+        nbytes = memoryview(data).nbytes
         with self._lock:
             if (kind, name) in self._known or self._off:
                 return name
+            if self._over_size(nbytes):
+                return name
+            if kind == "blob" and nbytes < self._pack_below:
+                return self._put_packed(name, data, nbytes)
         try:
             check_file_size_limit(memoryview(data).nbytes)
             written = blobs.store(self.path, kind, name, data, self._made_dirs)
@@ -237,7 +279,27 @@ class ProcessWriter:
                 if written:
                     prefix = "blob" if kind == "blob" else "code_object"
                     self._counts[f"{prefix}s"] += 1
-                    self._counts[f"{prefix.split('_')[0]}_bytes"] += memoryview(data).nbytes
+                    self._counts[f"{prefix.split('_')[0]}_bytes"] += nbytes
+                    self._stored += nbytes
+        return name
+
+    def _put_packed(self, name: str, data: Any, nbytes: int) -> str:   # caller holds _lock
+        """Append a small blob to this writer's pack (created at the first one)."""
+        try:
+            if self._pack is None:
+                blobs_dir = os.path.join(self.path, BLOBS_DIR)
+                make_private_dir(blobs_dir)
+                self._pack = PackWriter(blobs_dir)
+                self._manifest["blob_store"] = {"packs": self._pack.number + 1}
+            check_file_size_limit(self._pack.size + nbytes)
+            self._pack.add(name, data)
+        except OSError as exc:
+            self._stop(f"cannot write blob {name} to a pack", exc)
+            return name
+        self._known.add(("blob", name))
+        self._counts["blobs"] += 1
+        self._counts["blob_bytes"] += nbytes
+        self._stored += nbytes + ENTRY.size
         return name
 
     # -- manifest and close ---------------------------------------------------------------
@@ -281,6 +343,12 @@ class ProcessWriter:
             if self._closed or self._inert:
                 return
             self._closed = self._off = True
+            if self._pack is not None:
+                try:
+                    self._pack.sync()
+                except OSError:
+                    pass   # the index's torn tail, if any, is ignored by readers
+                self._pack.close()
             trailer = msgpack.packb({"events": self._events, "closed": time.time()}, use_bin_type=True)
             frame = encode_frame(FRAME_TRAILER, trailer)
             end = self._pos + len(frame)
@@ -334,6 +402,9 @@ class ProcessWriter:
     def _become_inert(self) -> None:
         """In a forked child: unmap and close the parent's file; write nothing ever again."""
         self._inert = self._off = True
+        if self._pack is not None:
+            self._pack.close()   # the child's fds only; the parent keeps appending to its pack
+            self._pack = None
         mm, self._mm = self._mm, None
         try:
             if mm is not None:

@@ -102,10 +102,16 @@ BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODU
 @click.option("--content/--metadata-only", "content", default=None,
               help="Force content capture, or metadata only (default: content unless the "
                    "privacy plugin runs and HIP_HRR_CAPTURE_CONTENT is unset).")
+@click.option("--max-archive-bytes", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Stop recording a process once its pid directory would pass N bytes (each process "
+                   "counts its own); its archive is marked incomplete, the program runs on. "
+                   "Default: no cap, a warning past 1 GiB.")
+@click.option("--pack-blobs", is_flag=True, default=False,
+              help="Store blobs under 64 KiB in pack files instead of one file each (see `hrr pack`).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @_friendly
 def capture(archive: str, plugins: str | None, backend: str | None, content: bool | None,
-            command: tuple[str, ...]) -> None:
+            max_archive_bytes: int | None, pack_blobs: bool, command: tuple[str, ...]) -> None:
     """Run COMMAND as a child process and record every HIP call of every Python process
     it starts into ARCHIVE/pid-<pid>/ (modes 0700/0600 whatever the umask).
 
@@ -134,11 +140,22 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
         extra[PLUGINS_ENV] = ",".join(loaded.versions)
     if content is not None:
         extra[CONTENT_MODE_ENV] = "content" if content else "metadata-only"
+    extra.update(_size_and_pack_env(max_archive_bytes, pack_blobs))
     status = _run_child(command, _child_env("capture", backend, extra))
     processes = sorted(d for d in os.listdir(path) if d.startswith("pid-"))
     click.echo(f"hrr: archive {archive}: {len(processes)} process(es) recorded", err=True)
     incomplete = _report_capture_state(archive, path)
     sys.exit(EXIT_INCOMPLETE if incomplete and status == 0 else status)
+
+
+def _size_and_pack_env(max_archive_bytes: int | None, pack_blobs: bool) -> dict[str, str]:
+    """The environment that carries --max-archive-bytes and --pack-blobs to the recorded processes."""
+    from hrr.config import MAX_ARCHIVE_BYTES_ENV, PACK_BLOBS_ENV
+
+    env = {MAX_ARCHIVE_BYTES_ENV: str(max_archive_bytes)} if max_archive_bytes is not None else {}
+    if pack_blobs:
+        env[PACK_BLOBS_ENV] = "1"
+    return env
 
 
 def _report_capture_state(archive: str, path: str) -> int:
@@ -327,6 +344,23 @@ def repair(archive: str, progress: bool | None) -> None:
         what = "cannot repair" if failed[0].action == "failed" else "could only partly repair"
         click.echo(f"hrr: error: {what} pid-{failed[0].pid}: {failed[0].error}{more}", err=True)
         sys.exit(EXIT_ERROR)
+
+
+@cli.command()
+@click.argument("archive", type=click.Path())
+@_friendly
+def pack(archive: str) -> None:
+    """Move the small loose blob files of a closed ARCHIVE into pack files (one per process).
+
+    Safe to interrupt: loose files are removed only after the pack and its index are on disk."""
+    from hrr.archive.pack import pack_archive
+
+    if not os.path.isdir(archive):
+        raise UsageError(f"{archive}: no such archive directory")
+    report = pack_archive(archive, say=lambda line: click.echo(line, err=True))
+    for line in report.skipped:
+        click.echo(f"hrr: left loose: {line}", err=True)
+    click.echo(f"hrr: {report.packed} blobs ({report.bytes} bytes) packed in {archive}")
 
 
 @cli.command()

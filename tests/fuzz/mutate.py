@@ -64,6 +64,11 @@ def make_seeds(out: str) -> list[str]:
         subprocess.run(hrr + ["capture", "-o", path, "--content", "--backend", "sim", "--", *cmd],
                        env=env, check=True, capture_output=True, cwd=out)
         seeds.append(path)
+    path = os.path.join(out, "serving_packed")   # small blobs in a pack: pack and index get mutated too
+    subprocess.run(hrr + ["capture", "-o", path, "--content", "--pack-blobs", "--backend", "sim", "--", "python",
+                          os.path.join(REPO, "examples", "serving_step.py")], env=env, check=True, capture_output=True,
+                   cwd=out)
+    seeds.append(path)
     path = os.path.join(out, "every_api")
     script = _EVERY_API.format(tests=os.path.join(REPO, "tests"), roundtrip=os.path.join(REPO, "tests", "roundtrip"))
     subprocess.run([sys.executable, "-c", script, path], env=env, check=True, capture_output=True, cwd=out)
@@ -431,7 +436,8 @@ class Mutator:
         every record that named the old one (so the store's hash check passes)."""
         from hrr.archive.blobs import relpath
         fmt = _fmt()
-        files = _files(self.root, "blobs" if kind == "blob" else "code")
+        files = [f for f in _files(self.root, "blobs" if kind == "blob" else "code")
+                 if fmt.is_valid_name(os.path.basename(f))]   # loose objects only, not packs
         if not files:
             return
         path = self.rng.choice(files)
@@ -498,6 +504,28 @@ class Mutator:
         self._restore_store("code", change)
 
 
+def _pack_index_entry(self: "Mutator") -> None:
+    """Rewrite one pack index entry (checksum recomputed) to point elsewhere: past the end,
+    over another entry, at zero length, or at a huge length."""
+    from hrr.archive.pack import ENTRY, IDX_MAGIC, encode_entry
+    idxs = [f for f in _files(self.root, "blobs") if f.endswith(".idx")]
+    if not idxs:
+        return
+    path = self.rng.choice(idxs)
+    raw = bytearray(open(path, "rb").read())
+    count = (len(raw) - len(IDX_MAGIC)) // ENTRY.size
+    if count <= 0:
+        return
+    i = self.rng.randrange(count)
+    pos = len(IDX_MAGIC) + i * ENTRY.size
+    digest, off, length, _ = ENTRY.unpack_from(raw, pos)
+    off, length = self.rng.choice([(off + length, length), (0, length + 64), (off, 0), (off, 1 << 62),
+                                   (1 << 63, length), (max(0, off - 1), length)])
+    raw[pos:pos + ENTRY.size] = encode_entry(digest.hex(), off, length)
+    _replace(path, bytes(raw))
+    self.note(f"{os.path.relpath(path, self.root)} entry {i} -> offset {off} length {length}")
+
+
 MUTATIONS: list[tuple[str, Callable[[Mutator], None]]] = [
     ("flip", Mutator.flip), ("truncate", Mutator.truncate), ("append", Mutator.append_junk),
     ("frame", Mutator.frame_op), ("frame", Mutator.frame_op), ("huge_length", Mutator.huge_length),
@@ -505,7 +533,7 @@ MUTATIONS: list[tuple[str, Callable[[Mutator], None]]] = [
     ("record", Mutator.record_value), ("raw_payload", Mutator.raw_payload), ("header", Mutator.header_value),
     ("manifest", Mutator.manifest), ("manifest", Mutator.manifest), ("swap", Mutator.swap_files),
     ("rename_pid", Mutator.rename_pid), ("link", Mutator.link), ("link_pid_dir", Mutator.link_pid_dir),
-    ("blob", Mutator.edit_blob), ("code", Mutator.edit_code),
+    ("blob", Mutator.edit_blob), ("code", Mutator.edit_code), ("pack_index", _pack_index_entry),
 ]
 
 
