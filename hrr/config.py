@@ -86,5 +86,5 @@ def config() -> Config:
         mode=env.get(MODE_ENV) or None,
         max_archive_bytes=_byte_count(env.get(MAX_ARCHIVE_BYTES_ENV), None),
         warn_archive_bytes=_byte_count(env.get(WARN_ARCHIVE_BYTES_ENV), DEFAULT_WARN_ARCHIVE_BYTES),
-        pack_blobs=env_flag_on(env.get(PACK_BLOBS_ENV), default=False),
+        pack_blobs=env_flag_on(env.get(PACK_BLOBS_ENV), default=True),
     )

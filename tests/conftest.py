@@ -65,6 +65,17 @@ def _leave_the_gpu_as_found(request):
         cuda.reset_device()
 
 
+@pytest.fixture
+def loose_blobs(monkeypatch):
+    """Blobs stored one file each (HRR_PACK_BLOBS=0, read afresh): for the tests that open,
+    tamper with or link a blob's own file."""
+    from hrr.config import config
+    monkeypatch.setenv("HRR_PACK_BLOBS", "0")
+    config.cache_clear()
+    yield
+    config.cache_clear()
+
+
 BACKENDS = [pytest.param("sim", id="sim"), pytest.param("cuda", id="cuda", marks=pytest.mark.gpu)]
 
 

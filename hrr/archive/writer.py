@@ -58,7 +58,7 @@ def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[
     ``flush_interval`` is accepted from older callers and ignored: nothing is buffered.
     ``max_bytes``/``warn_bytes``: size cap and warning threshold of this pid directory
     (None: none; default: HRR_MAX_ARCHIVE_BYTES / HRR_WARN_ARCHIVE_BYTES via hrr.config).
-    ``pack_blobs``: small blobs go into a pack file (default: HRR_PACK_BLOBS, off).
+    ``pack_blobs``: small blobs go into a pack file (default: HRR_PACK_BLOBS, on).
     """
     from hrr.config import config
     return ProcessWriter(os.fspath(root), pid, header, manifest or {},

@@ -106,12 +106,13 @@ BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODU
               help="Stop recording a process once its pid directory would pass N bytes (each process "
                    "counts its own); its archive is marked incomplete, the program runs on. "
                    "Default: no cap, a warning past 1 GiB.")
-@click.option("--pack-blobs", is_flag=True, default=False,
-              help="Store blobs under 64 KiB in pack files instead of one file each (see `hrr pack`).")
+@click.option("--pack-blobs/--loose-blobs", "pack_blobs", default=None,
+              help="Store blobs under 64 KiB in pack files (the default: a long capture makes a "
+                   "few files, not one per blob), or each in a file of its own (HRR_PACK_BLOBS=0).")
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @_friendly
 def capture(archive: str, plugins: str | None, backend: str | None, content: bool | None,
-            max_archive_bytes: int | None, pack_blobs: bool, command: tuple[str, ...]) -> None:
+            max_archive_bytes: int | None, pack_blobs: bool | None, command: tuple[str, ...]) -> None:
     """Run COMMAND as a child process and record every HIP call of every Python process
     it starts into ARCHIVE/pid-<pid>/ (modes 0700/0600 whatever the umask).
 
@@ -148,13 +149,13 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
     sys.exit(EXIT_INCOMPLETE if incomplete and status == 0 else status)
 
 
-def _size_and_pack_env(max_archive_bytes: int | None, pack_blobs: bool) -> dict[str, str]:
+def _size_and_pack_env(max_archive_bytes: int | None, pack_blobs: bool | None) -> dict[str, str]:
     """The environment that carries --max-archive-bytes and --pack-blobs to the recorded processes."""
     from hrr.config import MAX_ARCHIVE_BYTES_ENV, PACK_BLOBS_ENV
 
     env = {MAX_ARCHIVE_BYTES_ENV: str(max_archive_bytes)} if max_archive_bytes is not None else {}
-    if pack_blobs:
-        env[PACK_BLOBS_ENV] = "1"
+    if pack_blobs is not None:
+        env[PACK_BLOBS_ENV] = "1" if pack_blobs else "0"
     return env
 
 

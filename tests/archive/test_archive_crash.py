@@ -18,6 +18,9 @@ from archive_helpers import RECORDS, as_lists, pid_dir, write_archive
 from hrr.archive import BadRecord, Record, open_archive, repair
 from hrr.archive.format import FRAME_EVENT, FRAME_HEADER, encode_frame
 
+# These tests open, tamper with or link blob files: one file per blob.
+pytestmark = pytest.mark.usefixtures("loose_blobs")
+
 
 def _snapshot_unclosed(tmp_path):
     """(events bytes with trailer, manifest bytes as a killed capture leaves it, record end offsets)."""
@@ -267,6 +270,7 @@ data = open(f"{d}/events.bin", "rb").read()[:pos]
 pad = (-(len(data) + 16 + 3)) % 4096 + 4096
 import msgpack
 from hrr.archive.format import FRAME_EVENT, encode_frame
+
 data += encode_frame(FRAME_EVENT, msgpack.packb(b"p" * pad, use_bin_type=True))
 assert len(data) % 4096 == 0
 open(f"{d}/events.bin", "wb").write(data)

@@ -32,6 +32,7 @@ def test_records_round_trip(tmp_path):
         assert proc.header["backend"] == "sim"
 
 
+@pytest.mark.usefixtures("loose_blobs")
 def test_blobs_dedup_and_code_objects(tmp_path):
     root = str(tmp_path / "a")
     w = open_process_writer(root, 7, {"backend": "sim"}, flush_interval=3600)

@@ -14,6 +14,9 @@ from hrr.archive import blobs as blobs_mod
 from hrr.archive.format import FILE_HEADER, MAGIC
 from hrr.errors import ArchiveError, BlobError, FormatError, LimitExceeded
 
+# These tests open, tamper with or link blob files: one file per blob.
+pytestmark = pytest.mark.usefixtures("loose_blobs")
+
 
 def _events(root):
     return os.path.join(pid_dir(root), "events.bin")

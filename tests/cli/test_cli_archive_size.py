@@ -52,7 +52,7 @@ def test_packed_capture_replays_strict_with_few_files(tmp_path):
 
 def test_hrr_pack_on_a_loose_archive_then_replay(tmp_path):
     root = tmp_path / "a"
-    capture(root, *app("fill.py", 512, 150))
+    capture(root, *app("fill.py", 512, 150), env={"HRR_PACK_BLOBS": "0"})
     before = _files(root)
     packed = hrr("pack", root, check=0)
     assert "blobs" in packed.stdout and _files(root) <= 6 < before, describe(packed)

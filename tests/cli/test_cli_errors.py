@@ -22,7 +22,7 @@ from cli_helpers import (
 @pytest.fixture(scope="module")
 def good_archive(tmp_path_factory):
     root = tmp_path_factory.mktemp("good") / "archive"
-    capture(root, *app("basic.py"))
+    capture(root, *app("basic.py"), env={"HRR_PACK_BLOBS": "0"})  # tests tamper with a blob file
     return root
 
 

@@ -9,7 +9,7 @@ import pytest
 from hrr.config import config
 
 MiB = 1024 * 1024
-VARS = ("HIP_HRR_HOST_SNAPSHOTS", "HIP_HRR_HOST_SNAPSHOT_MAX_MB", "HIP_HRR_CAPTURE_CONTENT",
+VARS = ("HIP_HRR_HOST_SNAPSHOTS", "HIP_HRR_HOST_SNAPSHOT_MAX_MB", "HIP_HRR_CAPTURE_CONTENT", "HRR_PACK_BLOBS",
         "HRR_BACKEND")
 
 
@@ -91,3 +91,9 @@ def test_backend_choice_is_read_once_with_the_rest(env, monkeypatch):
     env(HRR_BACKEND="sim")
     monkeypatch.setenv("HRR_BACKEND", "no-such-backend")
     assert load_backend().NAME == "sim"
+
+
+def test_blobs_are_packed_unless_told_otherwise(env):
+    """A long capture makes a few pack files, not one file per distinct buffer."""
+    assert env().pack_blobs is True
+    assert env(HRR_PACK_BLOBS="0").pack_blobs is False

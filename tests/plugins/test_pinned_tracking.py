@@ -78,6 +78,7 @@ def test_device_alias_is_tracked(cap):
     cap(app)
 
 
+@pytest.mark.usefixtures("loose_blobs")
 def test_one_byte_change_adds_exactly_one_chunk(cap):
     nchunks = 4
     size = nchunks * CHUNK_BYTES - 100   # the last chunk is short

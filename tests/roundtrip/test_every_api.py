@@ -1,6 +1,8 @@
 """Round trip of every catalogue row: call it, record it, replay it byte-exact."""
 from __future__ import annotations
 
+import pytest
+
 import numpy as np
 
 from every_api_app import exercise
@@ -22,6 +24,7 @@ def test_every_catalogue_row_round_trips(tmp_path, backend_name):
     assert results["graph_sum"][0] != 0
 
 
+@pytest.mark.usefixtures("loose_blobs")
 def test_replay_detects_a_changed_device_result(tmp_path):
     """The checks are real: a result that differs from the recording fails replay."""
     def app(hip, hiprtc, be):
