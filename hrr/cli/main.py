@@ -16,14 +16,16 @@ import click
 from hrr import __version__
 from hrr.backends import BACKEND_MODULES
 from hrr.config import ARCHIVE_ENV, CONTENT_MODE_ENV, MODE_ENV, PLUGINS_ENV
+from hrr.cli import exitcodes
 from hrr.cli.progress import progress_option
 from hrr.errors import ArchiveError, HrrError, UsageError
 
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "capture", "bootstrap")
-EXIT_ERROR = 1
+EPILOG = exitcodes.epilog()
+EXIT_ERROR = exitcodes.FAILED
 #: `hrr capture`: COMMAND exited 0 but a process's recording stopped early (disk full, file-size limit).
-EXIT_INCOMPLETE = 74
+EXIT_INCOMPLETE = exitcodes.INCOMPLETE
 
 
 def _friendly(fn: Callable) -> Callable:
@@ -32,16 +34,41 @@ def _friendly(fn: Callable) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except HrrError as exc:
+        except (HrrError, OSError, ValueError) as exc:
             click.echo(f"hrr: error: {exc}", err=True)
-            sys.exit(EXIT_ERROR)
-        except (OSError, ValueError) as exc:
-            click.echo(f"hrr: error: {exc}", err=True)
-            sys.exit(EXIT_ERROR)
+            sys.exit(exitcodes.for_error(exc))
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _no_archive(path: str) -> ArchiveError:
+    return ArchiveError("no such archive", where=path, hint="pass the directory `hrr capture -o` wrote")
+
+
+class _Group(click.Group):
+    """Click's group, ending with hrr's exit codes: a usage error exits 64 (click's own 2 is
+    "replay diverged"), Ctrl-C 130 with one line (never click's bare ``Aborted!``)."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.UsageError as exc:
+            exc.show()
+            sys.exit(exitcodes.USAGE)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except (click.Abort, KeyboardInterrupt):
+            click.echo("hrr: interrupted (Ctrl-C): stopped before the end; what was printed above "
+                       "is partial", err=True)
+            sys.exit(exitcodes.INTERRUPTED)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=exitcodes.epilog())
 @click.version_option(__version__, prog_name="hrr")
 def cli() -> None:
     """hrr: HIP Record & Replay for Python.
@@ -94,7 +121,7 @@ BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODU
                               help="Backend that `from hip import hip` resolves to (default: HRR_BACKEND or sim).")
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
+@cli.command(context_settings={"ignore_unknown_options": True}, epilog=EPILOG)
 @click.option("-o", "--output", "archive", default="hrr-archive", show_default=True,
               type=click.Path(), help="Archive directory to create (must not exist or be empty).")
 @click.option("--plugins", default=None, help="Comma list of plugins to run (default: every installed plugin).")
@@ -194,7 +221,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
+@cli.command(context_settings={"ignore_unknown_options": True}, epilog=EPILOG)
 @BACKEND_OPTION
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @_friendly
@@ -203,11 +230,14 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
     sys.exit(_run_child(command, _child_env("run", backend, {})))
 
 
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.argument("archive", type=click.Path())
 @click.option("--strict", is_flag=True, help="Also fail on anything not replayed faithfully: a refused "
               "record, an unreplayable API, a missing blob, an untranslated pointer, a metadata-only archive, "
-              "an archive its program never closed, a process with no records.")
+              "an archive its program never closed, a process with no records, a program that ended "
+              "abnormally (non-zero exit, signal, uncaught exception). Exit 3 when only --strict fails.")
+@click.option("--allow-abnormal-end", is_flag=True, help="With --strict, accept a program that ended "
+              "abnormally (non-zero exit status, signal, uncaught exception): that was the point.")
 @BACKEND_OPTION
 @click.option("--plugins", default=None, help="Comma list of plugins to run (default: those the archive recorded with).")
 @click.option("--max-file-bytes", type=int, default=None, help="Largest blob or code object read (bytes).")
@@ -226,12 +256,13 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
                    "set-up, unchecked (pure queries skipped); nothing from M on is replayed.")
 @progress_option
 @_friendly
-def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
+def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | None, plugins: str | None,
            max_file_bytes: int | None, max_events: int | None, max_host_bytes: int | None,
            max_threads: int | None, max_seconds: float, keep_going: bool,
            float_tolerance: float | None, calls: str | None, progress: bool | None) -> None:
     """Replay ARCHIVE and check every device-to-host copy. Exit 0: every check passed;
-    1: a failed check, a failure or a limit reached; 2: replay diverged and stopped early."""
+    1: a failed check, a failure or a limit reached; 2: replay diverged and stopped early;
+    3: only --strict refused; 130: Ctrl-C, after a partial summary."""
     import math
 
     import attrs
@@ -243,7 +274,7 @@ def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
     from hrr.replay.run import WATCHDOG_GRACE_SECONDS, replay_archive, start_watchdog
 
     if not os.path.exists(archive):
-        raise UsageError(f"{archive}: no such archive")
+        raise _no_archive(archive)
     if not (math.isfinite(max_seconds) and max_seconds > 0):
         raise UsageError(f"--max-seconds must be a positive number of seconds, got {max_seconds}")
     overrides = {k: v for k, v in {"max_file_bytes": max_file_bytes, "max_events": max_events,
@@ -263,13 +294,14 @@ def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
     try:
         with progress_bar(wanted(progress)) as bar:
             code = replay_archive(archive, backend=backend, limits=limits, options=options,
-                                  plugins=parse_plugin_list(plugins), echo=click.echo, progress=bar)
+                                  plugins=parse_plugin_list(plugins), echo=click.echo, progress=bar,
+                                  allow_abnormal_end=allow_abnormal_end)
     finally:
         done.set()
     sys.exit(code)
 
 
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.argument("archive", type=click.Path())
 @click.option("--events", "show_events", is_flag=True,
               help="Also list every record (text: streamed after the tables; with --json the list is "
@@ -285,7 +317,7 @@ def info(archive: str, show_events: bool, as_json: bool, progress: bool | None) 
     from hrr.cli.progress import progress_bar, wanted
 
     if not os.path.exists(archive):
-        raise UsageError(f"{archive}: no such archive")
+        raise _no_archive(archive)
     try:
         with progress_bar(wanted(progress)) as bar:
             data = archive_info(archive, with_events=show_events and as_json, progress=bar)
@@ -301,7 +333,7 @@ def info(archive: str, show_events: bool, as_json: bool, progress: bool | None) 
                             where=archive, hint="this is a bug in hrr: please report it with the archive") from None
 
 
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.argument("archive", type=click.Path())
 @progress_option
 @_friendly
@@ -310,7 +342,7 @@ def repair(archive: str, progress: bool | None) -> None:
     from hrr.archive import repair as repair_archive
 
     if not os.path.exists(archive):
-        raise UsageError(f"{archive}: no such archive")
+        raise _no_archive(archive)
     from hrr.cli.progress import progress_bar, wanted
 
     with progress_bar(wanted(progress)) as bar:
@@ -329,7 +361,7 @@ def repair(archive: str, progress: bool | None) -> None:
         sys.exit(EXIT_ERROR)
 
 
-@cli.command()
+@cli.command(epilog=EPILOG)
 @_friendly
 def plugins() -> None:
     """List installed plugins, their versions and the hooks they implement. A plugin
@@ -356,7 +388,7 @@ def plugins() -> None:
 
 
 # -- inspection: export (timeline) and diff; the code lives in hrr.inspect ----------------
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.option("--chrome-trace", "chrome_trace", required=True, type=click.Path(dir_okay=False),
               help="Write a Trace Event Format JSON file (Perfetto, chrome://tracing) here.")
 @click.argument("archive", type=click.Path())
@@ -369,7 +401,7 @@ def export(chrome_trace: str, archive: str, progress: bool | None) -> None:
     from hrr.inspect.timeline import export_chrome_trace
 
     if not os.path.exists(archive):
-        raise UsageError(f"{archive}: no such archive")
+        raise _no_archive(archive)
     from hrr.cli.progress import progress_bar, wanted
 
     with progress_bar(wanted(progress)) as bar:
@@ -379,7 +411,7 @@ def export(chrome_trace: str, archive: str, progress: bool | None) -> None:
                f"{summary['records']} records in {summary['processes']} process(es){skipped}", err=True)
 
 
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.argument("archive_a", type=click.Path())
 @click.argument("archive_b", type=click.Path())
 @click.option("--context", default=3, show_default=True, type=click.IntRange(0, 1000),
@@ -387,13 +419,13 @@ def export(chrome_trace: str, archive: str, progress: bool | None) -> None:
 def diff(archive_a: str, archive_b: str, context: int) -> None:
     """Print the first divergence between two archives, comparing calls, arguments (capture
     addresses and handles normalised), errors and D2H digests. Exit 0: equal; 1: they
-    differ; 2: an archive cannot be read."""
+    differ; 4: an archive cannot be read."""
     from hrr.inspect.diff import EXIT_DIFFERENT, EXIT_EQUAL, EXIT_TROUBLE, diff_archives
 
     try:
         for path in (archive_a, archive_b):
             if not os.path.exists(path):
-                raise UsageError(f"{path}: no such archive")
+                raise _no_archive(path)
         result = diff_archives(archive_a, archive_b, context=context, echo=click.echo)
     except (HrrError, OSError, ValueError) as exc:
         click.echo(f"hrr: error: {exc}", err=True)
@@ -407,7 +439,7 @@ def main() -> None:
 
 
 # -- hrr dump (hrr/inspect/dump.py); kept above the __main__ guard so `python -m` sees it --
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.argument("archive", type=click.Path())
 @click.option("--calls", "calls", default=None, metavar="RANGE",
               help="Only calls N (one), N:M (N to M-1), :M or N:, by sequence number.")
@@ -425,7 +457,7 @@ def dump(archive: str, calls: str | None, apis: tuple[str, ...], thread: str | N
     from hrr.inspect.dump import DumpFilter, dump_to_stdout, parse_apis, parse_range, parse_thread
 
     if not os.path.exists(archive):
-        raise UsageError(f"{archive}: no such archive")
+        raise _no_archive(archive)
     filt = DumpFilter(calls=parse_range(calls) if calls is not None else None, apis=parse_apis(apis),
                       thread=parse_thread(thread) if thread is not None else None, pid=pid)
     from hrr.cli.progress import progress_bar, wanted

@@ -300,7 +300,7 @@ def test_replay_refuses_records_that_are_not_events(tmp_path):
     root = str(tmp_path / "a")
     write_archive(root)
     code, lines = _replay(root, strict=True)
-    assert code == 1, lines
+    assert code == 3, lines
     assert "Refused: 4 records" in lines, lines
     assert sum("[bad_record]" in ln and "not a 7-item array" in ln for ln in lines) == 4, lines
 

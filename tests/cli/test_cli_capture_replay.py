@@ -85,7 +85,7 @@ def test_metadata_only_is_strict_failure(tmp_path):
     capture(root, *app("basic.py"), content=False)
     assert info_json(root)["processes"][0]["manifest"]["content_mode"] == "metadata-only"
     proc = hrr("replay", "--strict", root)
-    assert proc.returncode == 1, describe(proc)
+    assert proc.returncode == 3, describe(proc)
     assert "metadata-only" in proc.stdout
 
 

@@ -60,7 +60,7 @@ def test_without_content_strict_fails_and_says_how_to_ask_for_it(workdir):
     assert hrr(workdir, "capture", "-o", "meta.hrr", "--", "python", "app.py").returncode == 0
     assert hrr(workdir, "replay", "meta.hrr").returncode == 0          # plain replay runs it
     proc = hrr(workdir, "replay", "--strict", "meta.hrr")
-    assert proc.returncode == 1
+    assert proc.returncode == 3
     (line,) = [ln for ln in proc.stdout.splitlines() if "metadata-only" in ln and ln.startswith("STRICT:")]
     assert "--content" in line and "HIP_HRR_CAPTURE_CONTENT=1" in line
     assert line in " ".join(README.read_text().split())               # README quotes it exactly

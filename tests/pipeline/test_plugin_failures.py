@@ -121,7 +121,7 @@ def test_strict_replay_fails_naming_the_plugin(tmp_path, name):
     root = tmp_path / "arch"
     captured(root, [name])
     code, lines = replay(root, strict=True, plugins=[])
-    assert code == 1
+    assert code == 3
     assert any(line.startswith("STRICT:") and repr(name) in line and HOOK[name] in line
                for line in lines), lines
     code, lines = replay(root, strict=False, plugins=[])

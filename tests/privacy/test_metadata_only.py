@@ -83,5 +83,5 @@ def test_metadata_only_replay_runs_says_so_and_strict_fails(tmp_path):
     assert "metadata-only" in text and "no device-to-host check was possible" in text
     assert "0 passed" in text and "unverifiable" in text
     strict_code, strict_lines = replay(tmp_path, strict=True, plugins=PLUGINS)
-    assert strict_code == 1
+    assert strict_code == 3
     assert any("metadata-only" in line for line in strict_lines if line.startswith("STRICT"))

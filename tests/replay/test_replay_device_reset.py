@@ -16,7 +16,7 @@ def test_a_record_naming_memory_the_reset_freed_is_refused(tmp_path):
     a.close()
     code, lines = replay(tmp_path, strict=True)
     text = "\n".join(lines)
-    assert code == 1, text
+    assert code == 3, text
     assert "Refused" in text and "hipMemcpy" in text, text
 
 

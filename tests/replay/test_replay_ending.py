@@ -51,8 +51,8 @@ def test_a_process_killed_before_or_at_its_first_call_fails_strict(tmp_path, mod
     assert proc.returncode == 128 + signum, describe(proc)
     assert "NOT closed" in _info(root)
     code, out = _replay(root, strict=True)
-    assert code == 1 and NOT_CLOSED in out and NO_CALLS in out, out
-    assert out.endswith("Result: FAILED")
+    assert code == 3 and NOT_CLOSED in out and NO_CALLS in out, out
+    assert out.endswith("Result: REFUSED by --strict")
     code, out = _replay(root)   # replays what is there (nothing) and says so
     assert code == 0, out
     assert "Archive: NOT closed (no trailer, manifest clean_shutdown false): replayed the 0 complete " \
@@ -88,7 +88,7 @@ def test_a_run_killed_by_sigkill_fails_strict_and_replays_what_it_holds(tmp_path
             f.close()
     assert "NOT closed" in _info(root)
     code, out = _replay(root, strict=True)
-    assert code == 1 and NOT_CLOSED in out and NO_CALLS not in out, out
+    assert code == 3 and NOT_CLOSED in out and NO_CALLS not in out, out
     assert "Device-to-host checks: 1 passed, 0 failed, 0 unverifiable" in out
     code, out = _replay(root)
     assert code == 0, out
@@ -99,7 +99,7 @@ def test_a_run_killed_by_sigkill_fails_strict_and_replays_what_it_holds(tmp_path
 def test_a_closed_process_with_no_calls_fails_strict(tmp_path):
     HostileArchive(tmp_path / "a").close()
     code, out = _replay(tmp_path / "a", strict=True)
-    assert code == 1 and NO_CALLS in out and "not closed" not in out, out
+    assert code == 3 and NO_CALLS in out and "not closed" not in out, out
     assert _replay(tmp_path / "a")[0] == 0
 
 
@@ -157,7 +157,7 @@ def test_bytes_after_the_trailer_fail_strict(tmp_path):
     code, out = _replay(tmp_path / "a")
     assert code == 0 and "replayed on sim: 33 records" in out, out
     code, out = _replay(tmp_path / "a", strict=True)
-    assert code == 1 and "STRICT: the archive was not closed (bytes after the trailer)" in out, out
+    assert code == 3 and "STRICT: the archive was not closed (bytes after the trailer)" in out, out
 
 
 def test_an_intact_archive_passes_the_count_check(tmp_path):
@@ -174,6 +174,6 @@ def test_a_repaired_archive_replays_but_fails_strict(tmp_path):
     assert report.count("repaired") == 1, report.summary()
     assert _replay(tmp_path / "a")[0] == 0
     code, out = _replay(tmp_path / "a", strict=True)
-    assert code == 1, out
+    assert code == 3, out
     assert "STRICT: the archive was closed by `hrr repair`, not by its program: calls it made may be " \
            "missing" in out, out

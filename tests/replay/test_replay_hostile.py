@@ -30,7 +30,7 @@ def test_copy_of_1gib_from_a_1kib_pinned_source_is_refused_not_a_segfault(tmp_pa
     a.copy(["a", dst, GiB, None], ["a", src, GiB, None], GiB, H2D)
     a.close()
     proc = replay_cli(a.root, "--strict")
-    assert proc.returncode == 1, describe(proc)
+    assert proc.returncode == 3, describe(proc)
     assert "Traceback" not in proc.stdout + proc.stderr
     assert "record 2 hipMemcpy [bounds]: 1073741824 bytes at 0x7f0000000000 run past the end of " \
            "their 1024-byte allocation" in proc.stdout, describe(proc)
@@ -178,8 +178,8 @@ def test_record_of_the_wrong_type_is_refused_and_named(tmp_path, label, append, 
     code, lines = replay(a.root, backend="sim", strict=True)
     refusals = _refusals(lines)
     assert any(expected in r for r in refusals), (expected, lines)
-    assert code == 1 and "STRICT: 1 records refused" in lines, lines
-    assert lines[-1] == "Result: FAILED"
+    assert code == 3 and "STRICT: 1 records refused" in lines, lines
+    assert lines[-1] == "Result: REFUSED by --strict"
 
 
 def test_every_record_replays_after_refusals(tmp_path):

@@ -118,5 +118,5 @@ def test_missing_at_replay_is_named_under_strict(site, tmp_path):
         check=0)
     proc = subprocess.run([sys.executable, "-m", "hrr.cli.main", "replay", "--strict", str(root)],
                           check=False, capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 1, _describe(proc)
+    assert proc.returncode == 3, _describe(proc)
     assert "recorded plugins not installed: callcounter" in proc.stdout
