@@ -117,8 +117,27 @@ def _run_child(command: tuple[str, ...], env: dict[str, str]) -> int:
     return 128 - status if status < 0 else status
 
 
+def _backend_usable(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Before the program starts: a backend that cannot run here ends the command with one
+    line and exit 69 (for run and capture, HRR_BACKEND is checked when --backend is not given)."""
+    from hrr.backends import available_backends, unavailable_reason
+
+    name = value or (os.environ.get("HRR_BACKEND") if ctx.info_name in ("run", "capture") else None)
+    if not name or ctx.resilient_parsing:
+        return value
+    reason = unavailable_reason(name)
+    if reason is not None:
+        where = "--backend" if value else "HRR_BACKEND"
+        click.echo(f"hrr: error: {where} {name}: {reason}; backends that work here: "
+                   f"{', '.join(available_backends()) or 'none'}", err=True)
+        ctx.exit(exitcodes.BACKEND_UNAVAILABLE)
+    return value
+
+
 BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODULES)), default=None,
-                              help="Backend that `from hip import hip` resolves to (default: HRR_BACKEND or sim).")
+                              callback=_backend_usable,
+                              help="Backend that `from hip import hip` resolves to (default: HRR_BACKEND or sim). "
+                                   "Checked before anything starts: exit 69 if it cannot run here.")
 
 
 @cli.command(context_settings={"ignore_unknown_options": True}, epilog=EPILOG)
@@ -162,9 +181,8 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
     if content is not None:
         extra[CONTENT_MODE_ENV] = "content" if content else "metadata-only"
     status = _run_child(command, _child_env("capture", backend, extra))
-    processes = sorted(d for d in os.listdir(path) if d.startswith("pid-"))
-    click.echo(f"hrr: archive {archive}: {len(processes)} process(es) recorded", err=True)
     incomplete = _report_capture_state(archive, path)
+    _capture_summary(archive, path, status, plugins_on=sorted(loaded.versions))
     sys.exit(EXIT_INCOMPLETE if incomplete and status == 0 else status)
 
 
@@ -209,6 +227,38 @@ def _report_capture_state(archive: str, path: str) -> int:
             click.echo(f"hrr: pid-{pid}: not closed (the process was killed); every call it made is kept: "
                        f"`hrr repair {archive}` closes it", err=True)
     return incomplete
+
+
+def _capture_summary(archive: str, path: str, status: int, plugins_on: list[str]) -> None:
+    """One line saying what capture recorded: processes, calls, blobs, size on disk, content
+    mode, plugins; with content off, the flag that turns it on. Then, if COMMAND was killed
+    by a signal, a line saying so and naming `hrr repair`."""
+    from hrr.archive import open_archive
+
+    events = blobs = 0
+    modes: set[str] = set()
+    processes = sorted(d for d in os.listdir(path) if d.startswith("pid-"))
+    try:
+        with open_archive(path) as opened:
+            for proc in opened.processes:
+                counts = proc.manifest.get("counts") or {}
+                events += counts.get("events", 0) if isinstance(counts.get("events"), int) else 0
+                blobs += counts.get("blobs", 0) if isinstance(counts.get("blobs"), int) else 0
+                modes.add(str(proc.manifest.get("content_mode") or "unknown"))
+    except HrrError:
+        pass   # already said by _report_capture_state; the line below still counts what it can
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
+    mode = ",".join(sorted(modes)) or "none"
+    line = (f"hrr: recorded {archive}: {len(processes)} process(es), {events} calls, {blobs} blobs, "
+            f"{size} bytes on disk, content: {mode}, plugins: {', '.join(plugins_on) or 'none'}")
+    if modes and modes != {"content"}:
+        line += (f"; to record content (what --strict and device-to-host checks need) pass --content "
+                 "or set HIP_HRR_CAPTURE_CONTENT=1")
+    click.echo(line, err=True)
+    if status > 128 and status - 128 in signal.valid_signals():
+        name = signal.Signals(status - 128).name
+        click.echo(f"hrr: COMMAND was killed by {name}: an archive it left open is kept; "
+                   f"`hrr repair {archive}` closes it", err=True)
 
 
 def _alive(pid: int) -> bool:
