@@ -249,7 +249,7 @@ def _capture_summary(archive: str, path: str, status: int, plugins_on: list[str]
         pass   # already said by _report_capture_state; the line below still counts what it can
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
     mode = ",".join(sorted(modes)) or "none"
-    line = (f"hrr: recorded {archive}: {len(processes)} process(es), {events} calls, {blobs} blobs, "
+    line = (f"hrr: archive {archive}: {len(processes)} process(es) recorded, {events} calls, {blobs} blobs, "
             f"{size} bytes on disk, content: {mode}, plugins: {', '.join(plugins_on) or 'none'}")
     if modes and modes != {"content"}:
         line += (f"; to record content (what --strict and device-to-host checks need) pass --content "

@@ -72,14 +72,14 @@ def test_a_signal_is_recorded_and_capture_names_repair(tmp_path):
 def test_capture_ends_with_one_summary_line_naming_the_content_flag(tmp_path):
     root = tmp_path / "m"
     proc = capture(root, *app("basic.py"), content=False)
-    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("hrr: recorded")]
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("hrr: archive ")]
     (pid,) = info_json(root)["processes"]
     calls = pid["manifest"]["counts"]["events"]
-    assert f"1 process(es), {calls} calls, " in line and " blobs, " in line and " bytes on disk" in line, line
+    assert f"1 process(es) recorded, {calls} calls, " in line and " blobs, " in line and " bytes on disk" in line, line
     assert "content: metadata-only" in line and "plugins: privacy" in line, line
     assert "--content" in line and "HIP_HRR_CAPTURE_CONTENT=1" in line, line
     proc = capture(tmp_path / "c", *app("basic.py"))
-    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("hrr: recorded")]
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("hrr: archive ")]
     assert "content: content" in line and "HIP_HRR_CAPTURE_CONTENT" not in line, line
 
 
