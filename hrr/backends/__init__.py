@@ -39,3 +39,27 @@ def load_backend(name: str | None = None) -> ModuleType:
     except ImportError as exc:
         raise BackendError(f"backend {name!r} cannot be imported: {exc}",
                            hint="install its extra, e.g. pip install 'hrr[cuda]'") from exc
+
+
+def unavailable_reason(name: str) -> str | None:
+    """Why backend ``name`` cannot run here, in one line (None when it can). Never raises,
+    never starts a device: asked before the program starts."""
+    if name not in BACKEND_MODULES:
+        return f"unknown backend {name!r}"
+    if name == "sim":
+        return None
+    try:
+        importlib.import_module(BACKEND_MODULES[name])
+    except ImportError:
+        return f"backend {name!r} is not available in this build"
+    except Exception as exc:  # noqa: BLE001 -- a reason to print, whatever went wrong
+        return f"backend {name!r} cannot be loaded ({type(exc).__name__}: {exc})"
+    if name == "cuda":
+        from hrr.backends.cuda._runtime import gpu_unavailable_reason
+        return gpu_unavailable_reason()
+    return None
+
+
+def available_backends() -> list[str]:
+    """The backends that can run here."""
+    return [name for name in sorted(BACKEND_MODULES) if unavailable_reason(name) is None]

@@ -8,6 +8,12 @@
   after ``Process._bootstrap``, which skips ``atexit``; ``_bootstrap`` calls
   ``multiprocessing.util._exit_function`` last, so that function is wrapped to close the
   archive. (Spawned children exit through ``sys.exit``; Pool workers are ended by SIGTERM.)
+* How the process ended is recorded at close as the manifest's ``ended``:
+  ``{"how": "exit", "status": N}`` (``sys.exit``, ``exit()``, the end of the program),
+  ``{"how": "exception", "exception": "ValueError"}`` (uncaught; its message only in
+  content mode) or ``{"how": "signal", "signal": "SIGTERM"}``. A ``raise SystemExit(N)``
+  that bypasses ``sys.exit`` and ``exit()`` reads as status 0 there; ``hrr capture``
+  corrects the status of the process it started from what the operating system reports.
 * SIGKILL, a segfault, ``abort()``: no code runs. Every call that returned is already in
   the mapped events.bin (see the archive writer); the archive is left open with its
   manifest saying ``clean_shutdown: false``, and ``hrr repair`` closes it.
@@ -31,6 +37,7 @@ CLOSING_SIGNALS = ("SIGTERM", "SIGHUP", "SIGINT")
 _session: list[Any] = []    # the process's capture session (the same object after a fork)
 _busy: list[bool] = []      # non-empty while the session is set up or its archive closed
 _held: list[int] = []       # a closing signal that arrived meanwhile
+_ending: dict[str, Any] = {}   # how the process is ending, as far as it is known yet
 
 
 def closing_signals() -> set[int]:
@@ -65,6 +72,7 @@ def install_exit_handlers(session: Any) -> None:
     """
     _session[:] = [session]
     atexit.register(close_archive)
+    _watch_ending()
     _wrap_multiprocessing_exit()
     # `before` handlers run in reverse order of registration (this one first) and
     # `after_in_child` ones in order (this one after the session's). A forked child has
@@ -84,6 +92,67 @@ def close_archive(signal_name: str | None = None) -> None:
     finally:
         _busy.pop()
         _act_on_held()
+
+
+def ended(signal_name: str | None = None, content: bool = False) -> dict[str, Any]:
+    """How this process ended, for the manifest's ``ended`` (called while it closes).
+    An exception's message is program data: kept only when ``content`` is true."""
+    if signal_name is not None:
+        return {"how": "signal", "signal": signal_name}
+    if _ending.get("how") == "exception":
+        out = {"how": "exception", "exception": _ending["exception"]}
+        if content:
+            out["message"] = _ending.get("message", "")
+        return out
+    return {"how": "exit", "status": _ending.get("status", 0)}
+
+
+def _exit_status(code: Any) -> int:
+    """The status the interpreter exits with for ``SystemExit(code)``."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    return 1   # a message: printed to stderr, status 1
+
+
+def _watch_ending() -> None:
+    """Note uncaught exceptions (``sys.excepthook``) and exit statuses (``sys.exit``,
+    ``exit()``, ``quit()``), chaining to whatever was installed before."""
+    import builtins
+
+    if getattr(sys.excepthook, "_hrr_watch", False):
+        return
+    previous_hook, previous_exit = sys.excepthook, sys.exit
+
+    def excepthook(kind: type, value: BaseException, tb: Any) -> Any:
+        _ending.update(how="exception", exception=kind.__name__, message=str(value)[:1000])
+        return previous_hook(kind, value, tb)
+
+    def exit(code: Any = None) -> Any:   # noqa: A001 -- stands in for sys.exit
+        _ending.update(how="exit", status=_exit_status(code))
+        return previous_exit(code)
+
+    excepthook._hrr_watch = True   # type: ignore[attr-defined]
+    sys.excepthook, sys.exit = excepthook, exit
+    for name in ("exit", "quit"):
+        quitter = getattr(builtins, name, None)
+        if quitter is not None and not getattr(quitter, "_hrr_watch", False):
+            setattr(builtins, name, _watched_quitter(quitter))
+
+
+def _watched_quitter(quitter: Any) -> Any:
+    """``exit()``/``quit()`` as the site module makes them, noting the status first."""
+    class Watched(type(quitter)):   # type: ignore[misc]
+        _hrr_watch = True
+
+        def __call__(self, code: Any = None) -> Any:
+            _ending.update(how="exit", status=_exit_status(code))
+            return quitter(code)
+
+    watched = Watched.__new__(Watched)
+    watched.__dict__.update(quitter.__dict__)
+    return watched
 
 
 def _close_and_die(signum: int, frame: Any) -> None:
@@ -127,6 +196,7 @@ def _unblock_after_fork() -> None:
 def _child_ready() -> None:
     _busy.clear()     # forked while another thread was closing: this child's archive is new
     _held.clear()
+    _ending.clear()   # the parent's sys.exit in progress is not this child's ending
     _wrap_multiprocessing_exit()
     _unblock_after_fork()
 
@@ -146,3 +216,27 @@ def _wrap_multiprocessing_exit() -> None:
 
     _exit_function._hrr_closes = True   # type: ignore[attr-defined]
     util._exit_function = _exit_function
+
+
+def describe_ended(value: Any) -> str:
+    """The manifest's ``ended`` in words ("exited with status 0", "killed by SIGTERM", ...).
+    The manifest is untrusted: anything malformed says so."""
+    if not isinstance(value, dict):
+        return "unknown (the manifest's ended is malformed)"
+    how = value.get("how")
+    if how == "exit" and isinstance(value.get("status"), int):
+        return f"exited with status {value['status']}"
+    if how == "signal" and isinstance(value.get("signal"), str):
+        return f"killed by {value['signal'][:40]}"
+    if how == "exception" and isinstance(value.get("exception"), str):
+        message = value.get("message")
+        return (f"ended by an uncaught {value['exception'][:100]}"
+                + (f": {str(message)[:200]}" if message else ""))
+    return "unknown (the manifest's ended is malformed)"
+
+
+def abnormal_end(value: Any) -> str | None:
+    """Why ``ended`` is not a clean exit (status 0), in words; None when it is."""
+    if isinstance(value, dict) and value.get("how") == "exit" and value.get("status") == 0:
+        return None
+    return describe_ended(value)

@@ -111,6 +111,8 @@ class CaptureSession:
             fields = self._manifest_fields()
         except Exception:  # noqa: BLE001 - a plugin failing at exit must not leave the archive open
             fields = {}
+        from hrr.capture.exits import ended
+        fields["ended"] = ended(signal_name, content=fields.get("content_mode") == "content")
         if signal_name is None:
             self.writer.close(**fields)
         else:

@@ -26,8 +26,8 @@ MAX_SHAPES = 8             # distinct grid/block shapes kept per kernel
 MAX_BAD_KEPT = 1000        # refused records described in the data (all are counted)
 MAX_BAD_SHOWN = 20         # of those, listed in the text form
 MAX_NAME = 80              # characters of a kernel name or handle shown
-# Manifest fields that say how the captured process ended (written by newer captures).
-ENDED_FIELDS = ("ended", "exit", "exit_status", "end")
+# The manifest field that says how the captured process ended (hrr.capture.exits.ended).
+ENDED_FIELDS = ("ended",)
 
 
 class Top:
@@ -478,11 +478,10 @@ def _parent(m: dict) -> str:
 
 
 def _ended(v: Any) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, dict):
-        return ", ".join(f"{k} {x}" for k, x in v.items())[:MAX_NAME]
-    return str(v)[:MAX_NAME]
+    """The manifest's ``ended`` in words; "-" for an archive written before it was recorded."""
+    from hrr.capture.exits import describe_ended
+
+    return "-" if v is None else describe_ended(v)[:MAX_NAME]
 
 
 def iter_event_lines(path: str, limits: Limits | None = None) -> Iterator[str]:

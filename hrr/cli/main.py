@@ -16,14 +16,16 @@ import click
 from hrr import __version__
 from hrr.backends import BACKEND_MODULES
 from hrr.config import ARCHIVE_ENV, CONTENT_MODE_ENV, MODE_ENV, PLUGINS_ENV
+from hrr.cli import exitcodes
 from hrr.cli.progress import progress_option
 from hrr.errors import ArchiveError, HrrError, UsageError
 
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "capture", "bootstrap")
-EXIT_ERROR = 1
+EPILOG = exitcodes.epilog()
+EXIT_ERROR = exitcodes.FAILED
 #: `hrr capture`: COMMAND exited 0 but a process's recording stopped early (disk full, file-size limit).
-EXIT_INCOMPLETE = 74
+EXIT_INCOMPLETE = exitcodes.INCOMPLETE
 
 
 def _friendly(fn: Callable) -> Callable:
@@ -32,16 +34,41 @@ def _friendly(fn: Callable) -> Callable:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except HrrError as exc:
+        except (HrrError, OSError, ValueError) as exc:
             click.echo(f"hrr: error: {exc}", err=True)
-            sys.exit(EXIT_ERROR)
-        except (OSError, ValueError) as exc:
-            click.echo(f"hrr: error: {exc}", err=True)
-            sys.exit(EXIT_ERROR)
+            sys.exit(exitcodes.for_error(exc))
     return wrapper
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _no_archive(path: str) -> ArchiveError:
+    return ArchiveError("no such archive", where=path, hint="pass the directory `hrr capture -o` wrote")
+
+
+class _Group(click.Group):
+    """Click's group, ending with hrr's exit codes: a usage error exits 64 (click's own 2 is
+    "replay diverged"), Ctrl-C 130 with one line (never click's bare ``Aborted!``)."""
+
+    def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, False, **extra)
+        except click.exceptions.UsageError as exc:
+            exc.show()
+            sys.exit(exitcodes.USAGE)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except (click.Abort, KeyboardInterrupt):
+            click.echo("hrr: interrupted (Ctrl-C): stopped before the end; what was printed above "
+                       "is partial", err=True)
+            sys.exit(exitcodes.INTERRUPTED)
+        sys.exit(rv if isinstance(rv, int) else 0)
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=exitcodes.epilog())
 @click.version_option(__version__, prog_name="hrr")
 def cli() -> None:
     """hrr: HIP Record & Replay for Python.
@@ -90,11 +117,30 @@ def _run_child(command: tuple[str, ...], env: dict[str, str]) -> int:
     return 128 - status if status < 0 else status
 
 
+def _backend_usable(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """Before the program starts: a backend that cannot run here ends the command with one
+    line and exit 69 (for run and capture, HRR_BACKEND is checked when --backend is not given)."""
+    from hrr.backends import available_backends, unavailable_reason
+
+    name = value or (os.environ.get("HRR_BACKEND") if ctx.info_name in ("run", "capture") else None)
+    if not name or ctx.resilient_parsing:
+        return value
+    reason = unavailable_reason(name)
+    if reason is not None:
+        where = "--backend" if value else "HRR_BACKEND"
+        click.echo(f"hrr: error: {where} {name}: {reason}; backends that work here: "
+                   f"{', '.join(available_backends()) or 'none'}", err=True)
+        ctx.exit(exitcodes.BACKEND_UNAVAILABLE)
+    return value
+
+
 BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODULES)), default=None,
-                              help="Backend that `from hip import hip` resolves to (default: HRR_BACKEND or sim).")
+                              callback=_backend_usable,
+                              help="Backend that `from hip import hip` resolves to (default: HRR_BACKEND or sim). "
+                                   "Checked before anything starts: exit 69 if it cannot run here.")
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
+@cli.command(context_settings={"ignore_unknown_options": True}, epilog=EPILOG)
 @click.option("-o", "--output", "archive", default="hrr-archive", show_default=True,
               type=click.Path(), help="Archive directory to create (must not exist or be empty).")
 @click.option("--plugins", default=None, help="Comma list of plugins to run (default: every installed plugin).")
@@ -143,9 +189,8 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
         extra[CONTENT_MODE_ENV] = "content" if content else "metadata-only"
     extra.update(_size_and_pack_env(max_archive_bytes, pack_blobs))
     status = _run_child(command, _child_env("capture", backend, extra))
-    processes = sorted(d for d in os.listdir(path) if d.startswith("pid-"))
-    click.echo(f"hrr: archive {archive}: {len(processes)} process(es) recorded", err=True)
     incomplete = _report_capture_state(archive, path)
+    _capture_summary(archive, path, status, plugins_on=sorted(loaded.versions))
     sys.exit(EXIT_INCOMPLETE if incomplete and status == 0 else status)
 
 
@@ -202,6 +247,38 @@ def _report_capture_state(archive: str, path: str) -> int:
     return incomplete
 
 
+def _capture_summary(archive: str, path: str, status: int, plugins_on: list[str]) -> None:
+    """One line saying what capture recorded: processes, calls, blobs, size on disk, content
+    mode, plugins; with content off, the flag that turns it on. Then, if COMMAND was killed
+    by a signal, a line saying so and naming `hrr repair`."""
+    from hrr.archive import open_archive
+
+    events = blobs = 0
+    modes: set[str] = set()
+    processes = sorted(d for d in os.listdir(path) if d.startswith("pid-"))
+    try:
+        with open_archive(path) as opened:
+            for proc in opened.processes:
+                counts = proc.manifest.get("counts") or {}
+                events += counts.get("events", 0) if isinstance(counts.get("events"), int) else 0
+                blobs += counts.get("blobs", 0) if isinstance(counts.get("blobs"), int) else 0
+                modes.add(str(proc.manifest.get("content_mode") or "unknown"))
+    except HrrError:
+        pass   # already said by _report_capture_state; the line below still counts what it can
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(path) for f in files)
+    mode = ",".join(sorted(modes)) or "none"
+    line = (f"hrr: archive {archive}: {len(processes)} process(es) recorded, {events} calls, {blobs} blobs, "
+            f"{size} bytes on disk, content: {mode}, plugins: {', '.join(plugins_on) or 'none'}")
+    if modes and modes != {"content"}:
+        line += (f"; to record content (what --strict and device-to-host checks need) pass --content "
+                 "or set HIP_HRR_CAPTURE_CONTENT=1")
+    click.echo(line, err=True)
+    if status > 128 and status - 128 in signal.valid_signals():
+        name = signal.Signals(status - 128).name
+        click.echo(f"hrr: COMMAND was killed by {name}: an archive it left open is kept; "
+                   f"`hrr repair {archive}` closes it", err=True)
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -212,7 +289,7 @@ def _alive(pid: int) -> bool:
     return True
 
 
-@cli.command(context_settings={"ignore_unknown_options": True})
+@cli.command(context_settings={"ignore_unknown_options": True}, epilog=EPILOG)
 @BACKEND_OPTION
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @_friendly
@@ -221,11 +298,14 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
     sys.exit(_run_child(command, _child_env("run", backend, {})))
 
 
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.argument("archive", type=click.Path())
 @click.option("--strict", is_flag=True, help="Also fail on anything not replayed faithfully: a refused "
               "record, an unreplayable API, a missing blob, an untranslated pointer, a metadata-only archive, "
-              "an archive its program never closed, a process with no records.")
+              "an archive its program never closed, a process with no records, a program that ended "
+              "abnormally (non-zero exit, signal, uncaught exception). Exit 3 when only --strict fails.")
+@click.option("--allow-abnormal-end", is_flag=True, help="With --strict, accept a program that ended "
+              "abnormally (non-zero exit status, signal, uncaught exception): that was the point.")
 @BACKEND_OPTION
 @click.option("--plugins", default=None, help="Comma list of plugins to run (default: those the archive recorded with).")
 @click.option("--max-file-bytes", type=int, default=None, help="Largest blob or code object read (bytes).")
@@ -244,12 +324,13 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
                    "set-up, unchecked (pure queries skipped); nothing from M on is replayed.")
 @progress_option
 @_friendly
-def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
+def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | None, plugins: str | None,
            max_file_bytes: int | None, max_events: int | None, max_host_bytes: int | None,
            max_threads: int | None, max_seconds: float, keep_going: bool,
            float_tolerance: float | None, calls: str | None, progress: bool | None) -> None:
     """Replay ARCHIVE and check every device-to-host copy. Exit 0: every check passed;
-    1: a failed check, a failure or a limit reached; 2: replay diverged and stopped early."""
+    1: a failed check, a failure or a limit reached; 2: replay diverged and stopped early;
+    3: only --strict refused; 130: Ctrl-C, after a partial summary."""
     import math
 
     import attrs
@@ -261,7 +342,7 @@ def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
     from hrr.replay.run import WATCHDOG_GRACE_SECONDS, replay_archive, start_watchdog
 
     if not os.path.exists(archive):
-        raise UsageError(f"{archive}: no such archive")
+        raise _no_archive(archive)
     if not (math.isfinite(max_seconds) and max_seconds > 0):
         raise UsageError(f"--max-seconds must be a positive number of seconds, got {max_seconds}")
     overrides = {k: v for k, v in {"max_file_bytes": max_file_bytes, "max_events": max_events,
@@ -281,13 +362,14 @@ def replay(archive: str, strict: bool, backend: str | None, plugins: str | None,
     try:
         with progress_bar(wanted(progress)) as bar:
             code = replay_archive(archive, backend=backend, limits=limits, options=options,
-                                  plugins=parse_plugin_list(plugins), echo=click.echo, progress=bar)
+                                  plugins=parse_plugin_list(plugins), echo=click.echo, progress=bar,
+                                  allow_abnormal_end=allow_abnormal_end)
     finally:
         done.set()
     sys.exit(code)
 
 
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.argument("archive", type=click.Path())
 @click.option("--events", "show_events", is_flag=True,
               help="Also list every record (text: streamed after the tables; with --json the list is "
@@ -303,7 +385,7 @@ def info(archive: str, show_events: bool, as_json: bool, progress: bool | None) 
     from hrr.cli.progress import progress_bar, wanted
 
     if not os.path.exists(archive):
-        raise UsageError(f"{archive}: no such archive")
+        raise _no_archive(archive)
     try:
         with progress_bar(wanted(progress)) as bar:
             data = archive_info(archive, with_events=show_events and as_json, progress=bar)
@@ -319,7 +401,7 @@ def info(archive: str, show_events: bool, as_json: bool, progress: bool | None) 
                             where=archive, hint="this is a bug in hrr: please report it with the archive") from None
 
 
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.argument("archive", type=click.Path())
 @progress_option
 @_friendly
@@ -328,7 +410,7 @@ def repair(archive: str, progress: bool | None) -> None:
     from hrr.archive import repair as repair_archive
 
     if not os.path.exists(archive):
-        raise UsageError(f"{archive}: no such archive")
+        raise _no_archive(archive)
     from hrr.cli.progress import progress_bar, wanted
 
     with progress_bar(wanted(progress)) as bar:
@@ -347,7 +429,7 @@ def repair(archive: str, progress: bool | None) -> None:
         sys.exit(EXIT_ERROR)
 
 
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.argument("archive", type=click.Path())
 @_friendly
 def pack(archive: str) -> None:
@@ -357,14 +439,14 @@ def pack(archive: str) -> None:
     from hrr.archive.pack import pack_archive
 
     if not os.path.isdir(archive):
-        raise UsageError(f"{archive}: no such archive directory")
+        raise _no_archive(archive)
     report = pack_archive(archive, say=lambda line: click.echo(line, err=True))
     for line in report.skipped:
         click.echo(f"hrr: left loose: {line}", err=True)
     click.echo(f"hrr: {report.packed} blobs ({report.bytes} bytes) packed in {archive}")
 
 
-@cli.command()
+@cli.command(epilog=EPILOG)
 @_friendly
 def plugins() -> None:
     """List installed plugins, their versions and the hooks they implement. A plugin
@@ -391,7 +473,7 @@ def plugins() -> None:
 
 
 # -- inspection: export (timeline) and diff; the code lives in hrr.inspect ----------------
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.option("--chrome-trace", "chrome_trace", required=True, type=click.Path(dir_okay=False),
               help="Write a Trace Event Format JSON file (Perfetto, chrome://tracing) here.")
 @click.argument("archive", type=click.Path())
@@ -404,7 +486,7 @@ def export(chrome_trace: str, archive: str, progress: bool | None) -> None:
     from hrr.inspect.timeline import export_chrome_trace
 
     if not os.path.exists(archive):
-        raise UsageError(f"{archive}: no such archive")
+        raise _no_archive(archive)
     from hrr.cli.progress import progress_bar, wanted
 
     with progress_bar(wanted(progress)) as bar:
@@ -414,7 +496,7 @@ def export(chrome_trace: str, archive: str, progress: bool | None) -> None:
                f"{summary['records']} records in {summary['processes']} process(es){skipped}", err=True)
 
 
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.argument("archive_a", type=click.Path())
 @click.argument("archive_b", type=click.Path())
 @click.option("--context", default=3, show_default=True, type=click.IntRange(0, 1000),
@@ -422,13 +504,13 @@ def export(chrome_trace: str, archive: str, progress: bool | None) -> None:
 def diff(archive_a: str, archive_b: str, context: int) -> None:
     """Print the first divergence between two archives, comparing calls, arguments (capture
     addresses and handles normalised), errors and D2H digests. Exit 0: equal; 1: they
-    differ; 2: an archive cannot be read."""
+    differ; 4: an archive cannot be read."""
     from hrr.inspect.diff import EXIT_DIFFERENT, EXIT_EQUAL, EXIT_TROUBLE, diff_archives
 
     try:
         for path in (archive_a, archive_b):
             if not os.path.exists(path):
-                raise UsageError(f"{path}: no such archive")
+                raise _no_archive(path)
         result = diff_archives(archive_a, archive_b, context=context, echo=click.echo)
     except (HrrError, OSError, ValueError) as exc:
         click.echo(f"hrr: error: {exc}", err=True)
@@ -442,7 +524,7 @@ def main() -> None:
 
 
 # -- hrr dump (hrr/inspect/dump.py); kept above the __main__ guard so `python -m` sees it --
-@cli.command()
+@cli.command(epilog=EPILOG)
 @click.argument("archive", type=click.Path())
 @click.option("--calls", "calls", default=None, metavar="RANGE",
               help="Only calls N (one), N:M (N to M-1), :M or N:, by sequence number.")
@@ -460,7 +542,7 @@ def dump(archive: str, calls: str | None, apis: tuple[str, ...], thread: str | N
     from hrr.inspect.dump import DumpFilter, dump_to_stdout, parse_apis, parse_range, parse_thread
 
     if not os.path.exists(archive):
-        raise UsageError(f"{archive}: no such archive")
+        raise _no_archive(archive)
     filt = DumpFilter(calls=parse_range(calls) if calls is not None else None, apis=parse_apis(apis),
                       thread=parse_thread(thread) if thread is not None else None, pid=pid)
     from hrr.cli.progress import progress_bar, wanted

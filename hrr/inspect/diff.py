@@ -24,9 +24,11 @@ import attrs
 
 from hrr.api.catalogue import CATALOGUE, Api
 from hrr.archive import Limits, open_archive
+from hrr.cli import exitcodes
 from hrr.inspect.records import Call, Skipped, calls
 
-EXIT_EQUAL, EXIT_DIFFERENT, EXIT_TROUBLE = 0, 1, 2   # as diff(1) and cmp(1)
+# As diff(1) and cmp(1) (0 equal, 1 differ), trouble as every hrr command reports an unreadable archive.
+EXIT_EQUAL, EXIT_DIFFERENT, EXIT_TROUBLE = exitcodes.OK, exitcodes.FAILED, exitcodes.ARCHIVE_UNREADABLE
 _WIDTH = 100   # longest value shown in full on a record line
 
 

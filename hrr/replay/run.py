@@ -9,12 +9,17 @@ from typing import Any, Callable, Iterator
 
 from hrr.archive import Limits, open_archive
 from hrr.backends import load_backend
+from hrr.capture.exits import abnormal_end, describe_ended
+from hrr.cli import exitcodes
 from hrr.errors import UsageError
 from hrr.pipeline.manager import installed_plugins, load_plugins, warn_broken
 from hrr.replay.engine import ProcessReplayer, ReplayOptions, ReplayStats
 from hrr.replay.ranges import describe as describe_range
 
-EXIT_OK, EXIT_FAILED, EXIT_DIVERGED = 0, 1, 2
+EXIT_OK, EXIT_FAILED, EXIT_DIVERGED = exitcodes.OK, exitcodes.FAILED, exitcodes.DIVERGED
+EXIT_STRICT, EXIT_INTERRUPTED = exitcodes.STRICT_REFUSED, exitcodes.INTERRUPTED
+# Which code wins when processes end differently: the most serious outcome.
+_RANK = {EXIT_OK: 0, EXIT_STRICT: 1, EXIT_FAILED: 2, EXIT_DIVERGED: 3, EXIT_INTERRUPTED: 4}
 _REFUSAL_CATEGORIES_SHOWN = 10
 # Replay makes one recorded call at a time, so a wait on the sim that nothing can run is
 # stuck for good: no other thread will make a call while it waits. Report it at once
@@ -158,6 +163,10 @@ def summary_lines(name: str, backend: str, stats: ReplayStats, ctx: Any, manifes
     if manifest.get("content_mode") == "metadata-only":
         lines.append("Content: metadata-only archive: inputs were zero-filled and no "
                      "device-to-host check was possible")
+    if "ended" in manifest:
+        lines.append(f"Program: {describe_ended(manifest.get('ended'))}")
+    if not (stats.checks_passed or stats.checks_failed):
+        lines.append(f"Nothing was verified: {_why_nothing_verified(stats, manifest)}")
     if stats.refusals:
         lines.append(f"Refused: {len(stats.refusals)} records")
         for r in stats.refusals[:_REFUSAL_CATEGORIES_SHOWN]:
@@ -171,6 +180,18 @@ def summary_lines(name: str, backend: str, stats: ReplayStats, ctx: Any, manifes
     for failure in stats.failures:
         lines.append(f"FAILED: {failure}")
     return lines
+
+
+def _why_nothing_verified(stats: ReplayStats, manifest: dict) -> str:
+    """Why a replay compared no device-to-host copy, and what would change that."""
+    if manifest.get("content_mode") == "metadata-only":
+        return ("the archive is metadata-only, so no copy could be compared: capture with "
+                "--content (or HIP_HRR_CAPTURE_CONTENT=1)")
+    if stats.checks_unverifiable:
+        return f"all {stats.checks_unverifiable} device-to-host copies were unverifiable"
+    if stats.range is not None:
+        return "the --calls range holds no checked device-to-host copy"
+    return "the program made no device-to-host copy that replay could compare"
 
 
 def _plugin_failure_reasons(failures: Any) -> list[str]:
@@ -193,9 +214,13 @@ def _plugin_failure_reasons(failures: Any) -> list[str]:
     return reasons
 
 
-def strict_reasons(stats: ReplayStats, ctx: Any, manifest: dict, missing_plugins: list[str]) -> list[str]:
+def strict_reasons(stats: ReplayStats, ctx: Any, manifest: dict, missing_plugins: list[str],
+                   allow_abnormal_end: bool = False) -> list[str]:
     """Everything that was not replayed faithfully (what ``--strict`` fails on)."""
     reasons = []
+    abnormal = abnormal_end(manifest.get("ended")) if "ended" in manifest else None
+    if abnormal and not allow_abnormal_end:
+        reasons.append(f"the program {abnormal} (pass --allow-abnormal-end if that is the point)")
     if stats.refusals:
         reasons.append(f"{len(stats.refusals)} records refused")
     if manifest.get("unreplayable_apis"):
@@ -260,9 +285,11 @@ class _Counted:
 
 def replay_archive(path: str, *, backend: str | None = None, limits: Limits | None = None,
                    options: ReplayOptions | None = None, plugins: list[str] | None = None,
-                   echo: Callable[[str], None] = print, progress: Any = None) -> int:
+                   echo: Callable[[str], None] = print, progress: Any = None,
+                   allow_abnormal_end: bool = False) -> int:
     """Replay every process archive under ``path``; print the summary; return the exit
-    code (0 all checks passed, 1 a failed check or failure, 2 an early divergence abort).
+    code (0 all checks passed, 1 a failed check or failure, 2 an early divergence abort,
+    3 refused by ``--strict``, 130 interrupted by Ctrl-C after a partial summary).
     ``progress``: a :class:`hrr.cli.progress.Bar` (or None), told of each process and record."""
     limits = limits or Limits()
     options = options or ReplayOptions()
@@ -300,10 +327,22 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
         replayer = ProcessReplayer(proc if progress is None else _Counted(proc, progress), mod, pm,
                                    limits, options, deadline=deadline)
         parent, until = _fork_parent(processes, manifest, proc, limits)
-        with bounded_stalls(mod):
-            stats = replayer.run(prefix=parent, prefix_until=until)
+        interrupted = False
+        try:
+            with bounded_stalls(mod):
+                stats = replayer.run(prefix=parent, prefix_until=until)
+        except KeyboardInterrupt:  # Ctrl-C: the summary of what was done, then stop
+            stats, interrupted = replayer.stats, True
         if progress is not None:
             progress.end()  # the bar's last state stays above this process's summary
+        if interrupted:
+            for line in summary_lines(f"pid-{proc.pid}", backend_name, stats, replayer.ctx, manifest):
+                echo(line)
+            echo(f"Result: INTERRUPTED (Ctrl-C) after {stats.events} records: the summary above is partial")
+            rest = processes[processes.index(proc) + 1:]
+            if rest:
+                echo(f"Not replayed: {', '.join(f'pid-{p.pid}' for p in rest)}")
+            return EXIT_INTERRUPTED
         ended_failures, ended_reasons, ended_notes = completeness(proc)
         stats.failures.extend(ended_failures)
         for line in summary_lines(f"pid-{proc.pid}", backend_name, stats, replayer.ctx, manifest):
@@ -312,16 +351,20 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
             echo(note)
         timed_out = stats.timed_out
         if stats.aborted:
-            code = max(code, EXIT_DIVERGED)
+            code = max(code, EXIT_DIVERGED, key=_RANK.__getitem__)
             echo("Result: DIVERGED (replay stopped early)")
             continue
         failed = bool(stats.checks_failed or stats.failures)
+        refused = False
         if options.strict:
-            reasons = ended_reasons + strict_reasons(stats, replayer.ctx, manifest, missing)
+            reasons = ended_reasons + strict_reasons(stats, replayer.ctx, manifest, missing,
+                                                     allow_abnormal_end)
             for reason in reasons:
                 echo(f"STRICT: {reason}")
-            failed = failed or bool(reasons)
+            refused = bool(reasons)
         if failed:
-            code = max(code, EXIT_FAILED)
-        echo(f"Result: {'FAILED' if failed else 'OK'}")
+            code = max(code, EXIT_FAILED, key=_RANK.__getitem__)
+        elif refused:
+            code = max(code, EXIT_STRICT, key=_RANK.__getitem__)
+        echo(f"Result: {'FAILED' if failed else 'REFUSED by --strict' if refused else 'OK'}")
     return code

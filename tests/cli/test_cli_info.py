@@ -201,12 +201,12 @@ def test_info_json_unknown_totals_and_manifest_fields_are_strict(tmp_path):
     path = root / "pid-4242" / "manifest.json"
     m = json.loads(path.read_text())
     m["counts"] = {"events": 1}          # no blob counts: dedup savings unknown
-    m["ended"] = {"exit_status": 3}
+    m["ended"] = {"how": "exit", "status": 3}
     path.write_text(json.dumps(m))
     result = CliRunner().invoke(cli, ["info", "--json", str(root)], catch_exceptions=False)
     (p,) = _strict(result.stdout)["processes"]
     assert p["blobs"]["unique"] is None and p["blobs"]["saved_bytes"] is None
-    assert p["ended"] == {"exit_status": 3}
+    assert p["ended"] == {"how": "exit", "status": 3}
     text = CliRunner().invoke(cli, ["info", str(root)], catch_exceptions=False).stdout
-    assert _row(text, "4242")[-1] == "exit_status 3"
+    assert _row(text, "4242")[-1] == "exited with status 3"
     assert os.path.isdir(root)

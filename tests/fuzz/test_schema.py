@@ -271,7 +271,7 @@ def test_hard_linked_archive_file_is_refused(tmp_path):
     mpath.unlink()
     os.link(outside, mpath)
     result = CliRunner().invoke(cli, ["info", str(root)], catch_exceptions=False)
-    assert result.exit_code == 1 and "hard link" in result.output
+    assert result.exit_code == 4 and "hard link" in result.output
 
 
 def test_info_turns_any_surprise_into_one_line(tmp_path, monkeypatch):
@@ -283,6 +283,6 @@ def test_info_turns_any_surprise_into_one_line(tmp_path, monkeypatch):
         raise RecursionError("maximum recursion depth exceeded")
     monkeypatch.setattr(info_mod, "archive_info", boom)
     result = CliRunner().invoke(cli, ["info", str(tmp_path)])
-    assert result.exit_code == 1 and not isinstance(result.exception, RecursionError)
+    assert result.exit_code == 4 and not isinstance(result.exception, RecursionError)
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "RecursionError" in lines[0] and "bug in hrr" in lines[0]

@@ -109,7 +109,7 @@ def test_cli_exit_codes_and_unreadable_archive(serving_archive, serving_archive_
     (tmp_path / "empty").mkdir()
     for bad in (tmp_path / "empty", tmp_path / "missing"):
         proc = hrr_cli("diff", tmp_path / "a", bad)
-        assert proc.returncode == EXIT_TROUBLE == 2, describe(proc)
+        assert proc.returncode == EXIT_TROUBLE == 4, describe(proc)
         assert proc.stdout == "" and len(proc.stderr.strip().splitlines()) == 1, describe(proc)
         assert proc.stderr.startswith("hrr: error:") and str(bad) in proc.stderr
 

@@ -52,7 +52,7 @@ def test_a_process_killed_before_or_at_its_first_call_fails_strict(tmp_path, mod
     assert "NOT closed" in _info(root)
     code, out = _replay(root, strict=True)
     assert code == 1 and NOT_CLOSED in out and NO_CALLS in out, out
-    assert out.endswith("Result: FAILED")
+    assert out.endswith("Result: REFUSED by --strict")
     code, out = _replay(root)   # replays what is there (nothing) and says so
     assert code == 0, out
     assert "Archive: NOT closed (no trailer, manifest clean_shutdown false): replayed the 0 complete " \

@@ -179,7 +179,7 @@ def test_record_of_the_wrong_type_is_refused_and_named(tmp_path, label, append, 
     refusals = _refusals(lines)
     assert any(expected in r for r in refusals), (expected, lines)
     assert code == 1 and "STRICT: 1 records refused" in lines, lines
-    assert lines[-1] == "Result: FAILED"
+    assert lines[-1] == "Result: REFUSED by --strict"
 
 
 def test_every_record_replays_after_refusals(tmp_path):

@@ -242,7 +242,7 @@ def test_records_of_threads_over_max_threads_are_refused_and_the_rest_replays(tm
         f"record {seq} hipInit [limit]: thread 3 would be replay thread 3, over --max-threads (2): "
         "its records are not replayed" for seq in (2, 4)], lines
     assert "pid-4242: replayed on sim: 5 records, 3 calls replayed, 0 no-ops" in lines
-    assert code == 1 and lines[-1] == "Result: FAILED"
+    assert code == 1 and lines[-1] == "Result: REFUSED by --strict"
 
 
 def test_buffers_of_synchronous_copies_are_given_back_when_the_call_returns(tmp_path):

@@ -59,24 +59,37 @@ def driver_present() -> bool:
     return True
 
 
+class DriverUnavailable(BackendError):
+    """No driver or no cuda-bindings here; ``hip_error`` names the HIP error a real runtime
+    returns from its calls in that case (the app sees that, never this exception)."""
+
+    def __init__(self, what: str, *, hint: str | None = None, hip_error: str = "hipErrorNoDevice") -> None:
+        super().__init__(what, hint=hint)
+        self.hip_error = hip_error
+
+
 def require_driver() -> None:
-    """Load cuda-bindings and the driver once; BackendError when either is missing."""
+    """Load cuda-bindings and the driver once; DriverUnavailable when either is missing."""
     if STATE.ready:
         return
     with STATE.lock:
         if STATE.ready:
             return
-        drv, rt = bindings()
+        try:
+            drv, rt = bindings()
+        except BackendError as exc:   # the cuda extra is missing: the runtime has no driver layer
+            raise DriverUnavailable(exc.what, hint=exc.hint, hip_error="hipErrorInsufficientDriver") from None
         try:
             lib = ctypes.CDLL("libcuda.so.1")
         except OSError as exc:
-            raise BackendError("no NVIDIA driver found", hint=NO_DRIVER_HINT) from None
+            raise DriverUnavailable("no NVIDIA driver found", hint=NO_DRIVER_HINT) from None
         lib.cuLaunchHostFunc.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
         lib.cuLaunchHostFunc.restype = ctypes.c_int
         try:
             drv.cuInit(0)
         except RuntimeError as exc:  # cuda.pathfinder's DynamicLibNotFoundError
-            raise BackendError("no NVIDIA driver found", hint=f"{NO_DRIVER_HINT} [{exc}]") from None
+            raise DriverUnavailable("no NVIDIA driver found", hint=f"{NO_DRIVER_HINT} [{exc}]",
+                                    hip_error="hipErrorInsufficientDriver") from None
         STATE.drv, STATE.rt, STATE.libcuda = drv, rt, lib
         STATE.ready = True
 

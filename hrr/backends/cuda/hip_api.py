@@ -49,13 +49,27 @@ _host_fn_keepalive: list[Any] = []
 
 # ---------------------------------------------------------------------------- plumbing
 
+def _outputs(name: str) -> int:
+    """How many values follow the error in ``name``'s result (hip-python's tuple)."""
+    from hrr.api.catalogue import CATALOGUE
+
+    api = CATALOGUE.get(name)
+    return len(api.outs) if api is not None else _NOUTPUTS.get(name, 0)
+
+
 def _api(fn):
-    """Load the driver on first use (BackendError if absent), record a failed result as
-    the thread's last error, and turn cuda-bindings' own exceptions into BackendError."""
+    """Load the driver on first use; without one, return the HIP error a real runtime
+    returns there (hipErrorNoDevice, hipErrorInsufficientDriver) with None outputs, never
+    raise into the app. Record a failed result as the thread's last error."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if not S.ready:
-            _runtime.require_driver()
+            try:
+                _runtime.require_driver()
+            except _runtime.DriverUnavailable as exc:
+                err = getattr(E, exc.hip_error)
+                _tls.last = err
+                return (err,) + (None,) * _outputs(fn.__name__)
         try:
             result = fn(*args, **kwargs)
         except _BadEnum:

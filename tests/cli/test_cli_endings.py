@@ -1,0 +1,92 @@
+"""How a captured process ended: recorded in the manifest, printed by info and replay,
+refused by --strict unless --allow-abnormal-end; capture's closing summary line."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+
+from cli_helpers import BASE_PLUGINS, app, capture, describe, hrr, info_json
+
+from hrr.cli import exitcodes
+
+
+def _ended(root):
+    (proc,) = info_json(root)["processes"]
+    return proc["manifest"]["ended"]
+
+
+def test_a_non_zero_exit_is_recorded_and_refused_by_strict_unless_allowed(tmp_path):
+    root = tmp_path / "a"
+    capture(root, *app("basic.py", 3), check=3)
+    assert _ended(root) == {"how": "exit", "status": 3}
+    assert "exited with status 3" in hrr("info", root, check=0).stdout
+    proc = hrr("replay", "--strict", root)
+    assert proc.returncode == exitcodes.STRICT_REFUSED, describe(proc)
+    assert "Program: exited with status 3" in proc.stdout
+    assert "STRICT: the program exited with status 3 (pass --allow-abnormal-end" in proc.stdout, describe(proc)
+    hrr("replay", "--strict", "--allow-abnormal-end", root, check=0)
+    hrr("replay", root, check=0)   # without --strict an abnormal end is only reported
+
+
+def test_a_clean_exit_passes_strict(tmp_path):
+    root = tmp_path / "a"
+    capture(root, *app("basic.py"))
+    assert _ended(root) == {"how": "exit", "status": 0}
+    hrr("replay", "--strict", root, check=0)
+
+
+def test_an_uncaught_exception_keeps_its_message_only_in_content_mode(tmp_path):
+    content, meta = tmp_path / "c", tmp_path / "m"
+    capture(content, *app("raises.py"), check=1)
+    capture(meta, *app("raises.py"), content=False, check=1)
+    assert _ended(content) == {"how": "exception", "exception": "ValueError", "message": "the secret 42"}
+    assert _ended(meta) == {"how": "exception", "exception": "ValueError"}
+    proc = hrr("replay", "--strict", content)
+    assert proc.returncode == 1 and "ended by an uncaught ValueError" in proc.stdout, describe(proc)
+
+
+def test_a_signal_is_recorded_and_capture_names_repair(tmp_path):
+    root = tmp_path / "a"
+    env = dict(os.environ)
+    env.pop("HRR_MODE", None)
+    hrr_proc = subprocess.Popen(
+        [sys.executable, "-m", "hrr.cli.main", "capture", "-o", str(root), "--plugins", BASE_PLUGINS,
+         "--content", "--", *app("basic.py", "--loop")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert hrr_proc.stdout.readline().strip() == "READY"
+        hrr_proc.send_signal(signal.SIGTERM)   # hrr passes it on to COMMAND
+        _, err = hrr_proc.communicate(timeout=30)
+    finally:
+        if hrr_proc.poll() is None:
+            hrr_proc.kill()
+            hrr_proc.wait()
+    assert hrr_proc.returncode == 128 + signal.SIGTERM, err
+    assert "COMMAND was killed by SIGTERM" in err and f"hrr repair {root}" in err, err
+    assert _ended(root) == {"how": "signal", "signal": "SIGTERM"}
+    assert "killed by SIGTERM" in hrr("info", root, check=0).stdout
+
+
+def test_capture_ends_with_one_summary_line_naming_the_content_flag(tmp_path):
+    root = tmp_path / "m"
+    proc = capture(root, *app("basic.py"), content=False)
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("hrr: archive ")]
+    (pid,) = info_json(root)["processes"]
+    calls = pid["manifest"]["counts"]["events"]
+    assert f"1 process(es) recorded, {calls} calls, " in line and " blobs, " in line and " bytes on disk" in line, line
+    assert "content: metadata-only" in line and "plugins: privacy" in line, line
+    assert "--content" in line and "HIP_HRR_CAPTURE_CONTENT=1" in line, line
+    proc = capture(tmp_path / "c", *app("basic.py"))
+    (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("hrr: archive ")]
+    assert "content: content" in line and "HIP_HRR_CAPTURE_CONTENT" not in line, line
+
+
+def test_a_replay_that_verified_nothing_says_so(tmp_path):
+    root = tmp_path / "m"
+    capture(root, *app("basic.py"), content=False)
+    proc = hrr("replay", root, check=0)
+    assert "Nothing was verified: the archive is metadata-only" in proc.stdout, describe(proc)
+    proc = hrr("replay", capture(tmp_path / "c", *app("basic.py")) and tmp_path / "c", check=0)
+    assert "Nothing was verified" not in proc.stdout, describe(proc)
