@@ -74,6 +74,7 @@ class RepairReport:
     """Per-process results of one repair run."""
     root: str
     processes: list[ProcessRepair] = attrs.Factory(list)
+    interrupted: str | None = None   # the pid directory Ctrl-C stopped repair in
 
     def count(self, action: str) -> int:
         """How many processes ended with ``action``."""
@@ -96,11 +97,16 @@ def repair(root: str | os.PathLike[str], limits: Limits = Limits(), progress: An
         if not match:
             continue
         result = ProcessRepair(int(match.group(1)), os.path.join(root, name))
-        report.processes.append(result)
         try:
             _repair_one(root, name, limits, result, progress)
         except (HrrError, OSError) as exc:
             result.action, result.error = "failed", str(exc)
+        except KeyboardInterrupt:
+            # Repair is safe to stop at any instant (as a killed capture is): say how far
+            # it got; running it again finishes the job.
+            report.interrupted = name
+            return report
+        report.processes.append(result)
     return report
 
 

@@ -224,7 +224,11 @@ def archive_info(path: str, *, with_events: bool = False, limits: Limits | None 
     out: dict[str, Any] = {"archive": path, "processes": []}
     try:
         for proc in archive.processes:
-            out["processes"].append(_process_info(proc, with_events, progress))
+            entry = _process_info(proc, with_events, progress)
+            out["processes"].append(entry)
+            if entry.get("interrupted"):  # Ctrl-C: what was counted so far, said to be partial
+                out["interrupted"] = {"pid": proc.pid, "after_records": entry["records"]}
+                break
     finally:
         archive.close()
     return out
@@ -238,17 +242,21 @@ def _process_info(proc: Any, with_events: bool, progress: Any = None) -> dict[st
         progress.task(f"info pid-{proc.pid}", manifest=proc.manifest)
         tick = progress
     done = 0
-    for item in proc.checked_events():
-        done += 1
-        if tick is not None:
-            tick(done)
-        ev = getattr(item, "event", None)
-        if ev is None:  # a refused record (the reader says why)
-            counts.refuse(item)
-            continue
-        counts.add(ev)
-        if with_events:  # --events --json only: this list grows with the archive
-            events.append(_event_entry(ev))
+    interrupted = False
+    try:
+        for item in proc.checked_events():
+            done += 1
+            if tick is not None:
+                tick(done)
+            ev = getattr(item, "event", None)
+            if ev is None:  # a refused record (the reader says why)
+                counts.refuse(item)
+                continue
+            counts.add(ev)
+            if with_events:  # --events --json only: this list grows with the archive
+                events.append(_event_entry(ev))
+    except KeyboardInterrupt:
+        interrupted = True
     m = proc.manifest if isinstance(proc.manifest, dict) else {}
     entry = {
         "pid": proc.pid,
@@ -276,6 +284,8 @@ def _process_info(proc: Any, with_events: bool, progress: Any = None) -> dict[st
     }
     if with_events:
         entry["events"] = events
+    if interrupted:
+        entry["interrupted"] = True
     return entry
 
 

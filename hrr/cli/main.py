@@ -391,6 +391,11 @@ def info(archive: str, show_events: bool, as_json: bool, progress: bool | None) 
             data = archive_info(archive, with_events=show_events and as_json, progress=bar)
         text = json.dumps(data, indent=2, allow_nan=False) if as_json else render_info(data)
         click.echo(text)
+        stopped = data.get("interrupted")
+        if stopped:
+            click.echo(f"hrr: interrupted (Ctrl-C) in pid-{stopped['pid']} after {stopped['after_records']} "
+                       "records: the tables above are partial; later processes were not read", err=True)
+            sys.exit(exitcodes.INTERRUPTED)
         if show_events and not as_json:
             for line in iter_event_lines(archive):
                 click.echo(line)
@@ -415,6 +420,13 @@ def repair(archive: str, progress: bool | None) -> None:
 
     with progress_bar(wanted(progress)) as bar:
         report = repair_archive(archive, progress=bar)
+    if report.interrupted:
+        for proc in report.processes:
+            click.echo(proc.describe())
+        click.echo(report.summary())
+        click.echo(f"hrr: interrupted (Ctrl-C) in {report.interrupted}: the processes above are done; "
+                   f"run `hrr repair {archive}` again to finish", err=True)
+        sys.exit(exitcodes.INTERRUPTED)
     if not report.processes:
         raise UsageError(f"{archive}: no pid-<pid> directories: not an hrr archive",
                          hint="pass the directory written by `hrr capture -o`")

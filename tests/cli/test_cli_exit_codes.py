@@ -1,6 +1,8 @@
 """Exit codes that cannot be mistaken (hrr/cli/exitcodes.py is the one table)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 from cli_helpers import app, capture, describe, hrr
@@ -63,18 +65,52 @@ def test_ctrl_c_during_replay_prints_a_partial_summary_and_exits_130(tmp_path, m
     assert "Result: INTERRUPTED (Ctrl-C) after 3 records" in result.output, result.output
 
 
-@pytest.mark.parametrize("command", ["info", "repair"])
-def test_ctrl_c_in_info_or_repair_exits_130_with_one_line(tmp_path, monkeypatch, command):
+def test_ctrl_c_in_info_prints_the_partial_tables_and_exits_130(tmp_path, monkeypatch):
+    root = tmp_path / "a"
+    capture(root, *app("basic.py"))
+    from hrr.archive.reader import ProcessArchive
+
+    real = ProcessArchive.checked_events
+
+    def interrupted_after_three(self):
+        for n, item in enumerate(real(self)):
+            if n == 3:
+                raise KeyboardInterrupt
+            yield item
+    monkeypatch.setattr(ProcessArchive, "checked_events", interrupted_after_three)
+    result = CliRunner().invoke(cli, ["info", "--json", str(root)])
+    assert result.exit_code == exitcodes.INTERRUPTED == 130, result.output
+    assert "Aborted!" not in result.output
+    data = json.loads(result.stdout)
+    assert data["interrupted"]["after_records"] == 3 and data["processes"][0]["records"] == 3
+    assert "after 3 records: the tables above are partial" in result.stderr, result.output
+
+
+def test_ctrl_c_in_repair_says_how_far_it_got_and_exits_130(tmp_path, monkeypatch):
+    import importlib
+    root = tmp_path / "a"
+    capture(root, *app("basic.py"))
+    repair_module = importlib.import_module("hrr.archive.repair")
+
+    def interrupt(*a, **k):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(repair_module, "_repair_one", interrupt)
+    result = CliRunner().invoke(cli, ["repair", str(root)])
+    assert result.exit_code == 130, result.output
+    assert "Aborted!" not in result.output
+    assert "Repair summary: 0 repaired" in result.stdout, result.output
+    assert "run `hrr repair" in result.stderr and "again to finish" in result.stderr, result.output
+
+
+def test_ctrl_c_outside_a_loop_still_ends_with_one_line_and_130(tmp_path, monkeypatch):
     root = tmp_path / "a"
     capture(root, *app("basic.py"))
 
     def interrupt(*a, **k):
         raise KeyboardInterrupt
-    import hrr.archive
     import hrr.cli.info
     monkeypatch.setattr(hrr.cli.info, "archive_info", interrupt)
-    monkeypatch.setattr(hrr.archive, "repair", interrupt)
-    result = CliRunner().invoke(cli, [command, str(root)])
+    result = CliRunner().invoke(cli, ["info", str(root)])
     assert result.exit_code == 130, result.output
     assert "Aborted!" not in result.output and "hrr: interrupted (Ctrl-C)" in result.output, result.output
 
