@@ -90,8 +90,8 @@ def _child_env(mode: str, backend: str | None, extra: dict[str, str]) -> dict[st
     return env
 
 
-def _run_child(command: tuple[str, ...], env: dict[str, str]) -> int:
-    """Run COMMAND and wait for it. While it runs, SIGINT is left to the child (a terminal
+def _run_child(command: tuple[str, ...], env: dict[str, str], started: list | None = None) -> int:
+    """Run COMMAND and wait for it (its pid is appended to ``started``). While it runs, SIGINT is left to the child (a terminal
     sends it to both; the child closes its archive on its way out, and hrr must not kill
     it meanwhile) and SIGTERM/SIGHUP sent to hrr are passed on to the child."""
     if not command:
@@ -102,6 +102,8 @@ def _run_child(command: tuple[str, ...], env: dict[str, str]) -> int:
         raise UsageError(f"command not found: {command[0]}") from None
     except PermissionError:
         raise UsageError(f"command not executable: {command[0]}") from None
+    if started is not None:
+        started.append(child.pid)
 
     def forward(signum: int, frame: Any) -> None:
         child.send_signal(signum)
@@ -115,6 +117,34 @@ def _run_child(command: tuple[str, ...], env: dict[str, str]) -> int:
             signal.signal(sig, handler)
     # A child killed by signal N exits as a shell reports it: 128 + N.
     return 128 - status if status < 0 else status
+
+
+def _correct_the_ending(path: str, pid: int, status: int) -> None:
+    """COMMAND's own process knows its exit status only when it left through sys.exit or
+    an exception; a bare ``raise SystemExit(N)`` or ``os._exit(N)`` reads as 0 there. hrr
+    saw the real status: where the closed manifest says a plain exit with another status,
+    it is corrected (renamed into place, never written through a link)."""
+    from hrr.archive.fsutil import open_dir_nofollow, replace_file
+    from hrr.archive.manifest import encode
+
+    if status == 0 or status >= 128:   # success, or a signal (its handler recorded it, if any)
+        return
+    try:
+        dir_fd = open_dir_nofollow(os.path.join(path, f"pid-{pid}"))
+    except OSError:
+        return   # COMMAND was not a recorded Python process
+    try:
+        fd = os.open("manifest.json", os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0), dir_fd=dir_fd)
+        with os.fdopen(fd, "rb") as f:
+            manifest = json.loads(f.read(1 << 22))
+        ended = manifest.get("ended")
+        if isinstance(ended, dict) and ended.get("how") == "exit" and ended.get("status") != status:
+            manifest["ended"] = {"how": "exit", "status": status}
+            replace_file("manifest.json", encode(manifest), dir_fd=dir_fd, fsync=True)
+    except (OSError, ValueError):
+        pass   # an archive hrr cannot read back is reported by info and replay
+    finally:
+        os.close(dir_fd)
 
 
 def _backend_usable(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
@@ -188,7 +218,10 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
     if content is not None:
         extra[CONTENT_MODE_ENV] = "content" if content else "metadata-only"
     extra.update(_size_and_pack_env(max_archive_bytes, pack_blobs))
-    status = _run_child(command, _child_env("capture", backend, extra))
+    started: list[int] = []
+    status = _run_child(command, _child_env("capture", backend, extra), started)
+    if started:
+        _correct_the_ending(path, started[0], status)
     incomplete = _report_capture_state(archive, path)
     _capture_summary(archive, path, status, plugins_on=sorted(loaded.versions))
     sys.exit(EXIT_INCOMPLETE if incomplete and status == 0 else status)

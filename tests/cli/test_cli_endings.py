@@ -30,6 +30,16 @@ def test_a_non_zero_exit_is_recorded_and_refused_by_strict_unless_allowed(tmp_pa
     hrr("replay", root, check=0)   # without --strict an abnormal end is only reported
 
 
+def test_a_bare_raise_systemexit_is_recorded_with_its_status(tmp_path):
+    """The process itself cannot see a bare ``raise SystemExit(5)``; hrr capture saw the
+    status COMMAND exited with and corrects the closed manifest."""
+    root = tmp_path / "a"
+    capture(root, *app("basic.py", 5, "--bare-raise"), check=5)
+    assert _ended(root) == {"how": "exit", "status": 5}
+    proc = hrr("replay", "--strict", root)
+    assert proc.returncode == 1 and "Program: exited with status 5" in proc.stdout, describe(proc)
+
+
 def test_a_clean_exit_passes_strict(tmp_path):
     root = tmp_path / "a"
     capture(root, *app("basic.py"))
