@@ -1,6 +1,8 @@
 """Helpers for the CLI tests: run `hrr` as a real subprocess, find apps, tamper archives."""
 from __future__ import annotations
 
+import contextlib
+
 import json
 import os
 import shutil
@@ -9,7 +11,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 import msgpack
 
@@ -126,3 +128,25 @@ def set_format_version(pid_dir: Path, version: int) -> None:
     data = bytearray(path.read_bytes())
     struct.pack_into("<I", data, 8, version)
     path.write_bytes(bytes(data))
+
+
+@contextlib.contextmanager
+def looping_capture(root: Path) -> Iterator[subprocess.Popen]:
+    """`hrr capture` of ``basic.py --loop`` (all base plugins, content), yielded once the
+    app has printed READY (5 whole steps made); killed on the way out if still running."""
+    env = dict(os.environ)
+    env.pop("HRR_MODE", None)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "hrr.cli.main", "capture", "-o", str(root), "--plugins", BASE_PLUGINS,
+         "--content", "--", *app("basic.py", "--loop")],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline()
+        assert line.strip() == "READY", line
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()

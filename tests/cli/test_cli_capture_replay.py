@@ -3,22 +3,9 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 
 import pytest
-from cli_helpers import (
-    BASE_PLUGINS,
-    EXAMPLE,
-    app,
-    capture,
-    copy_archive,
-    describe,
-    hrr,
-    info_json,
-    only_pid_dir,
-    rewrite_events,
-)
+from cli_helpers import (EXAMPLE, app, capture, copy_archive, describe, hrr, info_json, looping_capture, only_pid_dir, rewrite_events)
 
 MANIFEST_FIELDS = {"format_version", "backend", "plugins", "content_mode", "host_snapshots",
                    "unreplayable_apis", "counts", "clean_shutdown"}
@@ -137,24 +124,10 @@ def test_run_exit_status(tmp_path):
 
 def test_killed_capture_opens_repairs_and_replays(tmp_path):
     root = tmp_path / "killed"
-    env = dict(os.environ)
-    env.pop("HRR_MODE", None)
-    hrr_proc = subprocess.Popen(
-        [sys.executable, "-m", "hrr.cli.main", "capture", "-o", str(root), "--plugins", BASE_PLUGINS,
-         "--content", "--", *app("basic.py", "--loop")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        line = hrr_proc.stdout.readline()   # the app has made 5 whole steps; all are recorded
-        assert line.strip() == "READY", line
+    with looping_capture(root) as hrr_proc:   # the app has made 5 whole steps; all are recorded
         (pid_dir,) = [p for p in root.iterdir() if p.name.startswith("pid-")]
         os.kill(int(pid_dir.name[4:]), signal.SIGKILL)   # wherever it is now, mid-step or not
         assert hrr_proc.wait(timeout=30) == 128 + signal.SIGKILL
-    finally:
-        if hrr_proc.poll() is None:
-            hrr_proc.kill()
-            hrr_proc.wait()
-        hrr_proc.stdout.close()
-        hrr_proc.stderr.close()
 
     data = info_json(root)
     (proc,) = data["processes"]

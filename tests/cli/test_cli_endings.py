@@ -2,12 +2,9 @@
 refused by --strict unless --allow-abnormal-end; capture's closing summary line."""
 from __future__ import annotations
 
-import os
 import signal
-import subprocess
-import sys
 
-from cli_helpers import BASE_PLUGINS, app, capture, describe, hrr, info_json
+from cli_helpers import app, capture, describe, hrr, info_json, looping_capture
 
 from hrr.cli import exitcodes
 
@@ -59,20 +56,9 @@ def test_an_uncaught_exception_keeps_its_message_only_in_content_mode(tmp_path):
 
 def test_a_signal_is_recorded_and_capture_names_repair(tmp_path):
     root = tmp_path / "a"
-    env = dict(os.environ)
-    env.pop("HRR_MODE", None)
-    hrr_proc = subprocess.Popen(
-        [sys.executable, "-m", "hrr.cli.main", "capture", "-o", str(root), "--plugins", BASE_PLUGINS,
-         "--content", "--", *app("basic.py", "--loop")],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    try:
-        assert hrr_proc.stdout.readline().strip() == "READY"
+    with looping_capture(root) as hrr_proc:
         hrr_proc.send_signal(signal.SIGTERM)   # hrr passes it on to COMMAND
         _, err = hrr_proc.communicate(timeout=30)
-    finally:
-        if hrr_proc.poll() is None:
-            hrr_proc.kill()
-            hrr_proc.wait()
     assert hrr_proc.returncode == 128 + signal.SIGTERM, err
     assert "COMMAND was killed by SIGTERM" in err and f"hrr repair {root}" in err, err
     assert _ended(root) == {"how": "signal", "signal": "SIGTERM"}
