@@ -5,7 +5,8 @@ import os
 import signal
 
 import pytest
-from cli_helpers import (EXAMPLE, app, capture, copy_archive, describe, hrr, info_json, looping_capture, only_pid_dir, rewrite_events)
+from cli_helpers import (EXAMPLE, app, capture, copy_archive, describe, hrr, info_json,
+                         looping_capture, only_pid_dir, rewrite_events)
 
 MANIFEST_FIELDS = {"format_version", "backend", "plugins", "content_mode", "host_snapshots",
                    "unreplayable_apis", "counts", "clean_shutdown"}
