@@ -303,7 +303,7 @@ def _capture_summary(archive: str, path: str, status: int, plugins_on: list[str]
     line = (f"hrr: archive {archive}: {len(processes)} process(es) recorded, {events} calls, {blobs} blobs, "
             f"{size} bytes on disk, content: {mode}, plugins: {', '.join(plugins_on) or 'none'}")
     if modes and modes != {"content"}:
-        line += (f"; to record content (what --strict and device-to-host checks need) pass --content "
+        line += ("; to record content (what --strict and device-to-host checks need) pass --content "
                  "or set HIP_HRR_CAPTURE_CONTENT=1")
     click.echo(line, err=True)
     if status > 128 and status - 128 in signal.valid_signals():
