@@ -22,10 +22,23 @@ Parameter roles (``Param.role``):
 Output roles (``Out.role``): ``alloc`` (a new allocation; ``kind`` device/pinned, its size
 from the ``size`` parameter), ``alias`` (a device address for a host allocation),
 ``handle`` (``kind``), ``value`` (an informational result, recorded when it is a number).
+
+Semantics that capture bookkeeping, replay and the plugins need are row fields too, so
+that every list of "calls that do X" is a query on this table (the functions at the end
+of this module), never a list of API names elsewhere:
+  waits    what a successful return proves complete: ``device`` (all work), ``stream``
+           (the row's stream parameter), ``event`` (its first event parameter) or
+           ``null_stream`` (a synchronous call ordered on the legacy null stream)
+  effect   one irregular device effect: ``record_event``, ``wait_event``,
+           ``begin_capture``, ``end_capture``, ``launch_graph``
+  pure     a query with no device effect (``--calls`` set-up may leave it out)
+  launch   for a kernel launch, where its shape lives (a ``LaunchShape``)
+  replays_as  the catalogued call replay issues instead (one launch entry point)
+``Param.span``: the bytes a ``ptr`` parameter reaches when no parameter holds its size.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 import attrs
 
@@ -43,6 +56,7 @@ class Param:
     size: str | None = None  # the parameter that holds this buffer's byte count
     optional: bool = False   # may be omitted by the caller: ``default`` is passed instead
     default: Any = None
+    span: int | None = None  # bytes a ``ptr`` reaches when no parameter holds its size
 
 
 @attrs.frozen
@@ -53,6 +67,18 @@ class Out:
     role: str
     kind: str | None = None
     size: str | None = None
+
+
+@attrs.frozen
+class LaunchShape:
+    """Where a launch row keeps its shape: ``grid``/``block`` name three scalar parameters
+    or one ``dim3`` parameter; ``kernel_params``/``extra`` the argument parameters."""
+
+    grid: tuple[str, ...]
+    block: tuple[str, ...]
+    shared: str
+    kernel_params: str
+    extra: str | None = None
 
 
 @attrs.frozen
@@ -71,6 +97,11 @@ class Api:
     sync: bool = False           # the call waits for device work (a capture sync point)
     volatile: bool = False       # its error may differ between runs (e.g. NotReady)
     module: str = "hip"          # "hip" or "hiprtc"
+    waits: str | None = None     # what a successful return proves complete (see above)
+    effect: str | None = None    # an irregular device effect (see above)
+    pure: bool = False           # a query with no device effect
+    launch: LaunchShape | None = None
+    replays_as: str | None = None
 
     def param_index(self, name: str) -> int:
         for i, p in enumerate(self.params):
@@ -80,8 +111,8 @@ class Api:
 
 
 def P(name: str, role: str = "value", kind: str | None = None, size: str | None = None,
-      optional: bool = False, default: Any = None) -> Param:
-    return Param(name, role, kind, size, optional, default)
+      optional: bool = False, default: Any = None, span: int | None = None) -> Param:
+    return Param(name, role, kind, size, optional, default, span)
 
 
 def H(name: str, kind: str) -> Param:
@@ -99,45 +130,48 @@ _HOSTFN_REASON = ("runs the application's own host code, which an archive never 
 _ROWS: tuple[Api, ...] = (
     # device and errors
     Api("hipInit", "device", (P("flags"),)),
-    Api("hipGetDeviceCount", "device", (), (O("count"),)),
-    Api("hipGetDevice", "device", (), (O("deviceId"),)),
+    Api("hipGetDeviceCount", "device", (), (O("count"),), pure=True),
+    Api("hipGetDevice", "device", (), (O("deviceId"),), pure=True),
     Api("hipSetDevice", "device", (P("deviceId"),)),
-    Api("hipGetDeviceProperties", "device", (P("deviceId"),), (O("prop"),)),
-    Api("hipDeviceSynchronize", "device", sync=True),
+    Api("hipGetDeviceProperties", "device", (P("deviceId"),), (O("prop"),), pure=True),
+    Api("hipDeviceSynchronize", "device", sync=True, waits="device"),
     Api("hipDeviceReset", "device", destroys="device", sync=True),
     Api("hipGetLastError", "error"),
-    Api("hipPeekAtLastError", "error"),
+    Api("hipPeekAtLastError", "error", pure=True),
     Api("hipGetErrorName", "error", (P("hip_error", "enum", "hipError_t"),), (O("name"),),
-        replay=NOOP, reason="a pure lookup with no device effect"),
+        replay=NOOP, reason="a pure lookup with no device effect", pure=True),
     Api("hipGetErrorString", "error", (P("hipError", "enum", "hipError_t"),), (O("string"),),
-        replay=NOOP, reason="a pure lookup with no device effect"),
-    Api("hipMemGetInfo", "device", (), (O("free"), O("total")), volatile=True),
-    Api("hipPointerGetAttributes", "memory", (P("ptr", "ptr"),), (O("attributes"),)),
+        replay=NOOP, reason="a pure lookup with no device effect", pure=True),
+    Api("hipMemGetInfo", "device", (), (O("free"), O("total")), volatile=True, pure=True),
+    Api("hipPointerGetAttributes", "memory", (P("ptr", "ptr"),), (O("attributes"),), pure=True),
     # device memory
     Api("hipMalloc", "memory", (P("size"),), (O("ptr", "alloc", "device", "size"),)),
     Api("hipFree", "memory", (P("ptr", "ptr"),), destroys="alloc", sync=True),
     Api("hipMallocAsync", "memory", (P("size"), STREAM), (O("ptr", "alloc", "device", "size"),),
         stream="stream"),
     Api("hipFreeAsync", "memory", (P("dev_ptr", "ptr"), STREAM), destroys="alloc", stream="stream"),
-    Api("hipMemset", "memory", (P("dst", "ptr"), P("value"), P("sizeBytes")), sync=True),
-    Api("hipMemsetAsync", "memory", (P("dst", "ptr"), P("value"), P("sizeBytes"), STREAM),
+    Api("hipMemset", "memory", (P("dst", "ptr", size="sizeBytes"), P("value"), P("sizeBytes")), sync=True,
+        waits="null_stream"),
+    Api("hipMemsetAsync", "memory", (P("dst", "ptr", size="sizeBytes"), P("value"), P("sizeBytes"), STREAM),
         stream="stream"),
     Api("hipMemcpy", "copy", (P("dst", "copy_dst", size="sizeBytes"),
                               P("src", "copy_src", size="sizeBytes"), P("sizeBytes"),
-                              P("kind", "enum", "hipMemcpyKind")), sync=True),
+                              P("kind", "enum", "hipMemcpyKind")), sync=True, waits="null_stream"),
     Api("hipMemcpyAsync", "copy", (P("dst", "copy_dst", size="sizeBytes"),
                                    P("src", "copy_src", size="sizeBytes"), P("sizeBytes"),
                                    P("kind", "enum", "hipMemcpyKind"), STREAM), stream="stream"),
-    Api("hipMemcpyHtoD", "copy", (P("dst", "ptr"), P("src", "copy_src", size="sizeBytes"),
-                                  P("sizeBytes")), sync=True),
-    Api("hipMemcpyDtoH", "copy", (P("dst", "copy_dst", size="sizeBytes"), P("src", "ptr"),
-                                  P("sizeBytes")), sync=True),
-    Api("hipMemcpyDtoD", "copy", (P("dst", "ptr"), P("src", "ptr"), P("sizeBytes")), sync=True),
-    Api("hipMemcpyHtoDAsync", "copy", (P("dst", "ptr"), P("src", "copy_src", size="sizeBytes"),
+    Api("hipMemcpyHtoD", "copy", (P("dst", "ptr", size="sizeBytes"), P("src", "copy_src", size="sizeBytes"),
+                                  P("sizeBytes")), sync=True, waits="null_stream"),
+    Api("hipMemcpyDtoH", "copy", (P("dst", "copy_dst", size="sizeBytes"), P("src", "ptr", size="sizeBytes"),
+                                  P("sizeBytes")), sync=True, waits="null_stream"),
+    Api("hipMemcpyDtoD", "copy", (P("dst", "ptr", size="sizeBytes"), P("src", "ptr", size="sizeBytes"),
+                                  P("sizeBytes")), sync=True, waits="null_stream"),
+    Api("hipMemcpyHtoDAsync", "copy", (P("dst", "ptr", size="sizeBytes"), P("src", "copy_src", size="sizeBytes"),
                                        P("sizeBytes"), STREAM), stream="stream"),
-    Api("hipMemcpyDtoHAsync", "copy", (P("dst", "copy_dst", size="sizeBytes"), P("src", "ptr"),
+    Api("hipMemcpyDtoHAsync", "copy", (P("dst", "copy_dst", size="sizeBytes"), P("src", "ptr", size="sizeBytes"),
                                        P("sizeBytes"), STREAM), stream="stream"),
-    Api("hipMemcpyDtoDAsync", "copy", (P("dst", "ptr"), P("src", "ptr"), P("sizeBytes"), STREAM),
+    Api("hipMemcpyDtoDAsync", "copy", (P("dst", "ptr", size="sizeBytes"), P("src", "ptr", size="sizeBytes"),
+                                       P("sizeBytes"), STREAM),
         stream="stream"),
     # pinned host memory
     Api("hipHostMalloc", "pinned", (P("size"), P("flags")), (O("ptr", "alloc", "pinned", "size"),)),
@@ -154,36 +188,41 @@ _ROWS: tuple[Api, ...] = (
     Api("hipStreamCreate", "stream", (), (O("stream", "handle", "stream"),)),
     Api("hipStreamCreateWithFlags", "stream", (P("flags"),), (O("stream", "handle", "stream"),)),
     Api("hipStreamDestroy", "stream", (STREAM,), destroys="stream"),
-    Api("hipStreamSynchronize", "stream", (STREAM,), sync=True, stream="stream"),
-    Api("hipStreamQuery", "stream", (STREAM,), stream="stream", volatile=True),
-    Api("hipStreamWaitEvent", "stream", (STREAM, H("event", "event"), P("flags")), stream="stream"),
+    Api("hipStreamSynchronize", "stream", (STREAM,), sync=True, stream="stream", waits="stream"),
+    Api("hipStreamQuery", "stream", (STREAM,), stream="stream", volatile=True, waits="stream"),
+    Api("hipStreamWaitEvent", "stream", (STREAM, H("event", "event"), P("flags")), stream="stream",
+        effect="wait_event"),
     Api("hipEventCreate", "event", (), (O("event", "handle", "event"),)),
     Api("hipEventCreateWithFlags", "event", (P("flags"),), (O("event", "handle", "event"),)),
-    Api("hipEventRecord", "event", (H("event", "event"), STREAM), stream="stream"),
-    Api("hipEventSynchronize", "event", (H("event", "event"),), sync=True),
-    Api("hipEventQuery", "event", (H("event", "event"),), volatile=True),
+    Api("hipEventRecord", "event", (H("event", "event"), STREAM), stream="stream",
+        effect="record_event"),
+    Api("hipEventSynchronize", "event", (H("event", "event"),), sync=True, waits="event"),
+    Api("hipEventQuery", "event", (H("event", "event"),), volatile=True, waits="event"),
     Api("hipEventElapsedTime", "event", (H("start", "event"), H("stop", "event")), (O("ms"),),
-        volatile=True),
+        volatile=True, pure=True),
     Api("hipEventDestroy", "event", (H("event", "event"),), destroys="event"),
     Api("hipLaunchHostFunc", "stream", (STREAM, P("fn", "host_fn"), P("userData", "user_data")),
         replay=UNREPLAYABLE, reason=_HOSTFN_REASON, stream="stream"),
-    Api("hipStreamWaitValue32", "stream", (STREAM, P("ptr", "ptr"), P("value"), P("flags"),
+    Api("hipStreamWaitValue32", "stream", (STREAM, P("ptr", "ptr", span=4), P("value"), P("flags"),
                                            P("mask", optional=True, default=0xFFFFFFFF)), stream="stream"),
-    Api("hipStreamWriteValue32", "stream", (STREAM, P("ptr", "ptr"), P("value"), P("flags")),
+    Api("hipStreamWriteValue32", "stream", (STREAM, P("ptr", "ptr", span=4), P("value"), P("flags")),
         stream="stream"),
     # stream capture and graphs
     Api("hipStreamBeginCapture", "graph", (STREAM, P("mode", "enum", "hipStreamCaptureMode")),
-        stream="stream"),
-    Api("hipStreamEndCapture", "graph", (STREAM,), (O("graph", "handle", "graph"),), stream="stream"),
-    Api("hipStreamIsCapturing", "graph", (STREAM,), (O("status"),), stream="stream"),
-    Api("hipStreamGetCaptureInfo", "graph", (STREAM,), (O("status"), O("id")), stream="stream"),
+        stream="stream", effect="begin_capture"),
+    Api("hipStreamEndCapture", "graph", (STREAM,), (O("graph", "handle", "graph"),), stream="stream",
+        effect="end_capture"),
+    Api("hipStreamIsCapturing", "graph", (STREAM,), (O("status"),), stream="stream", pure=True),
+    Api("hipStreamGetCaptureInfo", "graph", (STREAM,), (O("status"), O("id")), stream="stream",
+        pure=True),
     Api("hipThreadExchangeStreamCaptureMode", "graph", (P("mode", "enum", "hipStreamCaptureMode",
                                                           optional=True),), (O("mode"),)),
     Api("hipGraphInstantiate", "graph", (H("graph", "graph"), P("bufferSize")),
         (O("graphExec", "handle", "graph_exec"), O("errorNode"), O("log"))),
     Api("hipGraphInstantiateWithFlags", "graph", (H("graph", "graph"), P("flags")),
         (O("graphExec", "handle", "graph_exec"),)),
-    Api("hipGraphLaunch", "graph", (H("graphExec", "graph_exec"), STREAM), stream="stream"),
+    Api("hipGraphLaunch", "graph", (H("graphExec", "graph_exec"), STREAM), stream="stream",
+        effect="launch_graph"),
     Api("hipGraphExecDestroy", "graph", (H("graphExec", "graph_exec"),), destroys="graph_exec"),
     Api("hipGraphDestroy", "graph", (H("graph", "graph"),), destroys="graph"),
     # modules and launches
@@ -194,16 +233,90 @@ _ROWS: tuple[Api, ...] = (
     Api("hipModuleLaunchKernel", "launch", (
         H("f", "function"), P("gridDimX"), P("gridDimY"), P("gridDimZ"), P("blockDimX"),
         P("blockDimY"), P("blockDimZ"), P("sharedMemBytes"), STREAM,
-        P("kernelParams", "launch"), P("extra", "launch")), stream="stream"),
+        P("kernelParams", "launch"), P("extra", "launch")), stream="stream",
+        launch=LaunchShape(("gridDimX", "gridDimY", "gridDimZ"), ("blockDimX", "blockDimY", "blockDimZ"),
+                           "sharedMemBytes", "kernelParams", "extra")),
     Api("hipLaunchKernel", "launch", (
         H("function_address", "function"), P("numBlocks", "dim3"), P("dimBlocks", "dim3"),
-        P("args", "launch"), P("sharedMemBytes"), STREAM), stream="stream"),
+        P("args", "launch"), P("sharedMemBytes"), STREAM), stream="stream",
+        launch=LaunchShape(("numBlocks",), ("dimBlocks",), "sharedMemBytes", "args"),
+        replays_as="hipModuleLaunchKernel"),
 )
 
 CATALOGUE: dict[str, Api] = {row.name: row for row in _ROWS}
-LAUNCH_APIS = frozenset(n for n, a in CATALOGUE.items() if a.family == "launch")
+
+
+# ------------------------------------------------------------------ queries on the rows
+# Every "calls that do X" list in capture, replay and the plugins is one of these, so a
+# new row is seen everywhere it belongs without editing a list of names.
+def names(where: Callable[[Api], bool]) -> frozenset[str]:
+    """The names of every row for which ``where(row)`` is true."""
+    return frozenset(row.name for row in _ROWS if where(row))
+
+
+def allocating(kind: str | None = None) -> frozenset[str]:
+    """Calls that return a new allocation (of ``kind``, "device" or "pinned", if given)."""
+    return names(lambda r: any(o.role == "alloc" and kind in (None, o.kind) for o in r.outs))
+
+
+def releasing() -> frozenset[str]:
+    """Calls whose first parameter is an allocation they release (frees, unregister)."""
+    return names(lambda r: r.destroys == "alloc")
+
+
+def registering() -> frozenset[str]:
+    """Calls that pin application memory in place (a ``host_range`` parameter)."""
+    return names(lambda r: any(p.role == "host_range" for p in r.params))
+
+
+def aliasing() -> frozenset[str]:
+    """Calls that return a device address for a host allocation (an ``alias`` output)."""
+    return names(lambda r: any(o.role == "alias" for o in r.outs))
+
+
+def launching() -> frozenset[str]:
+    """Kernel launches."""
+    return names(lambda r: r.launch is not None)
+
+
+def creating(kind: str) -> frozenset[str]:
+    """Calls that return a new handle of ``kind``."""
+    return names(lambda r: any(o.role == "handle" and o.kind == kind for o in r.outs))
+
+
+def destroying(kind: str) -> frozenset[str]:
+    """Calls that release a ``kind`` ("alloc", a handle kind, or "device": everything)."""
+    return names(lambda r: r.destroys == kind)
+
+
+def waiting(what: str) -> frozenset[str]:
+    """Calls whose successful return proves ``what`` complete (see ``Api.waits``)."""
+    return names(lambda r: r.waits == what)
+
+
+def with_effect(effect: str) -> frozenset[str]:
+    """Calls with the irregular device effect ``effect`` (see ``Api.effect``)."""
+    return names(lambda r: r.effect == effect)
+
+
+def running_host_code() -> frozenset[str]:
+    """Calls that enqueue an application host function (never replayable)."""
+    return names(lambda r: any(p.role == "host_fn" for p in r.params))
+
+
+def async_device_to_host() -> frozenset[str]:
+    """Copies whose host destination is only filled once their stream has run them."""
+    return names(lambda r: not r.sync and any(p.role == "copy_dst" for p in r.params))
+
+
+def pure_queries() -> frozenset[str]:
+    """Queries with no device effect."""
+    return names(lambda r: r.pure)
+
+
+LAUNCH_APIS = launching()
 #: Calls that destroy every allocation and handle of the device (hipDeviceReset).
-DEVICE_RESET_APIS = frozenset(n for n, a in CATALOGUE.items() if a.destroys == "device")
+DEVICE_RESET_APIS = destroying("device")
 
 
 def rows() -> Iterable[Api]:
