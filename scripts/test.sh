@@ -3,10 +3,7 @@
 # Extra arguments go to pytest (e.g. scripts/test.sh -m gpu).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -x .venv/bin/python ]; then
-  python3 -m venv .venv || exit 1
-fi
-.venv/bin/python -m pip install --disable-pip-version-check -q -e '.[test,cuda]' || exit 1
+bash scripts/venv.sh || exit 1
 .venv/bin/python -m pytest "$@"
 rc=$?
 # pytest exits 5 when it collected no test (e.g. `-m gpu` on a machine without a GPU).
