@@ -275,7 +275,7 @@ def _pack_process(pid_dir: str, small: int, report: PackReport, say: Callable[[s
             os.rmdir(os.path.join(blobs_dir, prefix))
         except OSError:
             pass   # not empty: large blobs stay loose
-    manifest["blob_store"] = {**(manifest.get("blob_store") if isinstance(manifest.get("blob_store"), dict)
-                                 else {}), "packs": count_packs(blobs_dir)}
+    store = manifest.get("blob_store")
+    manifest["blob_store"] = {**(store if isinstance(store, dict) else {}), "packs": count_packs(blobs_dir)}
     replace_file(man_path, manifest_mod.encode(manifest), fsync=True)
     say(f"hrr: {os.path.basename(pid_dir)}: {len(moved)} blobs packed into {blobs_dir}/pack-{writer.number}.dat")

@@ -89,6 +89,11 @@ def _hip_python_modules() -> tuple[Any, Any] | None:
         return None
 
 
+def _int_enum(name: str, members: Any) -> Any:
+    # Typed Any like hip-python's own enums in the other branch, so callers see one type.
+    return enum.IntEnum(name, members)
+
+
 _real = _hip_python_modules()
 if _real is not None:
     hipError_t = _real[0].hipError_t
@@ -99,12 +104,12 @@ if _real is not None:
     hiprtcResult = _real[1].hiprtcResult
     ENUM_SOURCE = "hip-python"
 else:
-    hipError_t = enum.IntEnum("hipError_t", _HIP_ERRORS)
-    hipMemcpyKind = enum.IntEnum("hipMemcpyKind", _ENUMS["hipMemcpyKind"])
-    hipStreamCaptureStatus = enum.IntEnum("hipStreamCaptureStatus", _ENUMS["hipStreamCaptureStatus"])
-    hipStreamCaptureMode = enum.IntEnum("hipStreamCaptureMode", _ENUMS["hipStreamCaptureMode"])
-    hipMemoryType = enum.IntEnum("hipMemoryType", _ENUMS["hipMemoryType"])
-    hiprtcResult = enum.IntEnum("hiprtcResult", _HIPRTC_RESULTS)
+    hipError_t = _int_enum("hipError_t", _HIP_ERRORS)
+    hipMemcpyKind = _int_enum("hipMemcpyKind", _ENUMS["hipMemcpyKind"])
+    hipStreamCaptureStatus = _int_enum("hipStreamCaptureStatus", _ENUMS["hipStreamCaptureStatus"])
+    hipStreamCaptureMode = _int_enum("hipStreamCaptureMode", _ENUMS["hipStreamCaptureMode"])
+    hipMemoryType = _int_enum("hipMemoryType", _ENUMS["hipMemoryType"])
+    hiprtcResult = _int_enum("hiprtcResult", _HIPRTC_RESULTS)
     ENUM_SOURCE = "hrr"
 
 ENUM_TYPES = {e.__name__: e for e in (hipError_t, hipMemcpyKind, hipStreamCaptureStatus,
@@ -189,7 +194,7 @@ class Handle:
     __index__ = __int__
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other._value == self._value  # type: ignore[attr-defined]
+        return type(other) is type(self) and other._value == self._value
 
     def __hash__(self) -> int:
         return hash((type(self).__name__, self._value))
@@ -324,7 +329,7 @@ def surface_module(name: str, doc: str, functions: dict[str, Any]) -> types.Modu
         setattr(mod, cls.__name__, cls)
     mod.__dict__.update(TYPE_ALIASES)
     mod.__dict__.update(functions)
-    mod.SUPPORTED_APIS = tuple(functions)
+    mod.__dict__["SUPPORTED_APIS"] = tuple(functions)
     return mod
 
 

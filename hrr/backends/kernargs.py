@@ -80,7 +80,7 @@ def _is_raw_extra(extra: Sequence) -> bool:
             and extra[2] == HIP_LAUNCH_PARAM_BUFFER_SIZE and extra[4] == HIP_LAUNCH_PARAM_END)
 
 
-def _read_raw_extra(words: Sequence[int]) -> bytes:
+def _read_raw_extra(words: Sequence[int] | ctypes.Array[ctypes.c_uint64]) -> bytes:
     if (words[0] != HIP_LAUNCH_PARAM_BUFFER_POINTER or words[2] != HIP_LAUNCH_PARAM_BUFFER_SIZE
             or words[4] != HIP_LAUNCH_PARAM_END):
         raise LaunchArgsError("extra is not a HIP_LAUNCH_PARAM_BUFFER_POINTER/SIZE/END array")
@@ -149,7 +149,7 @@ def pack_kernel_args(layout: KernelLayout, kernel_params: Any = None, extra: Any
     if kernel_params is None:
         raise LaunchArgsError("the kernel takes arguments but neither kernelParams nor extra was given")
     buf = bytearray(layout.size)
-    for spec, addr in zip(layout.params, _param_addresses(kernel_params, len(layout.params))):
+    for spec, addr in zip(layout.params, _param_addresses(kernel_params, len(layout.params)), strict=False):
         if not addr:
             raise LaunchArgsError(f"kernelParams entry for parameter at offset {spec.offset} is NULL")
         buf[spec.offset:spec.offset + spec.size] = ctypes.string_at(addr, spec.size)

@@ -19,7 +19,7 @@ _active: dict[str, Any] = {}
 def install_hip_package(hip_module: types.ModuleType, hiprtc_module: types.ModuleType) -> None:
     """Make ``hip``, ``hip.hip`` and ``hip.hiprtc`` these modules, even where
     hip-python is installed."""
-    pkg = types.ModuleType("hip", doc="hip-python's package, provided by hrr")
+    pkg: Any = types.ModuleType("hip", doc="hip-python's package, provided by hrr")
     pkg.__path__ = []  # a package, so that "import hip.hip" works
     pkg.hip = hip_module
     pkg.hiprtc = hiprtc_module

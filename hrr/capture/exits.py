@@ -203,7 +203,7 @@ def _child_ready() -> None:
 
 def _wrap_multiprocessing_exit() -> None:
     """Make multiprocessing's last call in a child process close the archive (once per process)."""
-    util = sys.modules.get("multiprocessing.util")
+    util: Any = sys.modules.get("multiprocessing.util")
     if util is None or getattr(util._exit_function, "_hrr_closes", False):
         return
     original = util._exit_function

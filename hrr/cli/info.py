@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from hrr.api.catalogue import CATALOGUE
-from hrr.archive import Limits, open_archive
+from hrr.archive import BadRecord, Limits, open_archive
 
 MAX_PRINT_DEPTH = 8        # deeper values print as a placeholder
 MAX_PRINT_ITEMS = 64       # longer lists/maps are cut, with a count of what was left out
@@ -180,7 +180,8 @@ class ProcessCounts:
             self.snap_allocs += 1
             if type(snap.get("length")) is int and snap["length"] > 0:
                 self.snap_bytes += snap["length"]
-            for chunk in snap.get("chunks") if isinstance(snap.get("chunks"), list) else ():
+            chunks = snap.get("chunks")
+            for chunk in chunks if isinstance(chunks, list) else ():
                 self.snap_chunks += 1
                 if isinstance(chunk, (list, tuple)) and len(chunk) == 2 and isinstance(chunk[0], str):
                     self._blob(chunk[1])
@@ -258,6 +259,7 @@ def _process_info(proc: Any, with_events: bool, progress: Any = None) -> dict[st
     except KeyboardInterrupt:
         interrupted = True
     m = proc.manifest if isinstance(proc.manifest, dict) else {}
+    unreplayable = m.get("unreplayable_apis")
     entry = {
         "pid": proc.pid,
         "manifest": printable(proc.manifest),
@@ -277,8 +279,8 @@ def _process_info(proc: Any, with_events: bool, progress: Any = None) -> dict[st
         "graphs": {"captures": counts.graph_captures, "instantiations": counts.graph_instantiations,
                    "launches": counts.graph_launches},
         "unreplayable": [{"api": printable(e.get("api")), "reason": printable(e.get("reason"))}
-                         for e in (m.get("unreplayable_apis") if isinstance(m.get("unreplayable_apis"), list)
-                                   else ())[:MAX_SHOWN] if isinstance(e, dict)],
+                         for e in (unreplayable if isinstance(unreplayable, list) else [])[:MAX_SHOWN]
+                         if isinstance(e, dict)],
         "bad_count": counts.bad_count,
         "bad_records": counts.bad,
     }
@@ -317,8 +319,11 @@ def _kernels_json(c: ProcessCounts) -> dict[str, Any]:
 
 
 def _blobs_json(c: ProcessCounts, m: dict) -> dict[str, Any]:
-    counts = m.get("counts") if isinstance(m.get("counts"), dict) else {}
-    unique, unique_bytes = counts.get("blobs"), counts.get("blob_bytes")
+    raw_counts = m.get("counts")
+    counts = raw_counts if isinstance(raw_counts, dict) else {}
+    # Untrusted manifest values: checked by ``known`` below.
+    unique: Any = counts.get("blobs")
+    unique_bytes: Any = counts.get("blob_bytes")
     known = type(unique) is int and type(unique_bytes) is int
     # References to a store that holds no blob: they are missing, not deduplicated.
     saved = max(0, c.blob_ref_bytes - unique_bytes) if known and (unique or not c.blob_refs) else None
@@ -501,10 +506,9 @@ def iter_event_lines(path: str, limits: Limits | None = None) -> Iterator[str]:
         for proc in archive.processes:
             yield f"pid-{proc.pid} records:"
             for item in proc.checked_events():
-                ev = getattr(item, "event", None)
-                if ev is None:
+                if isinstance(item, BadRecord):
                     yield f"  BAD record {item.index} at offset {item.offset}: {printable(item.reason)}"
-                else:
-                    yield event_line(_event_entry(ev))
+                elif item.event is not None:
+                    yield event_line(_event_entry(item.event))
     finally:
         archive.close()

@@ -259,7 +259,7 @@ def first_difference(a: Any, b: Any, path: str = "") -> tuple[str, Any, Any] | N
                 return d
         return None
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
-        for i, (x, y) in enumerate(zip(a, b)):
+        for i, (x, y) in enumerate(zip(a, b, strict=False)):
             d = first_difference(x, y, f"{path}[{i}]")
             if d:
                 return d
@@ -336,7 +336,7 @@ def _diff(arc_a: Any, arc_b: Any, context: int, echo: Callable[[str], None]) -> 
 
     total = 0
     skipped_a, skipped_b = Skipped(), Skipped()
-    for p, (pa, pb) in enumerate(zip(arc_a.processes, arc_b.processes)):
+    for p, (pa, pb) in enumerate(zip(arc_a.processes, arc_b.processes, strict=False)):
         ma, mb = pa.manifest, pb.manifest
         same_mode = ma.get("content_mode") == mb.get("content_mode")
         if not same_mode:

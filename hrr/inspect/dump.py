@@ -166,12 +166,12 @@ class _Names:
 
     def observe(self, row: Api, args: list, err: Any, outs: list, extra: dict) -> None:
         """Number the handles this call names, in order, so numbering ignores filters."""
-        for p, v in zip(row.params, args):
+        for p, v in zip(row.params, args, strict=False):
             if p.role == "handle":
                 self.number(p.kind or "handle", v)
         if err != 0:
             return
-        for o, v in zip(row.outs, outs):
+        for o, v in zip(row.outs, outs, strict=False):
             if o.role == "handle":
                 self.number(o.kind or "handle", v)
         if row.name == "hipModuleGetFunction" and len(args) >= 2 and outs and type(outs[0]) is int:
@@ -329,12 +329,12 @@ def _event(names: _Names, thread: int, value: list) -> dict[str, Any]:
         entry["args"] = {(pnames[i] if i < len(pnames) else f"arg{i}"): _plain(a) for i, a in enumerate(args)}
         entry["err"] = _enum("hipError_t", err)
     else:
-        named = {p.name: _param(names, p.role, p.kind, a) for p, a in zip(row.params, args)}
+        named = {p.name: _param(names, p.role, p.kind, a) for p, a in zip(row.params, args, strict=False)}
         named.update((f"arg{i}", _plain(a)) for i, a in enumerate(args[len(row.params):], len(row.params)))
         entry["args"] = named
         entry["err"] = _enum(_ERROR_ENUM.get(row.module, "hipError_t"), err)
         if outs and err == 0:
-            named_outs = {o.name: _out(names, o.role, o.kind, v) for o, v in zip(row.outs, outs)}
+            named_outs = {o.name: _out(names, o.role, o.kind, v) for o, v in zip(row.outs, outs, strict=False)}
             named_outs.update((f"out{i}", _plain(v)) for i, v in enumerate(outs[len(row.outs):], len(row.outs)))
             entry["outs"] = {k: v for k, v in named_outs.items() if v is not None}
         if row.family == "copy":
@@ -356,7 +356,7 @@ def _event(names: _Names, thread: int, value: list) -> dict[str, Any]:
 
 def _copy(row: Api, args: list) -> dict[str, Any]:
     """Direction and size of a copy, from its kind parameter or the API's name."""
-    named = dict(zip((p.name for p in row.params), args))
+    named = dict(zip((p.name for p in row.params), args, strict=False))
     kind = named.get("kind")
     direction = _DIRECTION_BY_KIND.get(kind) if type(kind) is int else None
     if direction is None:

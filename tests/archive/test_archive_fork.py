@@ -4,7 +4,6 @@ from __future__ import annotations
 import os
 import threading
 
-from archive_helpers import pid_dir
 from hrr.archive import Record, open_archive, open_process_writer, register_fork_lock
 
 

@@ -107,7 +107,7 @@ def test_permissions_whatever_the_umask(tmp_path, umask):
     finally:
         os.umask(old)
     d = pid_dir(root, 10)
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _dirnames, filenames in os.walk(root):
         assert stat.S_IMODE(os.stat(dirpath).st_mode) == 0o700, dirpath
         for f in filenames:
             assert stat.S_IMODE(os.stat(os.path.join(dirpath, f)).st_mode) == 0o600, f

@@ -265,7 +265,7 @@ def test_limits_are_validated_and_frozen():
         Limits(max_file_bytes=0)
     with pytest.raises(ValueError):
         Limits(max_events=True)
-    with pytest.raises(Exception):
+    with pytest.raises(Exception):  # noqa: B017 - attrs picks the exception class; any refusal will do
         Limits().max_events = 5   # type: ignore[misc]
 
 

@@ -4,7 +4,11 @@ usage: python tests/capture/fork_hang_count.py N plain|capture [ARCHIVE]
 (``plain``: the backend directly, as under ``hrr run``; ``capture``: recorded, with the
 pinned_snapshot plugin). A child that has not exited after $FT seconds (default 5) counts
 as hung and is killed. Prints "<mode>: H of N forks hung"."""
-import os, sys, threading, time
+import os
+import sys
+import threading
+import time
+
 import attrs
 from hrr.backends import load_backend
 n, mode = int(sys.argv[1]), sys.argv[2]
@@ -19,24 +23,36 @@ if mode == "capture":
 else:
     hip = be.hip
 stop = threading.Event()
+
+
 def busy():
     while not stop.is_set():
-        err, p = hip.hipMalloc(64); hip.hipMemset(p, 1, 64); hip.hipFree(p)
-t = threading.Thread(target=busy, daemon=True); t.start()
+        err, p = hip.hipMalloc(64)
+        hip.hipMemset(p, 1, 64)
+        hip.hipFree(p)
+
+
+t = threading.Thread(target=busy, daemon=True)
+t.start()
 hung = 0
-for i in range(n):
+for _ in range(n):
     pid = os.fork()
     if pid == 0:
         err, p = hip.hipMalloc(16)
         hip.hipFree(p)
         os._exit(0 if int(err) == 0 else 3)
-    t0 = time.monotonic(); st = None
-    while time.monotonic() - t0 < float(os.environ.get("FT","5")):
+    t0 = time.monotonic()
+    st = None
+    while time.monotonic() - t0 < float(os.environ.get("FT", "5")):
         done, status = os.waitpid(pid, os.WNOHANG)
-        if done: st = os.waitstatus_to_exitcode(status); break
+        if done:
+            st = os.waitstatus_to_exitcode(status)
+            break
         time.sleep(0.002)
     if st is None:
-        hung += 1; os.kill(pid, 9); os.waitpid(pid, 0)
+        hung += 1
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
     elif st != 0:
         print("child exit", st)
 stop.set()

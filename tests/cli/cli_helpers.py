@@ -92,7 +92,7 @@ def only_pid_dir(archive: Path) -> Path:
 
 def copy_archive(src: Path, dst: Path) -> Path:
     shutil.copytree(src, dst)
-    for root, dirs, files in os.walk(dst):
+    for root, _dirs, files in os.walk(dst):
         for f in files:
             os.chmod(os.path.join(root, f), 0o600)
     return dst

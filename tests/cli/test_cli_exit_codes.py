@@ -29,8 +29,8 @@ def test_every_help_lists_the_exit_codes(command):
         assert f"{code:>3}  {text}" in result.output, (code, result.output)
 
 
-@pytest.mark.parametrize("argv", [["replay", "--no-such-option", "x"], ["info"], ["replay", "--max-events", "lots", "x"],
-                                  ["no-such-command"]])
+@pytest.mark.parametrize("argv", [["replay", "--no-such-option", "x"], ["info"],
+                                  ["replay", "--max-events", "lots", "x"], ["no-such-command"]])
 def test_a_usage_error_exits_64_not_2(argv):
     result = CliRunner().invoke(cli, argv)
     assert result.exit_code == exitcodes.USAGE == 64, result.output

@@ -111,7 +111,8 @@ def test_info_tables_hold_the_serving_steps_numbers(serving):
     assert sum(r["calls"] for r in p["streams"]["rows"]) > 0 and len(p["streams"]["rows"]) == 2
     assert p["graphs"] == {"captures": 1, "instantiations": 1, "launches": 3}
     cells = _row(text, str(p["pid"]))
-    assert cells[3] == "content" and cells[4].startswith("graph_capture 0.1.0") and cells[5:7] == ["yes", str(p["records"])]
+    assert cells[3] == "content" and cells[4].startswith("graph_capture 0.1.0") \
+        and cells[5:7] == ["yes", str(p["records"])]
 
 
 def _write(root: Path, records: list[list], manifest: dict | None = None, pid: int = 4242) -> Path:

@@ -488,9 +488,9 @@ class Mutator:
                 d = self.rng.choice([100, 5000, 200000])
                 body = b'{"library": "builtin", "version": "1.0", "kernels": ' + b"[" * d + b"]" * d + b"}"
             elif op == "types":
-                body = json.dumps(self.rng.choice([{"library": 1, "version": [], "kernels": "x"},
-                                                   [1, 2], "s", {"library": "builtin"},
-                                                   {"library": "builtin", "version": "1.0", "kernels": [None]}])).encode()
+                body = json.dumps(self.rng.choice([
+                    {"library": 1, "version": [], "kernels": "x"}, [1, 2], "s", {"library": "builtin"},
+                    {"library": "builtin", "version": "1.0", "kernels": [None]}])).encode()
             elif op == "huge_len":
                 return magic + struct.pack("<I", 0xFFFFFFFF) + b[12:]
             elif op == "junk":

@@ -183,7 +183,7 @@ def _archive(root, records, pid=4242):
 
 HOSTILE = [_copy(GOOD)] + [_copy(LAUNCH if "launch" in w[0] else D2H if "d2h" in w[0] else GOOD)
                            for w in WRONG]
-for _rec, (_l, _edit, _f) in zip(HOSTILE[1:], WRONG):
+for _rec, (_l, _edit, _f) in zip(HOSTILE[1:], WRONG, strict=False):
     _edit(_rec)
 
 

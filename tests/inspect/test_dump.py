@@ -213,7 +213,8 @@ def test_bad_and_odd_records_print_and_never_crash(tmp_path):
         assert "#3 t1 hipFree ptr=<9 bytes> err=12345" in text and 'extra={"odd":{"bytes":3}}' in text
         assert '#4 t1 hipNotARealCall arg0=<2 bytes> arg1={"k":[1]}' in text
         assert "#5 t1 hipStreamSynchronize stream=stream#1 p=1snap/0B" in text
-        assert "#6 t1 hipModuleGetFunction module=module#1 kname=k -> function=function#1 layout=p,far,junk,null" in text
+        assert ("#6 t1 hipModuleGetFunction module=module#1 kname=k -> function=function#1 "
+                "layout=p,far,junk,null") in text
         assert '#7 t1 hipModuleLaunchKernel kernel=k(p=0xabc,far="<outside the kernarg bytes>",param3=5) ' in text
         assert "BAD record 1 at offset" in text and "not a 7-item event record" in text
         assert "BAD record 2 at offset" in text and "event field args is a str" in text

@@ -128,19 +128,23 @@ BAD_RECORDS = [
     ("pointer negative", lambda a, d: a.call("hipMemset", [-d, 0, 4]),
      "hipMemset [bad_record]: dst is -281474976710656, not a 64-bit address"),
     ("handle a map", lambda a, d: a.call("hipStreamSynchronize", [{"x": 1}]),
-     "hipStreamSynchronize [bad_record]: record 2 at offset 156: event field args[0] (stream) must be a handle value (int)"),
+     "hipStreamSynchronize [bad_record]: record 2 at offset 156: "
+     "event field args[0] (stream) must be a handle value (int)"),
     ("endpoint address a string", lambda a, d: a.call("hipMemcpy", [["a", "x", 4, None], ["h", 1, 4, None], 4, 1]),
      "hipMemcpy [bad_record]: dst address is 'x', not a 64-bit address"),
     ("endpoint size nan", lambda a, d: a.call("hipMemcpy", [["a", d, float("nan"), None], ["h", 1, 4, None], 4, 1]),
-     "hipMemcpy [bad_record]: record 2 at offset 156: event field args[0] must be a number, string, bytes, null or a list"),
+     "hipMemcpy [bad_record]: record 2 at offset 156: "
+     "event field args[0] must be a number, string, bytes, null or a list"),
     ("endpoint too short", lambda a, d: a.call("hipMemcpy", [["a", d, 4], ["h", 1, 4, None], 4, 1]),
      "hipMemcpy [bad_record]: dst: a copy endpoint record is malformed"),
     ("blob name a number", lambda a, d: a.call("hipMemcpy", [["a", d, 4, None], ["h", 1, 4, 7], 4, 1]),
      "hipMemcpy [bad_record]: src: a copy endpoint names a bad blob"),
     ("extra.records an int", lambda a, d: a.call("hipDeviceSynchronize", [], extra={"records": 5}),
-     "hipDeviceSynchronize [bad_record]: record 2 at offset 156: event field extra.records must be a map of plugin name to a list"),
+     "hipDeviceSynchronize [bad_record]: record 2 at offset 156: "
+     "event field extra.records must be a map of plugin name to a list"),
     ("plugin records a map", lambda a, d: a.call("hipDeviceSynchronize", [], extra={"records": {"p": {}}}),
-     "hipDeviceSynchronize [bad_record]: record 2 at offset 156: event field extra.records must be a map of plugin name to a list"),
+     "hipDeviceSynchronize [bad_record]: record 2 at offset 156: "
+     "event field extra.records must be a map of plugin name to a list"),
     ("launch ptrs an int", lambda a, d: _launch_record(a, d, ptrs=5),
      "hipModuleLaunchKernel [bad_record]: record 4 at offset 297: event field extra.launch must be a map"),
     ("launch grid with a bool", lambda a, d: _launch_record(a, d, grid=(True, 1, 1)),

@@ -337,7 +337,7 @@ def test_builtin_kernels_any_shape(hip, builtin, grid, block):
     assert (got[:4 * n - 3] == a.view(np.uint8)[:4 * n - 3]).all()
     expected = int(a.astype(np.uint64).sum()) & 0xFFFFFFFF
     s = ok(hip.hipMalloc(16))
-    for rep in range(2):  # written once, not accumulated
+    for _rep in range(2):  # written once, not accumulated
         ok(launch(hip, builtin["sum_u32"], grid, block, s, da, u32(n)))
         assert int(to_host(hip, s, 1)[0]) == expected
     span = Span(int(da), n - 1, 0)

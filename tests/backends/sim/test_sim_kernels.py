@@ -81,7 +81,7 @@ def test_every_launch_form(kernels, helpers):
         hip.hipDeviceSynchronize()
         assert list(host) == [6] * 4, name
     host[:] = 0
-    err, = hip.hipLaunchKernel(int(f), hip.dim3(x=2), hip.dim3(x=16), 
+    err, = hip.hipLaunchKernel(int(f), hip.dim3(x=2), hip.dim3(x=16),
                                [ctypes.addressof(keep[0]), keep[1], keep[2]], 0, None)
     assert err == OK
     hip.hipDeviceSynchronize()
