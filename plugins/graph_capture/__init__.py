@@ -22,7 +22,7 @@ from hrr.capture.allocations import DEVICE
 from hrr.pipeline import hookimpl
 from hrr.pipeline.context import backend_stream_capturing
 
-__version__ = "0.1.0"
+from hrr import __version__  # built-ins ship with hrr and carry its version
 NAME = "graph_capture"
 KIND = "graph_launch_snapshot"
 _INVALIDATING_ERRORS = (900, 901)  # hipErrorStreamCaptureUnsupported / Invalidated

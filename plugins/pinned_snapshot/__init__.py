@@ -27,7 +27,7 @@ from hrr.pipeline import hookimpl
 from hrr.pipeline.context import backend_stream_capturing
 from plugins.pinned_snapshot.records import CHUNK_BYTES, make_record, restore
 
-__version__ = "0.1.0"
+from hrr import __version__  # built-ins ship with hrr and carry its version
 NAME = "pinned_snapshot"
 KIND = "pinned_snapshot"
 UNREPLAYABLE_API = "pinned host snapshot"

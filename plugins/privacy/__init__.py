@@ -12,7 +12,7 @@ from typing import Any
 from hrr.inventory import CONTENT_KINDS
 from hrr.pipeline import hookimpl
 
-__version__ = "0.1.0"
+from hrr import __version__  # built-ins ship with hrr and carry its version
 
 
 class PrivacyPlugin:
