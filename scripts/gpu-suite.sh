@@ -7,8 +7,8 @@
 #
 # Makes a venv with --system-site-packages (the image's cuda-bindings, numpy, pytest, ...),
 # installs hrr into it from .device_wheels/ (wheels for what the image lacks: hip-python,
-# click, rich; fetch them with the pip download command in DESIGN.md ("The cuda backend")), and
-# writes junit XML and logs under $OUT (default: out/gpu).
+# click, rich; fetch them with the pip download command in docs/cuda-backend.md, "Testing
+# on the device machine"), and writes junit XML and logs under $OUT (default: out/gpu).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/out/gpu}"

@@ -1,7 +1,7 @@
 """The recorded-call event, as an attrs frozen class.
 
 Capture builds the wire tuple directly on its hot path (see codec.py); readers build
-``Event`` objects from it. Field meanings are documented in DESIGN.md ("Event records").
+``Event`` objects from it. Field meanings: docs/archive-format.md ("Event records").
 """
 from __future__ import annotations
 
