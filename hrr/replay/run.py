@@ -110,7 +110,7 @@ def _not_clean(proc: Any, state: Any) -> list[str]:
 def bounded_stalls(backend: Any, seconds: float = REPLAY_STALL_SECONDS) -> Iterator[None]:
     """While replay runs, a stuck wait on the sim ends after ``seconds`` (its scheduler
     reads ``STALL_TIMEOUT_S`` at every wait); other backends are left as they are."""
-    streams = getattr(backend, "streams", None)
+    streams: Any = getattr(backend, "streams", None)
     old = getattr(streams, "STALL_TIMEOUT_S", None)
     if not isinstance(old, (int, float)):
         yield
