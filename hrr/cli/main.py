@@ -336,7 +336,8 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
 @click.option("--strict", is_flag=True, help="Also fail on anything not replayed faithfully: a refused "
               "record, an unreplayable API, a missing blob, an untranslated pointer, a metadata-only archive, "
               "an archive its program never closed, a process with no records, a program that ended "
-              "abnormally (non-zero exit, signal, uncaught exception). Exit 3 when only --strict fails.")
+              "abnormally (non-zero exit, signal, uncaught exception). Exit 1 when only --strict fails "
+              "(the last line says `Result: REFUSED by --strict`).")
 @click.option("--allow-abnormal-end", is_flag=True, help="With --strict, accept a program that ended "
               "abnormally (non-zero exit status, signal, uncaught exception): that was the point.")
 @BACKEND_OPTION
