@@ -11,6 +11,7 @@ from hrr.backends import load_backend
 from hrr.capture.session import CaptureSession
 from hrr.config import config
 from hrr.replay.engine import ReplayOptions
+from hrr.replay.result import ProcessResult, ReplayResult, render
 from hrr.replay.run import replay_archive
 
 
@@ -35,15 +36,23 @@ def capture(root: str | os.PathLike, app: Callable[[Any, Any, Any], Any], *, bac
 
 
 def replay(root: str | os.PathLike, *, backend: str | None = None, strict: bool = True,
-           plugins: list[str] | None = None, limits: Any = None) -> tuple[int, list[str]]:
-    """Replay ``root``; returns (exit code, summary lines)."""
+           plugins: list[str] | None = None, limits: Any = None, **options: Any) -> ReplayResult:
+    """Replay ``root`` in this process; returns the ReplayResult (``text(result)`` for messages)."""
     if backend is not None:
         fresh_backend(backend)
-    lines: list[str] = []
-    code = replay_archive(str(root), backend=backend, options=ReplayOptions(strict=strict),
-                          plugins=[] if plugins is None else plugins, limits=limits,
-                          echo=lines.append)
-    return code, lines
+    return replay_archive(str(root), backend=backend, options=ReplayOptions(strict=strict, **options),
+                          plugins=[] if plugins is None else plugins, limits=limits)
+
+
+def text(result: ReplayResult) -> str:
+    """The summary ``hrr replay`` would print for ``result``: for assertion messages only."""
+    return "\n".join(render(result))
+
+
+def only(result: ReplayResult) -> ProcessResult:
+    """The result of the archive's one process."""
+    (proc,) = result.processes
+    return proc
 
 
 def archive_calls(root: str | os.PathLike) -> list[list]:

@@ -336,7 +336,8 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
 @click.option("--strict", is_flag=True, help="Also fail on anything not replayed faithfully: a refused "
               "record, an unreplayable API, a missing blob, an untranslated pointer, a metadata-only archive, "
               "an archive its program never closed, a process with no records, a program that ended "
-              "abnormally (non-zero exit, signal, uncaught exception). Exit 3 when only --strict fails.")
+              "abnormally (non-zero exit, signal, uncaught exception). Exit 1 when only --strict fails "
+              "(the last line says `Result: REFUSED by --strict`).")
 @click.option("--allow-abnormal-end", is_flag=True, help="With --strict, accept a program that ended "
               "abnormally (non-zero exit status, signal, uncaught exception): that was the point.")
 @BACKEND_OPTION
@@ -355,15 +356,18 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
               help="Replay and check only records N (one), N:M (N to M-1), :M or N:, by sequence "
                    "number as `hrr dump` shows them. Every call before N is replayed first as "
                    "set-up, unchecked (pure queries skipped); nothing from M on is replayed.")
+@click.option("--json", "as_json", is_flag=True,
+              help="Print the result as one JSON object (per process: checks, refusals, divergences, "
+                   "plugin counters, outcome) instead of the summary; the exit code is the same.")
 @progress_option
 @_friendly
 def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | None, plugins: str | None,
            max_file_bytes: int | None, max_events: int | None, max_host_bytes: int | None,
            max_threads: int | None, max_seconds: float, keep_going: bool,
-           float_tolerance: float | None, calls: str | None, progress: bool | None) -> None:
+           float_tolerance: float | None, calls: str | None, as_json: bool, progress: bool | None) -> None:
     """Replay ARCHIVE and check every device-to-host copy. Exit 0: every check passed;
-    1: a failed check, a failure or a limit reached; 2: replay diverged and stopped early;
-    3: only --strict refused; 130: Ctrl-C, after a partial summary."""
+    1: a failed check, a failure, a limit reached or --strict refused; 2: replay diverged
+    and stopped early; 130: Ctrl-C, after a partial summary."""
     import math
 
     import attrs
@@ -394,12 +398,15 @@ def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | 
 
     try:
         with progress_bar(wanted(progress)) as bar:
-            code = replay_archive(archive, backend=backend, limits=limits, options=options,
-                                  plugins=parse_plugin_list(plugins), echo=click.echo, progress=bar,
-                                  allow_abnormal_end=allow_abnormal_end)
+            # The summary is streamed, each process's lines once it is done; --json waits for the end.
+            result = replay_archive(archive, backend=backend, limits=limits, options=options,
+                                    plugins=parse_plugin_list(plugins), echo=None if as_json else click.echo,
+                                    progress=bar, allow_abnormal_end=allow_abnormal_end)
     finally:
         done.set()
-    sys.exit(code)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
+    sys.exit(result.exit_code)
 
 
 @cli.command(epilog=EPILOG)

@@ -27,6 +27,7 @@ from hrr.pipeline.context import EventRefused
 from hrr.pipeline.replay import ReplayContext
 from hrr.replay.ranges import RangeCounts, skipped_in_setup
 from hrr.replay.ranges import describe as describe_range
+from hrr.replay.result import Divergence, Refusal, ReplayStats
 from hrr.replay.state import HandleMaps, HostBudget, ReplayAllocation, ReplayMemory
 from hrr.replay.threads import ThreadRouter
 
@@ -51,36 +52,6 @@ class ReplayOptions:
     max_seconds: float = DEFAULT_MAX_SECONDS   # wall-clock limit for the whole archive
     clock: Callable[[], float] = time.monotonic
     calls: Any = None                  # --calls: a hrr.inspect.dump.CallRange (see ranges.py)
-
-
-@attrs.define
-class Refusal:
-    seq: int
-    api: str
-    reason: str
-    category: str
-
-
-@attrs.define
-class ReplayStats:
-    events: int = 0
-    replayed: int = 0
-    noops: int = 0
-    unreplayable: int = 0
-    reproduced_errors: int = 0
-    checks_passed: int = 0
-    checks_failed: int = 0
-    checks_unverifiable: int = 0
-    divergences: int = 0
-    aborted: bool = False
-    timed_out: bool = False            # stopped by --max-seconds
-    peak_host_bytes: int = 0           # the most host memory replay held for the archive
-    refusals: list[Refusal] = attrs.field(factory=list)
-    failures: list[str] = attrs.field(factory=list)
-    range: RangeCounts | None = None   # what --calls did, when it was given
-
-    def count(self, category: str) -> int:
-        return sum(1 for r in self.refusals if r.category == category)
 
 
 class _Check:
@@ -323,6 +294,7 @@ class ProcessReplayer:
 
     def _diverged(self, row: Api, ev: Event, err: int) -> None:
         self.stats.divergences += 1
+        self.stats.diverged.append(Divergence(ev.seq, row.name, ev.err, err, self._setup))
         where = f", set-up before --calls {describe_range(self.range.calls)}" if self._setup else ""
         msg = (f"record {ev.seq} ({row.name}{where}): the recording returned {_err_name(ev.err)}, "
                f"replay returned {_err_name(err)}")

@@ -5,7 +5,7 @@ import contextlib
 import os
 import sys
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Sequence
 
 from hrr.archive import Limits, open_archive
 from hrr.backends import load_backend
@@ -13,13 +13,11 @@ from hrr.capture.exits import abnormal_end, describe_ended
 from hrr.cli import exitcodes
 from hrr.errors import UsageError
 from hrr.pipeline.manager import installed_plugins, load_plugins, warn_broken
-from hrr.replay.engine import ProcessReplayer, ReplayOptions, ReplayStats
+from hrr.replay.engine import ProcessReplayer, ReplayOptions
 from hrr.replay.ranges import describe as describe_range
+from hrr.replay.result import SKIPPED_AFTER_INTERRUPT, Outcome, ProcessResult, ReplayResult, ReplayStats, render_process
 
-EXIT_OK, EXIT_FAILED, EXIT_DIVERGED = exitcodes.OK, exitcodes.FAILED, exitcodes.DIVERGED
-EXIT_STRICT, EXIT_INTERRUPTED = exitcodes.STRICT_REFUSED, exitcodes.INTERRUPTED
-# Which code wins when processes end differently: the most serious outcome.
-_RANK = {EXIT_OK: 0, EXIT_STRICT: 1, EXIT_FAILED: 2, EXIT_DIVERGED: 3, EXIT_INTERRUPTED: 4}
+EXIT_FAILED = exitcodes.FAILED
 _REFUSAL_CATEGORIES_SHOWN = 10
 # Replay makes one recorded call at a time, so a wait on the sim that nothing can run is
 # stuck for good: no other thread will make a call while it waits. Report it at once
@@ -112,7 +110,7 @@ def _not_clean(proc: Any, state: Any) -> list[str]:
 def bounded_stalls(backend: Any, seconds: float = REPLAY_STALL_SECONDS) -> Iterator[None]:
     """While replay runs, a stuck wait on the sim ends after ``seconds`` (its scheduler
     reads ``STALL_TIMEOUT_S`` at every wait); other backends are left as they are."""
-    streams = getattr(backend, "streams", None)
+    streams: Any = getattr(backend, "streams", None)
     old = getattr(streams, "STALL_TIMEOUT_S", None)
     if not isinstance(old, (int, float)):
         yield
@@ -142,56 +140,6 @@ def start_watchdog(seconds: float, message: str) -> threading.Event:
 
     threading.Thread(target=watch, name="hrr-replay-watchdog", daemon=True).start()
     return done
-
-
-def summary_lines(name: str, backend: str, stats: ReplayStats, ctx: Any, manifest: dict) -> list[str]:
-    """The human summary of one process's replay."""
-    c = ctx.counters
-    lines = [
-        f"{name}: replayed on {backend}: {stats.events} records, {stats.replayed} calls replayed, "
-        f"{stats.noops} no-ops",
-        f"Device-to-host checks: {stats.checks_passed} passed, {stats.checks_failed} failed, "
-        f"{stats.checks_unverifiable} unverifiable",
-        *([stats.range.summary(stats.checks_passed, stats.checks_failed, stats.checks_unverifiable)]
-          if stats.range is not None else []),
-        f"Errors reproduced: {stats.reproduced_errors}; divergences: {stats.divergences}",
-        f"Pinned host snapshots: {c['pinned_restored']} restored, {c['pinned_refused']} refused, "
-        f"{c['pinned_skipped_graph_capture']} skipped (graph capture)",
-        f"Host memory: peak {stats.peak_host_bytes} bytes of --max-host-bytes {ctx.limits.max_host_bytes}; "
-        f"{stats.count('limit')} records refused by a limit",
-    ]
-    if manifest.get("content_mode") == "metadata-only":
-        lines.append("Content: metadata-only archive: inputs were zero-filled and no "
-                     "device-to-host check was possible")
-    if "ended" in manifest:
-        lines.append(f"Program: {describe_ended(manifest.get('ended'))}")
-    if not (stats.checks_passed or stats.checks_failed):
-        lines.append(f"Nothing was verified: {_why_nothing_verified(stats, manifest)}")
-    if stats.refusals:
-        lines.append(f"Refused: {len(stats.refusals)} records")
-        for r in stats.refusals[:_REFUSAL_CATEGORIES_SHOWN]:
-            lines.append(f"  record {r.seq} {r.api} [{r.category}]: {r.reason}")
-        if len(stats.refusals) > _REFUSAL_CATEGORIES_SHOWN:
-            lines.append(f"  ... and {len(stats.refusals) - _REFUSAL_CATEGORIES_SHOWN} more")
-    for entry in manifest.get("unreplayable_apis") or ():
-        lines.append(f"Unreplayable: {entry.get('api')}: {entry.get('reason')}")
-    for part in ctx.pm.hook.hrr_replay_summary(ctx=ctx):
-        lines.extend(part or ())
-    for failure in stats.failures:
-        lines.append(f"FAILED: {failure}")
-    return lines
-
-
-def _why_nothing_verified(stats: ReplayStats, manifest: dict) -> str:
-    """Why a replay compared no device-to-host copy, and what would change that."""
-    if manifest.get("content_mode") == "metadata-only":
-        return ("the archive is metadata-only, so no copy could be compared: capture with "
-                "--content (or HIP_HRR_CAPTURE_CONTENT=1)")
-    if stats.checks_unverifiable:
-        return f"all {stats.checks_unverifiable} device-to-host copies were unverifiable"
-    if stats.range is not None:
-        return "the --calls range holds no checked device-to-host copy"
-    return "the program made no device-to-host copy that replay could compare"
 
 
 def _plugin_failure_reasons(failures: Any) -> list[str]:
@@ -285,12 +233,13 @@ class _Counted:
 
 def replay_archive(path: str, *, backend: str | None = None, limits: Limits | None = None,
                    options: ReplayOptions | None = None, plugins: list[str] | None = None,
-                   echo: Callable[[str], None] = print, progress: Any = None,
-                   allow_abnormal_end: bool = False) -> int:
-    """Replay every process archive under ``path``; print the summary; return the exit
-    code (0 all checks passed, 1 a failed check or failure, 2 an early divergence abort,
-    3 refused by ``--strict``, 130 interrupted by Ctrl-C after a partial summary).
-    ``progress``: a :class:`hrr.cli.progress.Bar` (or None), told of each process and record."""
+                   echo: Callable[[str], None] | None = None, progress: Any = None,
+                   allow_abnormal_end: bool = False) -> ReplayResult:
+    """Replay every process archive under ``path`` and return what it found; its
+    ``exit_code`` is 0 when all checks passed, 1 on a failed check, a failure or a refusal
+    by ``--strict``, 2 on an early divergence abort, 130 on Ctrl-C (after a partial result).
+    ``echo``: told each line of :func:`hrr.replay.result.render` as soon as its process is
+    done. ``progress``: a :class:`hrr.cli.progress.Bar` (or None), told of each process and record."""
     limits = limits or Limits()
     options = options or ReplayOptions()
     if not options.max_seconds > 0:
@@ -302,15 +251,23 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
         raise UsageError(f"{path} holds no process archive (no pid-*/ directory)",
                          hint="is this the directory `hrr capture -o` wrote?")
     past_end = _past_range_end(processes, options.calls)
-    code = EXIT_OK
+    done: list[ProcessResult] = []
+
+    def finish(*results: ProcessResult) -> None:
+        done.extend(results)
+        if echo is not None:
+            partial = ReplayResult(path, tuple(done))
+            for line in (ln for r in results for ln in render_process(r, partial)):
+                echo(line)
+
     timed_out = False
-    for proc in processes:
+    for i, proc in enumerate(processes):
         if timed_out:
-            echo(f"pid-{proc.pid}: not replayed: --max-seconds={options.max_seconds:g} was reached")
+            finish(_skipped(proc, f"--max-seconds={options.max_seconds:g} was reached"))
             continue
         if proc.pid in past_end:
-            echo(f"pid-{proc.pid}: not replayed: --calls {describe_range(options.calls)} starts past "
-                 f"its last record ({past_end[proc.pid]})")
+            finish(_skipped(proc, f"--calls {describe_range(options.calls)} starts past its last record "
+                                  f"({past_end[proc.pid]})"))
             continue
         manifest = proc.manifest
         backend_name = backend or manifest.get("backend") or "sim"
@@ -331,40 +288,58 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
         try:
             with bounded_stalls(mod):
                 stats = replayer.run(prefix=parent, prefix_until=until)
-        except KeyboardInterrupt:  # Ctrl-C: the summary of what was done, then stop
+        except KeyboardInterrupt:  # Ctrl-C: the result of what was done, then stop
             stats, interrupted = replayer.stats, True
         if progress is not None:
             progress.end()  # the bar's last state stays above this process's summary
         if interrupted:
-            for line in summary_lines(f"pid-{proc.pid}", backend_name, stats, replayer.ctx, manifest):
-                echo(line)
-            echo(f"Result: INTERRUPTED (Ctrl-C) after {stats.events} records: the summary above is partial")
-            rest = processes[processes.index(proc) + 1:]
-            if rest:
-                echo(f"Not replayed: {', '.join(f'pid-{p.pid}' for p in rest)}")
-            return EXIT_INTERRUPTED
+            finish(_process_result(proc.pid, backend_name, stats, replayer.ctx, manifest, Outcome.INTERRUPTED,
+                                   _plugin_lines(replayer.ctx), interrupted=True),
+                   *(_skipped(p, SKIPPED_AFTER_INTERRUPT) for p in processes[i + 1:]))
+            break
         ended_failures, ended_reasons, ended_notes = completeness(proc)
         stats.failures.extend(ended_failures)
-        for line in summary_lines(f"pid-{proc.pid}", backend_name, stats, replayer.ctx, manifest):
-            echo(line)
-        for note in ended_notes:
-            echo(note)
         timed_out = stats.timed_out
+        plugin_lines = _plugin_lines(replayer.ctx)  # asked before the strict reasons, as always
+        reasons: list[str] = []
         if stats.aborted:
-            code = max(code, EXIT_DIVERGED, key=_RANK.__getitem__)
-            echo("Result: DIVERGED (replay stopped early)")
-            continue
-        failed = bool(stats.checks_failed or stats.failures)
-        refused = False
-        if options.strict:
-            reasons = ended_reasons + strict_reasons(stats, replayer.ctx, manifest, missing,
-                                                     allow_abnormal_end)
-            for reason in reasons:
-                echo(f"STRICT: {reason}")
-            refused = bool(reasons)
-        if failed:
-            code = max(code, EXIT_FAILED, key=_RANK.__getitem__)
-        elif refused:
-            code = max(code, EXIT_STRICT, key=_RANK.__getitem__)
-        echo(f"Result: {'FAILED' if failed else 'REFUSED by --strict' if refused else 'OK'}")
-    return code
+            outcome = Outcome.DIVERGED
+        else:
+            if options.strict:
+                reasons = ended_reasons + strict_reasons(stats, replayer.ctx, manifest, missing,
+                                                         allow_abnormal_end)
+            outcome = (Outcome.FAILED if stats.checks_failed or stats.failures
+                       else Outcome.REFUSED if reasons else Outcome.OK)
+        finish(_process_result(proc.pid, backend_name, stats, replayer.ctx, manifest, outcome, plugin_lines,
+                               strict=reasons, notes=ended_notes))
+    return ReplayResult(path, tuple(done))
+
+
+def _skipped(proc: Any, why: str) -> ProcessResult:
+    """A process the replay did not start."""
+    return ProcessResult(pid=proc.pid, outcome=Outcome.SKIPPED, skipped=why)
+
+
+def _plugin_lines(ctx: Any) -> list[str]:
+    """The plugins' summary lines for one process (``hrr_replay_summary``)."""
+    return [line for part in ctx.pm.hook.hrr_replay_summary(ctx=ctx) for line in (part or ())]
+
+
+def _process_result(pid: int, backend: str, stats: ReplayStats, ctx: Any, manifest: dict, outcome: Outcome,
+                    plugin_lines: Sequence[str], *, strict: Sequence[str] = (), notes: Sequence[str] = (),
+                    interrupted: bool = False) -> ProcessResult:
+    """Freeze one process's counts, its plugins' counters and lines, and its verdict."""
+    return ProcessResult(
+        pid=pid, outcome=outcome, backend=backend, records=stats.events, calls_replayed=stats.replayed,
+        noops=stats.noops, unreplayable=stats.unreplayable, reproduced_errors=stats.reproduced_errors,
+        checks_passed=stats.checks_passed, checks_failed=stats.checks_failed,
+        checks_unverifiable=stats.checks_unverifiable, divergence_count=stats.divergences,
+        divergences=tuple(stats.diverged), refusals=tuple(stats.refusals), failures=tuple(stats.failures),
+        strict_reasons=tuple(strict), notes=tuple(notes), timed_out=stats.timed_out, interrupted=interrupted,
+        peak_host_bytes=stats.peak_host_bytes, max_host_bytes=ctx.limits.max_host_bytes,
+        counters=dict(ctx.counters), plugin_lines=tuple(plugin_lines),
+        content_mode=manifest.get("content_mode"),
+        ended=describe_ended(manifest.get("ended")) if "ended" in manifest else None,
+        unreplayable_apis=tuple((f"{e.get('api')}", f"{e.get('reason')}")
+                                for e in manifest.get("unreplayable_apis") or ()),
+        range=stats.range)

@@ -302,10 +302,11 @@ def test_replay_refuses_records_that_are_not_events(tmp_path):
     traceback; --strict fails on them."""
     root = str(tmp_path / "a")
     write_archive(root)
-    code, lines = _replay(root, strict=True)
-    assert code == 1, lines
-    assert "Refused: 4 records" in lines, lines
-    assert sum("[bad_record]" in ln and "not a 7-item array" in ln for ln in lines) == 4, lines
+    result = _replay(root, strict=True)
+    (proc,) = result.processes
+    assert result.exit_code == 1, proc
+    assert len(proc.refusals) == 4, proc
+    assert sum(r.category == "bad_record" and "not a 7-item array" in r.reason for r in proc.refusals) == 4, proc
 
 
 def test_replay_fails_when_the_trailer_claims_records_events_bin_lacks(tmp_path):
@@ -320,7 +321,8 @@ def test_replay_fails_when_the_trailer_claims_records_events_bin_lacks(tmp_path)
     raw = open(path, "rb").read()
     open(path, "wb").write(raw[:offsets[1]] + raw[offsets[2]:])   # the second record removed
     assert offsets[2] < trailer_at
-    code, lines = _replay(root, strict=False)
-    assert code == 1, lines
-    assert "FAILED: its trailer says the process recorded 4 records, events.bin holds 3: records " \
-           "were lost or removed" in lines, lines
+    result = _replay(root, strict=False)
+    (proc,) = result.processes
+    assert result.exit_code == 1, proc
+    assert "its trailer says the process recorded 4 records, events.bin holds 3: records " \
+           "were lost or removed" in proc.failures, proc

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hrrtest import archive_calls, capture, replay
+from hrrtest import archive_calls, capture, replay, text
 
 
 def test_numpy_and_ctypes_scalars_are_recorded_as_numbers(tmp_path):
@@ -20,5 +20,5 @@ def test_numpy_and_ctypes_scalars_are_recorded_as_numbers(tmp_path):
     calls = {rec[2]: rec for rec in archive_calls(tmp_path)}
     assert calls["hipMalloc"][3] == [64]
     assert calls["hipMemset"][3][1:] == [3, 64]
-    code, lines = replay(tmp_path, strict=True)
-    assert code == 0, lines
+    result = replay(tmp_path, strict=True)
+    assert result.exit_code == 0, text(result)

@@ -80,6 +80,22 @@ def info_json(archive: Path, *, events: bool = False, env: dict | None = None) -
     return json.loads(proc.stdout)
 
 
+def replay_json(archive: Path, *args: Any, env: dict | None = None,
+                check: int | None = None) -> tuple[subprocess.CompletedProcess, dict]:
+    """`hrr replay --json ARGS ARCHIVE`: the finished process and the result object it printed."""
+    proc = hrr("replay", "--json", *args, archive, env=env, check=check)
+    try:
+        return proc, json.loads(proc.stdout)
+    except ValueError:
+        raise AssertionError(f"hrr replay --json printed no JSON object\n{describe(proc)}") from None
+
+
+def only_process(result: dict) -> dict:
+    """The one process of a ``--json`` replay result."""
+    (proc,) = result["processes"]
+    return proc
+
+
 def pid_dirs(archive: Path) -> list[Path]:
     return sorted(p for p in Path(archive).iterdir() if p.name.startswith("pid-"))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 
-from tests.cli.cli_helpers import app, capture, describe, hrr, info_json
+from tests.cli.cli_helpers import app, capture, describe, hrr, info_json, replay_json
 
 
 def _files(root) -> int:
@@ -70,5 +70,5 @@ def test_killed_packed_capture_repairs_and_replays(tmp_path):
                *app("fill.py", 1024, 40, "--die"))
     assert proc.returncode == 137 and "fill: ok" in proc.stdout, describe(proc)
     hrr("repair", root, check=0)
-    replayed = hrr("replay", root)
-    assert replayed.returncode == 0 and "Result: OK" in replayed.stdout, describe(replayed)
+    replayed, result = replay_json(root)
+    assert replayed.returncode == 0 and result["outcome"] == "OK", describe(replayed)

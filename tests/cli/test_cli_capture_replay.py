@@ -6,7 +6,7 @@ import signal
 
 import pytest
 from cli_helpers import (EXAMPLE, app, capture, copy_archive, describe, hrr, info_json,
-                         looping_capture, only_pid_dir, rewrite_events)
+                         looping_capture, only_pid_dir, only_process, replay_json, rewrite_events)
 
 MANIFEST_FIELDS = {"format_version", "backend", "plugins", "content_mode", "host_snapshots",
                    "unreplayable_apis", "counts", "clean_shutdown"}
@@ -35,6 +35,7 @@ def test_capture_child_killed_by_signal(tmp_path):
 
 
 def test_replay_ok_and_summary(basic_archive):
+    """The printed summary is the CLI's contract: these lines, exit 0."""
     proc = hrr("replay", "--strict", basic_archive, check=0)
     out = proc.stdout
     assert "Device-to-host checks: 1 passed, 0 failed" in out
@@ -72,13 +73,15 @@ def test_metadata_only_is_strict_failure(tmp_path):
     root = tmp_path / "meta"
     capture(root, *app("basic.py"), content=False)
     assert info_json(root)["processes"][0]["manifest"]["content_mode"] == "metadata-only"
-    proc = hrr("replay", "--strict", root)
+    proc, result = replay_json(root, "--strict")
     assert proc.returncode == 1, describe(proc)
-    assert "metadata-only" in proc.stdout
+    assert only_process(result)["content_mode"] == "metadata-only"
+    assert any("metadata-only" in reason for reason in only_process(result)["strict_reasons"]), describe(proc)
 
 
 def test_divergence_exits_2(basic_archive, tmp_path):
-    """A recorded call that failed with an error replay does not reproduce: exit 2."""
+    """A recorded call that failed with an error replay does not reproduce: exit 2, and the
+    printed verdict says DIVERGED (the CLI's contract)."""
     bad = copy_archive(basic_archive, tmp_path / "diverged")
 
     def fail_first_malloc(events):
@@ -105,11 +108,12 @@ def test_failed_d2h_check_exits_1(tmp_path):
     root = tmp_path / "nopinned"
     proc = capture(root, "python", EXAMPLE)
     assert "all results correct" in proc.stdout
-    proc = hrr("replay", root)
+    proc, result = replay_json(root)
     assert proc.returncode == 1, describe(proc)
     assert "Traceback" not in proc.stdout + proc.stderr
-    assert "FAILED: record" in proc.stdout and "bytes differ from the recording" in proc.stdout
-    assert "Result: FAILED" in proc.stdout
+    replayed = only_process(result)
+    assert any(f.startswith("record") and "bytes differ from the recording" in f for f in replayed["failures"])
+    assert replayed["checks_failed"] > 0 and result["outcome"] == "FAILED", describe(proc)
 
 
 def test_run_records_nothing(tmp_path):
@@ -143,11 +147,10 @@ def test_killed_capture_opens_repairs_and_replays(tmp_path):
     assert proc2["manifest"]["clean_shutdown"] is True
     assert "already complete" in hrr("repair", root, check=0).stdout
 
-    replayed = hrr("replay", root)
+    replayed, result = replay_json(root)
     assert replayed.returncode == 0, describe(replayed)
-    assert "Result: OK" in replayed.stdout
-    passed = int(replayed.stdout.split("Device-to-host checks: ")[1].split()[0])
-    assert passed >= 5
+    assert result["outcome"] == "OK"
+    assert only_process(result)["checks_passed"] >= 5
 
 
 def _installed_plugins() -> set[str]:
@@ -164,10 +167,12 @@ def test_example_round_trip_with_every_plugin(tmp_path):
     (info,) = info_json(root)["processes"]
     assert set(info["manifest"]["plugins"]) == _installed_plugins()
     assert info["manifest"]["host_snapshots"] is True
-    proc = hrr("replay", "--strict", root)
+    proc, result = replay_json(root, "--strict")
     assert proc.returncode == 0, describe(proc)
-    assert "Device-to-host checks: 5 passed, 0 failed, 0 unverifiable" in proc.stdout
-    assert "Pinned host snapshots:" in proc.stdout and "Result: OK" in proc.stdout
+    replayed = only_process(result)
+    assert (replayed["checks_passed"], replayed["checks_failed"], replayed["checks_unverifiable"]) == (5, 0, 0)
+    assert set(replayed["pinned"]) == {"restored", "refused", "skipped_graph_capture"}
+    assert result["outcome"] == "OK", describe(proc)
 
 
 def test_plugins_command_lists_every_installed_plugin():

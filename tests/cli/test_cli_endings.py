@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import signal
 
-from cli_helpers import app, capture, describe, hrr, info_json, looping_capture
+from cli_helpers import app, capture, describe, hrr, info_json, looping_capture, only_process, replay_json
 
 from hrr.cli import exitcodes
 
@@ -19,10 +19,11 @@ def test_a_non_zero_exit_is_recorded_and_refused_by_strict_unless_allowed(tmp_pa
     capture(root, *app("basic.py", 3), check=3)
     assert _ended(root) == {"how": "exit", "status": 3}
     assert "exited with status 3" in hrr("info", root, check=0).stdout
-    proc = hrr("replay", "--strict", root)
+    proc, result = replay_json(root, "--strict")
     assert proc.returncode == exitcodes.STRICT_REFUSED, describe(proc)
-    assert "Program: exited with status 3" in proc.stdout
-    assert "STRICT: the program exited with status 3 (pass --allow-abnormal-end" in proc.stdout, describe(proc)
+    assert only_process(result)["ended"] == "exited with status 3"
+    assert any(reason.startswith("the program exited with status 3 (pass --allow-abnormal-end")
+               for reason in only_process(result)["strict_reasons"]), describe(proc)
     hrr("replay", "--strict", "--allow-abnormal-end", root, check=0)
     hrr("replay", root, check=0)   # without --strict an abnormal end is only reported
 
@@ -33,8 +34,8 @@ def test_a_bare_raise_systemexit_is_recorded_with_its_status(tmp_path):
     root = tmp_path / "a"
     capture(root, *app("basic.py", 5, "--bare-raise"), check=5)
     assert _ended(root) == {"how": "exit", "status": 5}
-    proc = hrr("replay", "--strict", root)
-    assert proc.returncode == 1 and "Program: exited with status 5" in proc.stdout, describe(proc)
+    proc, result = replay_json(root, "--strict")
+    assert proc.returncode == 1 and only_process(result)["ended"] == "exited with status 5", describe(proc)
 
 
 def test_a_clean_exit_passes_strict(tmp_path):
@@ -50,8 +51,8 @@ def test_an_uncaught_exception_keeps_its_message_only_in_content_mode(tmp_path):
     capture(meta, *app("raises.py"), content=False, check=1)
     assert _ended(content) == {"how": "exception", "exception": "ValueError", "message": "the secret 42"}
     assert _ended(meta) == {"how": "exception", "exception": "ValueError"}
-    proc = hrr("replay", "--strict", content)
-    assert proc.returncode == 1 and "ended by an uncaught ValueError" in proc.stdout, describe(proc)
+    proc, result = replay_json(content, "--strict")
+    assert proc.returncode == 1 and "ended by an uncaught ValueError" in only_process(result)["ended"], describe(proc)
 
 
 def test_a_signal_is_recorded_and_capture_names_repair(tmp_path):
@@ -80,6 +81,7 @@ def test_capture_ends_with_one_summary_line_naming_the_content_flag(tmp_path):
 
 
 def test_a_replay_that_verified_nothing_says_so(tmp_path):
+    """The printed summary names why nothing was verified (a line of the CLI's own)."""
     root = tmp_path / "m"
     capture(root, *app("basic.py"), content=False)
     proc = hrr("replay", root, check=0)

@@ -14,9 +14,17 @@ from cli_helpers import (
     describe,
     hrr,
     only_pid_dir,
+    only_process,
+    replay_json,
     rewrite_events,
     set_format_version,
 )
+
+
+def _reasons(result: dict) -> list[str]:
+    """Every refusal reason, failure and --strict reason of a ``--json`` replay result."""
+    return [text for proc in result["processes"]
+            for text in [r["reason"] for r in proc["refusals"]] + proc["failures"] + proc["strict_reasons"]]
 
 
 @pytest.fixture(scope="module")
@@ -108,17 +116,17 @@ def _corrupted_blobs_copy(good_archive, tmp_path):
 
 def test_corrupted_blob_strict(good_archive, tmp_path):
     bad = _corrupted_blobs_copy(good_archive, tmp_path)
-    proc = hrr("replay", "--strict", bad)
+    proc, result = replay_json(bad, "--strict")
     assert proc.returncode == 1, describe(proc)
     assert "Traceback" not in proc.stderr + proc.stdout
-    assert "not to its name" in proc.stdout, describe(proc)
+    assert any("not to its name" in why for why in _reasons(result)), describe(proc)
 
 
 def test_corrupted_blob_fails_replay(good_archive, tmp_path):
     bad = _corrupted_blobs_copy(good_archive, tmp_path)
-    proc = hrr("replay", bad)
+    proc, result = replay_json(bad)
     assert "Traceback" not in proc.stderr + proc.stdout
-    assert "not to its name" in proc.stdout, describe(proc)
+    assert any("not to its name" in why for why in _reasons(result)), describe(proc)
     assert proc.returncode == 1, describe(proc)
 
 
@@ -126,20 +134,20 @@ def test_truncated_event_stream(good_archive, tmp_path):
     bad = copy_archive(good_archive, tmp_path / "bad")
     events = only_pid_dir(bad) / "events.bin"
     os.truncate(events, events.stat().st_size - 100)
-    proc = hrr("replay", bad)
+    proc, result = replay_json(bad)
     assert proc.returncode == 1, describe(proc)
     assert "Traceback" not in proc.stderr + proc.stdout
-    assert "torn" in proc.stdout and "hrr repair" in proc.stdout, describe(proc)
+    assert any("torn" in f and "hrr repair" in f for f in only_process(result)["failures"]), describe(proc)
     info = hrr("info", bad, check=0).stdout
     assert "NOT closed" in info and "torn" in info
 
 
 def test_file_limit(good_archive):
-    proc = hrr("replay", "--strict", good_archive, "--max-file-bytes", "8")
+    proc, result = replay_json(good_archive, "--strict", "--max-file-bytes", "8")
     assert proc.returncode == 1, describe(proc)
     assert "Traceback" not in proc.stderr + proc.stdout
-    assert "over max_file_bytes=8" in proc.stdout, describe(proc)
-    assert "--max-file-bytes" in proc.stdout, describe(proc)
+    assert any("over max_file_bytes=8" in why and "--max-file-bytes" in why for why in _reasons(result)), \
+        describe(proc)
 
 
 def test_event_limit(good_archive):
@@ -176,17 +184,20 @@ def test_strict_replay_of_an_archive_its_capture_never_closed(good_archive, tmp_
     manifest = json.loads((pid_dir / "manifest.json").read_text())
     manifest["clean_shutdown"] = False
     (pid_dir / "manifest.json").write_text(json.dumps(manifest))
-    plain = hrr("replay", bad)
+    plain, result = replay_json(bad)
     assert plain.returncode == 0, describe(plain)
-    assert "Archive: NOT closed (no trailer, manifest clean_shutdown false)" in plain.stdout, describe(plain)
-    strict = hrr("replay", "--strict", bad)
+    assert any(note.startswith("Archive: NOT closed (no trailer, manifest clean_shutdown false)")
+               for note in only_process(result)["notes"]), describe(plain)
+    strict, result = replay_json(bad, "--strict")
     assert strict.returncode == 1 and "Traceback" not in strict.stdout + strict.stderr, describe(strict)
-    assert "STRICT: the archive was not closed" in strict.stdout, describe(strict)
+    assert any(reason.startswith("the archive was not closed")
+               for reason in only_process(result)["strict_reasons"]), describe(strict)
 
 
 def test_records_cut_out_behind_the_trailer_fail_replay(good_archive, tmp_path):
     bad = copy_archive(good_archive, tmp_path / "cut")
     rewrite_events(only_pid_dir(bad), lambda events: events[:3])   # keeps the trailer
-    proc = hrr("replay", bad)
+    proc, result = replay_json(bad)
     assert proc.returncode == 1 and "Traceback" not in proc.stdout + proc.stderr, describe(proc)
-    assert "events.bin holds 3: records were lost or removed" in proc.stdout, describe(proc)
+    assert any("events.bin holds 3: records were lost or removed" in f
+               for f in only_process(result)["failures"]), describe(proc)

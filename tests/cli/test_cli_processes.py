@@ -5,16 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from cli_helpers import app, capture, describe, hrr, info_json
+from cli_helpers import app, capture, describe, hrr, info_json, only_process, replay_json
 
 
 def _pids(stdout: str) -> dict[str, int]:
     line = next(ln for ln in stdout.splitlines() if ln.startswith("PIDS "))
     return {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line)}
-
-
-def _replay_results(stdout: str) -> list[str]:
-    return [ln for ln in stdout.splitlines() if ln.startswith("Result:")]
 
 
 @pytest.fixture(scope="module")
@@ -58,10 +54,10 @@ def test_forked_child_replays(tmp_path):
     proc = capture(root, *app("fork_own_module.py"))
     pids = _pids(proc.stdout)
     assert sorted(p.name for p in root.iterdir()) == sorted(f"pid-{p}" for p in pids.values())
-    proc = hrr("replay", "--strict", root)
+    proc, result = replay_json(root, "--strict")
     assert proc.returncode == 0, describe(proc)
-    assert _replay_results(proc.stdout) == ["Result: OK"] * 2
-    assert f"pid-{pids['fork']}: replayed" in proc.stdout
+    assert [p["outcome"] for p in result["processes"]] == ["OK"] * 2
+    assert any(p["pid"] == pids["fork"] and p["skipped"] is None for p in result["processes"]), describe(proc)
     child = next(p for p in info_json(root)["processes"] if p["pid"] == pids["fork"])
     assert child["clean"] and child["calls"]["hipModuleLaunchKernel"] == 1
 
@@ -81,6 +77,6 @@ def test_threads_have_ids_and_a_global_sequence(tmp_path):
     main_tid = events[0]["tid"]
     assert main_tid not in launches_by_tid
     assert proc["threads"] == 3
-    replayed = hrr("replay", "--strict", root)
+    replayed, result = replay_json(root, "--strict")
     assert replayed.returncode == 0, describe(replayed)
-    assert "Device-to-host checks: 10 passed, 0 failed" in replayed.stdout
+    assert (only_process(result)["checks_passed"], only_process(result)["checks_failed"]) == (10, 0)

@@ -3,6 +3,7 @@ library example are read out of README.md (between <!-- readme-NAME:begin/end --
 and run as a new user would, through the `hrr` command line."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import shlex
@@ -112,9 +113,12 @@ def test_the_readme_kernel_library_installs_and_replays(tmp_path):
     env = {"PYTHONPATH": os.pathsep.join(p for p in (str(site), os.environ.get("PYTHONPATH")) if p)}
     proc = hrr(tmp_path, "capture", "--content", "-o", "k.hrr", "--", "python", "app.py", env=env)
     assert proc.returncode == 0 and proc.stdout.strip() == "scaled: ok", proc.stderr
-    proc = hrr(tmp_path, "replay", "--strict", "k.hrr", env=env)
+    proc = hrr(tmp_path, "replay", "--strict", "--json", "k.hrr", env=env)
     assert proc.returncode == 0, proc.stdout
-    assert "Device-to-host checks: 1 passed, 0 failed, 0 unverifiable" in proc.stdout
-    proc = hrr(tmp_path, "replay", "--strict", "k.hrr")          # not installed here
+    (replayed,) = json.loads(proc.stdout)["processes"]
+    assert (replayed["checks_passed"], replayed["checks_failed"], replayed["checks_unverifiable"]) == (1, 0, 0)
+    proc = hrr(tmp_path, "replay", "--strict", "--json", "k.hrr")          # not installed here
     assert proc.returncode != 0            # diverged where the library is missing, as README says
-    assert "(hipModuleLoadData)" in proc.stdout and "hipErrorNoBinaryForGpu" in proc.stdout
+    (replayed,) = json.loads(proc.stdout)["processes"]
+    assert [(d["api"], d["replayed_name"].split()[0]) for d in replayed["divergences"]] == [
+        ("hipModuleLoadData", "hipErrorNoBinaryForGpu")], proc.stdout

@@ -3,6 +3,7 @@ them set, the app's own process reads them (hrr.config, once), and the archive s
 effect; `hrr replay --strict` then passes or fails as it must."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -31,6 +32,13 @@ def _capture(arch: Path, plugins: str, **env) -> dict:
     return open_archive(str(arch)).processes[0]
 
 
+def _replay(arch: Path) -> tuple[subprocess.CompletedProcess, dict]:
+    """`hrr replay --strict --json ARCH`: the process and its one process's result."""
+    rep = _hrr("replay", arch, "--strict", "--json")
+    (replayed,) = json.loads(rep.stdout)["processes"]
+    return rep, replayed
+
+
 def _snapshot_sizes(proc) -> list[int]:
     """The length of every pinned snapshot the archive's launches carry."""
     sizes = []
@@ -50,11 +58,11 @@ def test_max_mb_from_environment_is_the_cap(tmp_path):
     listed = [u for u in proc.manifest["unreplayable_apis"] if u["api"] == "pinned host snapshot"]
     assert listed and {u["size"] for u in listed} == {8192}
     assert listed[0]["variable"] == "HIP_HRR_HOST_SNAPSHOT_MAX_MB"
-    rep = _hrr("replay", arch, "--strict")
+    rep, replayed = _replay(arch)
     assert rep.returncode == 1, rep.stdout + rep.stderr
-    assert "Device-to-host checks: 2 passed, 2 failed" in rep.stdout   # the 8 KiB launches
-    assert "STRICT: the manifest lists unreplayable APIs" in rep.stdout
-    assert "Pinned host snapshots: 2 restored, 0 refused, 0 skipped" in rep.stdout
+    assert (replayed["checks_passed"], replayed["checks_failed"]) == (2, 2)   # the 8 KiB launches
+    assert "the manifest lists unreplayable APIs" in replayed["strict_reasons"]
+    assert replayed["pinned"] == {"restored": 2, "refused": 0, "skipped_graph_capture": 0}
 
 
 def test_default_cap_snapshots_both(tmp_path):
@@ -90,9 +98,9 @@ def test_host_snapshots_true_means_on(tmp_path):
     proc = _capture(arch, PLUGINS, HIP_HRR_HOST_SNAPSHOTS="true")
     assert proc.manifest["host_snapshots"] is True
     assert len(_snapshot_sizes(proc)) == 4
-    rep = _hrr("replay", arch, "--strict")
+    rep, replayed = _replay(arch)
     assert rep.returncode == 0, rep.stdout + rep.stderr
-    assert "Pinned host snapshots: 4 restored" in rep.stdout
+    assert replayed["pinned"]["restored"] == 4
 
 
 def test_host_snapshots_false_means_off(tmp_path):

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from failing_plugins import ERROR, FAILING, HOOK, SECRET
 from forkcheck import run_child
-from hrrtest import fresh_backend, replay
+from hrrtest import fresh_backend, only, replay, text
 
 import hrr.pipeline.manager as manager
 from hrr.archive import open_archive
@@ -120,12 +120,12 @@ def test_a_failing_plugin_changes_nothing_the_app_sees(tmp_path, name, capsys):
 def test_strict_replay_fails_naming_the_plugin(tmp_path, name):
     root = tmp_path / "arch"
     captured(root, [name])
-    code, lines = replay(root, strict=True, plugins=[])
-    assert code == 1
-    assert any(line.startswith("STRICT:") and repr(name) in line and HOOK[name] in line
-               for line in lines), lines
-    code, lines = replay(root, strict=False, plugins=[])
-    assert code == 0, lines
+    result = replay(root, strict=True, plugins=[])
+    assert result.exit_code == 1
+    assert any(repr(name) in reason and HOOK[name] in reason
+               for reason in only(result).strict_reasons), text(result)
+    result = replay(root, strict=False, plugins=[])
+    assert result.exit_code == 0, text(result)
 
 
 def test_the_message_is_kept_only_in_content_mode(tmp_path):

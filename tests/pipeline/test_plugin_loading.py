@@ -19,6 +19,7 @@ from hrr.config import config
 from hrr.errors import PluginError
 from hrr.pipeline.manager import BrokenPluginError, load_plugins, make_plugin_manager
 from hrr.replay.engine import ReplayOptions
+from hrr.replay.result import Outcome, ProcessResult
 from hrr.replay.run import replay_archive
 
 MODULE = "hrr_loadtest_plugins"
@@ -180,11 +181,9 @@ def test_capture_with_every_installed_plugin_skips_the_broken_ones(site, tmp_pat
     assert len(warnings(capsys.readouterr().err)) == len(BROKEN)
 
 
-def _replay(root, strict: bool, plugins=None) -> tuple[int, list[str]]:
-    lines: list[str] = []
-    code = replay_archive(str(root), options=ReplayOptions(strict=strict), plugins=plugins,
-                          echo=lines.append)
-    return code, lines
+def _replay(root, strict: bool, plugins=None) -> ProcessResult:
+    (proc,) = replay_archive(str(root), options=ReplayOptions(strict=strict), plugins=plugins).processes
+    return proc
 
 
 def test_a_recorded_plugin_broken_at_replay_is_like_a_missing_one(tmp_path, monkeypatch, capsys):
@@ -195,18 +194,18 @@ def test_a_recorded_plugin_broken_at_replay_is_like_a_missing_one(tmp_path, monk
     monkeypatch.syspath_prepend(str(there))
     root = tmp_path / "arch"
     assert _capture(root, plugins=["flaky"])["plugins"] == {"flaky": "2.0"}
-    code, lines = _replay(root, strict=True)
-    assert code == 0 and "good: replay summary" in lines
+    proc = _replay(root, strict=True)
+    assert proc.exit_code == 0 and "good: replay summary" in proc.plugin_lines
     capsys.readouterr()
 
     monkeypatch.setattr(sys, "path", [p for p in sys.path if p != str(there)])
     monkeypatch.syspath_prepend(str(here))
-    code, lines = _replay(root, strict=False)
-    assert code == 0 and "Result: OK" in lines and "good: replay summary" not in lines
-    code, lines = _replay(root, strict=True)
-    assert code == 1
-    assert ("STRICT: recorded plugins not installed: flaky (broken here: constructing it raised "
-            "RuntimeError: needs a licence server)") in lines
+    proc = _replay(root, strict=False)
+    assert proc.exit_code == 0 and proc.outcome is Outcome.OK and "good: replay summary" not in proc.plugin_lines
+    proc = _replay(root, strict=True)
+    assert proc.exit_code == 1
+    assert ("recorded plugins not installed: flaky (broken here: constructing it raised "
+            "RuntimeError: needs a licence server)") in proc.strict_reasons
     err = capsys.readouterr().err
     assert warnings(err) == [f"hrr: warning: plugin 'flaky' ({MODULE}:Raises) is broken and was skipped: "
                              "constructing it raised RuntimeError: needs a licence server"]

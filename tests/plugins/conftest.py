@@ -1,8 +1,8 @@
 """Fixtures for the plugin tests: programmatic capture and replay on the sim.
 
 ``cap(app, plugins=..., **config)`` records ``app(hip, be)`` into a fresh archive directory
-and returns it; ``rep(root, plugins=..., limits=...)`` replays it and returns
-(exit code, summary lines, counters-line dict).
+and returns it; ``rep(root, plugins=..., limits=...)`` replays it in this process and
+returns the ReplayResult.
 """
 from __future__ import annotations
 

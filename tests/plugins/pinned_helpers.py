@@ -16,9 +16,8 @@ from hrr.backends import load_backend
 from hrr.capture.session import CaptureSession
 from hrr.config import config
 from hrr.replay.engine import ReplayOptions
+from hrr.replay.result import PinnedSnapshots, ReplayResult, render
 from hrr.replay.run import replay_archive
-
-PIN_LINE = re.compile(r"Pinned host snapshots: (\d+) restored, (\d+) refused, (\d+) skipped")
 
 
 def fresh_sim(backend: str = "sim") -> Any:
@@ -40,17 +39,22 @@ def capture(root: Any, app: Callable[[Any, Any], Any], *, plugins: list[str],
 
 
 def replay(root: Any, *, plugins: list[str] | None = None, limits: Any = None,
-           strict: bool = True, backend: str = "sim") -> tuple[int, list[str], dict]:
+           strict: bool = True, backend: str = "sim") -> ReplayResult:
+    """Replay ``root`` in this process; its last process's pinned counts are
+    ``pinned(result)`` (``text(result)`` is the printed summary, for messages)."""
     fresh_sim(backend)
-    lines: list[str] = []
-    code = replay_archive(str(root), backend=backend, options=ReplayOptions(strict=strict),
-                          plugins=plugins, limits=limits, echo=lines.append)
-    counts = {"restored": 0, "refused": 0, "skipped": 0}
-    for line in lines:
-        m = PIN_LINE.search(line)
-        if m:
-            counts = {"restored": int(m[1]), "refused": int(m[2]), "skipped": int(m[3])}
-    return code, lines, counts
+    return replay_archive(str(root), backend=backend, options=ReplayOptions(strict=strict),
+                          plugins=plugins, limits=limits)
+
+
+def pinned(result: ReplayResult) -> PinnedSnapshots:
+    """The pinned-snapshot counts of the archive's last process."""
+    return result.processes[-1].pinned
+
+
+def text(result: ReplayResult) -> str:
+    """The summary ``hrr replay`` would print: for assertion messages only."""
+    return "\n".join(render(result))
 
 
 def events(root: Any) -> list[list]:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
-from pinned_helpers import Kernels, d2h, manifest, pinned_array, records
+from pinned_helpers import Kernels, d2h, manifest, pinned, pinned_array, records, text
 
 N = 2048
 
@@ -33,16 +33,16 @@ def test_graph_relaunch_replays_byte_for_byte(cap, rep, backend_name):
     root = cap(graph_app)
     launches = records(root, "graph_capture")
     assert [api for api, _ in launches] == ["hipGraphLaunch"] * 3
-    code, lines, counts = rep(root)
-    assert code == 0, "\n".join(lines)
-    assert counts["restored"] == 3 and counts["skipped"] == 1
-    assert any("Graph-launch snapshots: 3 restored" in line for line in lines)
+    result = rep(root)
+    assert result.exit_code == 0, text(result)
+    assert pinned(result).restored == 3 and pinned(result).skipped_graph_capture == 1
+    assert result.processes[0].counters["graph_launch_restored"] == 3
 
 
 def test_graph_relaunch_without_graph_capture_does_not_match(cap, rep, backend_name):
     root = cap(graph_app)
-    code, lines, _counts = rep(root, plugins=["pinned_snapshot"], strict=False)
-    assert code == 1 and any("bytes differ" in line for line in lines)
+    result = rep(root, plugins=["pinned_snapshot"], strict=False)
+    assert result.exit_code == 1 and any("bytes differ" in f for f in result.processes[0].failures)
 
 
 def plain_graph_app(hip, be, session):
@@ -66,5 +66,5 @@ def test_pinned_alone_lists_graph_kernels_unreplayable(cap, rep):
     root = cap(plain_graph_app, plugins=["pinned_snapshot"])
     assert any("graph" in u["reason"] for u in manifest(root)["unreplayable_apis"])
     assert records(root, "graph_capture") == []
-    code, _lines, counts = rep(root, strict=False)
-    assert code == 1 and counts["skipped"] == 1
+    result = rep(root, strict=False)
+    assert result.exit_code == 1 and pinned(result).skipped_graph_capture == 1

@@ -5,7 +5,7 @@ snapshot copy unmapped memory); replay forgets its own allocations, so a record 
 still names one is refused instead of handed to the backend."""
 from __future__ import annotations
 
-from pinned_helpers import capture, events, pinned_array, replay
+from pinned_helpers import capture, events, pinned_array, replay, text
 
 PLUGINS = ["pinned_snapshot", "graph_capture"]
 
@@ -35,8 +35,8 @@ def test_a_pointer_the_reset_freed_is_recorded_as_plain_host_memory(tmp_path):
         return int(p)
 
     capture(tmp_path, app, plugins=PLUGINS)
-    code, lines, _ = replay(tmp_path, plugins=PLUGINS)
-    assert code == 0, lines
+    result = replay(tmp_path, plugins=PLUGINS)
+    assert result.exit_code == 0, text(result)
 
 
 def test_copy_after_reset_is_host_memory(tmp_path):
@@ -54,5 +54,5 @@ def test_copy_after_reset_is_host_memory(tmp_path):
     capture(tmp_path, app, plugins=PLUGINS)
     copies = [e for e in events(tmp_path) if e[2] == "hipMemcpy"]
     assert copies and copies[0][3][0][0] == "h", copies
-    code, lines, _ = replay(tmp_path, plugins=PLUGINS)
-    assert code == 0, lines
+    result = replay(tmp_path, plugins=PLUGINS)
+    assert result.exit_code == 0, text(result)

@@ -10,7 +10,9 @@ import ctypes
 import threading
 
 import numpy as np
-from pinned_helpers import Kernels, d2h, events, pinned_array, records, xxh
+from pinned_helpers import Kernels, d2h, events, pinned, pinned_array, records, text, xxh
+
+from hrr.replay.result import PinnedSnapshots
 
 from plugins.pinned_snapshot import Tracker
 
@@ -71,9 +73,9 @@ def test_failed_launch_does_not_poison_next_snapshot(cap, rep, backend_name):
     root = cap(failed_then_good_app)
     launches = [ev for ev in events(root) if ev[2] == "hipModuleLaunchKernel"]
     assert launches[0][4] != 0 and launches[1][4] == 0
-    code, lines, counts = rep(root)
-    assert code == 0, "\n".join(lines)
-    assert counts == {"restored": 1, "refused": 0, "skipped": 0}
+    result = rep(root)
+    assert result.exit_code == 0, text(result)
+    assert pinned(result) == PinnedSnapshots(1, 0, 0)
     # Both launches carry a record: the failed one (made before the call could fail) and
     # the good one, which the failed one must not have deduplicated away.
     assert [api for api, _ in records(root)] == ["hipModuleLaunchKernel"] * 2
@@ -83,9 +85,9 @@ def test_failed_graph_launch_does_not_poison_next_snapshot(cap, rep):
     root = cap(failed_graph_launch_app)
     graph_launches = [ev for ev in events(root) if ev[2] == "hipGraphLaunch"]
     assert [ev[4] for ev in graph_launches] == [CAPTURE_IMPLICIT, 0]
-    code, lines, _counts = rep(root)
-    assert code == 0, "\n".join(lines)
-    assert any("Graph-launch snapshots: 1 restored" in line for line in lines), lines
+    result = rep(root)
+    assert result.exit_code == 0, text(result)
+    assert result.processes[0].counters["graph_launch_restored"] == 1, text(result)
     assert [api for api, _ in records(root, "graph_capture")] == ["hipGraphLaunch"] * 2
 
 

@@ -5,7 +5,7 @@ import ctypes
 import threading
 
 import numpy as np
-from pinned_helpers import Kernels, d2h, manifest, pinned_array, records
+from pinned_helpers import Kernels, d2h, manifest, pinned, pinned_array, records, text
 
 from hrr.archive import Limits
 
@@ -28,9 +28,9 @@ def big_app(hip, be, session):
 
 def test_cap_at_size_replays(cap, rep, backend_name):
     root = cap(big_app, host_snapshot_max_bytes=2 * MiB)
-    code, lines, counts = rep(root)
-    assert code == 0, "\n".join(lines)
-    assert counts["restored"] == 2
+    result = rep(root)
+    assert result.exit_code == 0, text(result)
+    assert pinned(result).restored == 2
 
 
 def test_cap_below_size_is_listed_and_not_restored(cap, rep):
@@ -39,9 +39,9 @@ def test_cap_below_size_is_listed_and_not_restored(cap, rep):
     assert listed and listed[0]["variable"] == "HIP_HRR_HOST_SNAPSHOT_MAX_MB"
     assert listed[0]["size"] == 2 * MiB
     assert records(root) == []
-    code, lines, counts = rep(root, strict=False)
-    assert counts["restored"] == 0
-    assert code == 1 and any("bytes differ" in line for line in lines)
+    result = rep(root, strict=False)
+    assert pinned(result).restored == 0
+    assert result.exit_code == 1 and any("bytes differ" in f for f in result.processes[-1].failures)
 
 
 def streams_app(hip, be, session):
@@ -79,9 +79,9 @@ def test_streams_no_hang_and_match(cap, rep, backend_name):
     root = _with_deadline(lambda: cap(streams_app), 30)
     # Same bytes, different stream: both launches carry a record.
     assert len(records(root)) == 2
-    code, lines, counts = _with_deadline(lambda: rep(root), 30)
-    assert code == 0, "\n".join(lines)
-    assert counts["restored"] == 2
+    result = _with_deadline(lambda: rep(root), 30)
+    assert result.exit_code == 0, text(result)
+    assert pinned(result).restored == 2
 
 
 def blob_app(hip, be, session):
@@ -98,9 +98,10 @@ def blob_app(hip, be, session):
 
 def test_blob_over_max_file_bytes_ends_launch_before_kernel(cap, rep):
     root = cap(blob_app)
-    code, lines, counts = rep(root, limits=Limits(max_file_bytes=32 * 1024), strict=False)
-    assert counts["refused"] == 1 and counts["restored"] == 0
-    assert any("[pinned_snapshot]" in line and "max_file_bytes" in line for line in lines), lines
+    result = rep(root, limits=Limits(max_file_bytes=32 * 1024), strict=False)
+    assert pinned(result).refused == 1 and pinned(result).restored == 0
+    (proc,) = result.processes
+    assert any(r.category == "pinned_snapshot" and "max_file_bytes" in r.reason for r in proc.refusals), text(result)
     # The kernel never ran: the output still holds the memset's 0xab bytes, not a sum.
-    assert any("got abababab" in line for line in lines), "\n".join(lines)
-    assert code == 1
+    assert any("got abababab" in f for f in proc.failures), text(result)
+    assert result.exit_code == 1

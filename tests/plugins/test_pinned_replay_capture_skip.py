@@ -7,7 +7,9 @@ captures, so the launch captured into the graph carries an ordinary record."""
 from __future__ import annotations
 
 import numpy as np
-from pinned_helpers import Kernels, d2h, pinned_array, records
+from pinned_helpers import Kernels, d2h, pinned, pinned_array, records, text
+
+from hrr.replay.result import PinnedSnapshots
 
 N = 1024
 
@@ -48,10 +50,10 @@ def test_skip_asks_graph_capture_state(cap, rep):
     there would become a node of the graph and overwrite the graph launch's bytes."""
     root = cap(graph_app)
     assert len(_unmarked(root)) == 1
-    code, lines, counts = rep(root)
-    assert code == 0, "\n".join(lines)
-    assert counts == {"restored": 1, "refused": 0, "skipped": 1}  # restored: the graph launch
-    assert any("Graph-launch snapshots: 1 restored" in line for line in lines)
+    result = rep(root)
+    assert result.exit_code == 0, text(result)
+    assert pinned(result) == PinnedSnapshots(1, 0, 1)  # restored: the graph launch
+    assert result.processes[0].counters["graph_launch_restored"] == 1, text(result)
 
 
 def capture_only_app(hip, be, session):
@@ -72,6 +74,6 @@ def test_skip_asks_backend_without_graph_capture(cap, rep):
     """pinned_snapshot alone at replay asks the backend (hipStreamIsCapturing)."""
     root = cap(capture_only_app, plugins=["pinned_snapshot"])
     assert len(_unmarked(root)) == 1
-    code, lines, counts = rep(root, plugins=["pinned_snapshot"])
-    assert code == 0, "\n".join(lines)
-    assert counts == {"restored": 0, "refused": 0, "skipped": 1}
+    result = rep(root, plugins=["pinned_snapshot"])
+    assert result.exit_code == 0, text(result)
+    assert pinned(result) == PinnedSnapshots(0, 0, 1)

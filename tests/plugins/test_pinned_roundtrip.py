@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
-from pinned_helpers import Kernels, d2h, manifest, pinned_array, records
+from pinned_helpers import Kernels, d2h, manifest, pinned, pinned_array, records, text
 
 N = 4096  # u32 per buffer: 16 KiB
 
@@ -105,10 +105,10 @@ def pinned_app(hip, be, session):
 def test_roundtrip_matches(cap, rep, backend_name):
     root = cap(pinned_app)
     assert manifest(root)["host_snapshots"] is True
-    code, lines, counts = rep(root)
-    assert code == 0, "\n".join(lines)
-    assert counts["restored"] == 21 and counts["refused"] == 0
-    assert counts["skipped"] == 1  # the launch captured into the graph
+    result = rep(root)
+    assert result.exit_code == 0, text(result)
+    assert pinned(result).restored == 21 and pinned(result).refused == 0
+    assert pinned(result).skipped_graph_capture == 1  # the launch captured into the graph
     # The launch on the second stream while the capture was open is recorded normally,
     # the one captured into the graph is marked.
     recs = [r for _api, rs in records(root) for r in rs]
@@ -119,7 +119,7 @@ def test_roundtrip_snapshots_off_does_not_match(cap, rep, backend_name):
     root = cap(pinned_app, host_snapshots=False)
     assert manifest(root)["host_snapshots"] is False
     assert records(root) == []
-    code, lines, counts = rep(root)
-    assert code != 0
-    assert counts["restored"] == 0
-    assert any("bytes differ" in line for line in lines)
+    result = rep(root)
+    assert result.exit_code != 0
+    assert pinned(result).restored == 0
+    assert any("bytes differ" in f for f in result.processes[-1].failures)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import collections
 import ctypes
-import re
 import sys
 import threading
 from pathlib import Path
@@ -18,7 +17,7 @@ import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
-from pinned_helpers import Kernels, capture, d2h, events, pinned_array, records, replay  # noqa: E402
+from pinned_helpers import Kernels, capture, d2h, events, pinned, pinned_array, records, replay, text  # noqa: E402
 
 N = 256          # u32 per pinned buffer (1 KiB)
 BOTH = ["pinned_snapshot", "graph_capture"]
@@ -97,14 +96,13 @@ def check(root, threads: int, calls: int) -> dict:
     assert len(by_tid) == 1  # the main thread (module load), nothing else
 
     n_records = len(records(root))
-    code, lines, counts = replay(root, strict=True)
-    assert code == 0, "\n".join(lines)
-    m = next(re.search(r"Device-to-host checks: (\d+) passed, (\d+) failed", line)
-             for line in lines if "Device-to-host checks" in line)
+    result = replay(root, strict=True)
+    assert result.exit_code == 0, text(result)
+    (proc,) = result.processes
     d2h_checks = threads * ((calls - 4) // 2)  # two calls a round; ≤ 4 others a thread
-    assert int(m[1]) >= d2h_checks and int(m[2]) == 0
-    assert counts["restored"] == n_records and counts["refused"] == 0
-    return {"events": len(evs), "records": n_records, "d2h_checks": int(m[1])}
+    assert proc.checks_passed >= d2h_checks and proc.checks_failed == 0
+    assert pinned(result).restored == n_records and pinned(result).refused == 0
+    return {"events": len(evs), "records": n_records, "d2h_checks": proc.checks_passed}
 
 
 @pytest.mark.slow
@@ -163,9 +161,9 @@ def test_launch_that_returns_first_does_not_lean_on_one_still_in_flight(tmp_path
     assert not errors, errors
     launches = [ev for ev in events(root) if ev[2] == "hipModuleLaunchKernel"]
     assert [names[ev[1]] for ev in launches] == ["B", "A"]    # B's launch returned first
-    code, lines, counts = replay(root, strict=True)
-    assert code == 0, "\n".join(lines)
-    assert counts["restored"] == 2 and counts["refused"] == 0
+    result = replay(root, strict=True)
+    assert result.exit_code == 0, text(result)
+    assert pinned(result).restored == 2 and pinned(result).refused == 0
 
 
 if __name__ == "__main__":  # manual: python tests/plugins/test_pinned_threads.py THREADS CALLS

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hrrtest import capture, replay
+from hrrtest import capture, only, replay, text
 
 MARK = b"HRR-PRIVATE-MARKER-7f3a9c"
 PLUGINS = ["privacy", "pinned_snapshot", "graph_capture"]
@@ -76,11 +76,11 @@ def test_content_env_variable_turns_content_back_on(tmp_path):
 
 def test_metadata_only_replay_runs_says_so_and_strict_fails(tmp_path):
     capture(tmp_path, marker_app, plugins=PLUGINS, content=False, capture_content_env=False)
-    code, lines = replay(tmp_path, strict=False, plugins=PLUGINS)
-    text = "\n".join(lines)
-    assert code == 0, text
-    assert "metadata-only" in text and "no device-to-host check was possible" in text
-    assert "0 passed" in text and "unverifiable" in text
-    strict_code, strict_lines = replay(tmp_path, strict=True, plugins=PLUGINS)
-    assert strict_code == 1
-    assert any("metadata-only" in line for line in strict_lines if line.startswith("STRICT"))
+    result = replay(tmp_path, strict=False, plugins=PLUGINS)
+    assert result.exit_code == 0, text(result)
+    proc = only(result)
+    assert proc.content_mode == "metadata-only", text(result)
+    assert proc.checks_passed == 0 and proc.checks_unverifiable > 0, text(result)
+    strict = replay(tmp_path, strict=True, plugins=PLUGINS)
+    assert strict.exit_code == 1
+    assert any("metadata-only" in reason for reason in only(strict).strict_reasons), text(strict)

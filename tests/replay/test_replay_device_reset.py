@@ -4,7 +4,7 @@ the reset freed."""
 from __future__ import annotations
 
 from hostile import D2H, HostileArchive
-from hrrtest import replay
+from hrrtest import only, replay, text
 
 
 def test_a_record_naming_memory_the_reset_freed_is_refused(tmp_path):
@@ -14,10 +14,9 @@ def test_a_record_naming_memory_the_reset_freed_is_refused(tmp_path):
     d = a.device(64)
     a.copy(["a", p, 64, None], ["a", d, 64, None], 64, D2H)  # claims p is still tracked
     a.close()
-    code, lines = replay(tmp_path, strict=True)
-    text = "\n".join(lines)
-    assert code == 1, text
-    assert "Refused" in text and "hipMemcpy" in text, text
+    result = replay(tmp_path, strict=True)
+    assert result.exit_code == 1, text(result)
+    assert [r.api for r in only(result).refusals] == ["hipMemcpy"], text(result)
 
 
 def test_the_same_archive_without_the_reset_replays(tmp_path):
@@ -27,5 +26,5 @@ def test_the_same_archive_without_the_reset_replays(tmp_path):
     d = a.device(64)
     a.copy(["a", p, 64, None], ["a", d, 64, None], 64, D2H)
     a.close()
-    code, lines = replay(tmp_path, strict=False)
-    assert "Refused" not in "\n".join(lines), lines
+    result = replay(tmp_path, strict=False)
+    assert only(result).refusals == (), text(result)

@@ -12,15 +12,16 @@ from pathlib import Path
 
 import pytest
 from hostile import HostileArchive, describe, keep_frames, split_frames
-from hrrtest import replay
+from hrrtest import only, replay
 
 from hrr.archive import open_archive, repair
 from hrr.cli.info import archive_info, render_info
+from hrr.replay.result import Outcome, ProcessResult
 
 APP = Path(__file__).resolve().parent / "apps" / "ending.py"
-NOT_CLOSED = ("STRICT: the archive was not closed (no trailer, manifest clean_shutdown false): its "
+NOT_CLOSED = ("the archive was not closed (no trailer, manifest clean_shutdown false): its "
               "program was killed or crashed, so calls it made may be missing")
-NO_CALLS = "STRICT: the process recorded no calls: there was nothing to replay or check"
+NO_CALLS = "the process recorded no calls: there was nothing to replay or check"
 
 
 def _hrr(*args, **kw) -> list[str]:
@@ -38,10 +39,10 @@ def _info(root: Path) -> str:
     return render_info(archive_info(str(root)))
 
 
-def _replay(root: Path, strict: bool = False) -> tuple[int, str]:
-    """In process: (exit code, the summary as text)."""
-    code, lines = replay(root, backend="sim", strict=strict)
-    return code, "\n".join(lines)
+def _replay(root: Path, strict: bool = False) -> tuple[int, ProcessResult]:
+    """In process: (exit code, the one process's result)."""
+    result = replay(root, backend="sim", strict=strict)
+    return result.exit_code, only(result)
 
 
 @pytest.mark.parametrize("mode,signum", [("none", signal.SIGKILL), ("segv", signal.SIGSEGV)])
@@ -51,12 +52,12 @@ def test_a_process_killed_before_or_at_its_first_call_fails_strict(tmp_path, mod
     assert proc.returncode == 128 + signum, describe(proc)
     assert "NOT closed" in _info(root)
     code, out = _replay(root, strict=True)
-    assert code == 1 and NOT_CLOSED in out and NO_CALLS in out, out
-    assert out.endswith("Result: REFUSED by --strict")
+    assert code == 1 and NOT_CLOSED in out.strict_reasons and NO_CALLS in out.strict_reasons, out
+    assert out.outcome is Outcome.REFUSED
     code, out = _replay(root)   # replays what is there (nothing) and says so
     assert code == 0, out
     assert "Archive: NOT closed (no trailer, manifest clean_shutdown false): replayed the 0 complete " \
-           "records it holds" in out and "Archive: the process recorded no calls" in out, out
+           "records it holds" in out.notes and "Archive: the process recorded no calls" in out.notes, out
 
 
 def test_a_run_killed_by_sigkill_fails_strict_and_replays_what_it_holds(tmp_path):
@@ -88,18 +89,19 @@ def test_a_run_killed_by_sigkill_fails_strict_and_replays_what_it_holds(tmp_path
             f.close()
     assert "NOT closed" in _info(root)
     code, out = _replay(root, strict=True)
-    assert code == 1 and NOT_CLOSED in out and NO_CALLS not in out, out
-    assert "Device-to-host checks: 1 passed, 0 failed, 0 unverifiable" in out
+    assert code == 1 and NOT_CLOSED in out.strict_reasons and NO_CALLS not in out.strict_reasons, out
+    assert out.checks == (1, 0, 0)
     code, out = _replay(root)
     assert code == 0, out
     assert "Archive: NOT closed (no trailer, manifest clean_shutdown false): replayed the 4 complete " \
-           "records it holds" in out and out.endswith("Result: OK"), out
+           "records it holds" in out.notes and out.outcome is Outcome.OK, out
 
 
 def test_a_closed_process_with_no_calls_fails_strict(tmp_path):
     HostileArchive(tmp_path / "a").close()
     code, out = _replay(tmp_path / "a", strict=True)
-    assert code == 1 and NO_CALLS in out and "not closed" not in out, out
+    assert code == 1 and NO_CALLS in out.strict_reasons, out
+    assert not any("not closed" in line for line in out.strict_reasons + out.notes + out.failures), out
     assert _replay(tmp_path / "a")[0] == 0
 
 
@@ -119,11 +121,11 @@ def test_frames_cut_out_behind_a_valid_trailer_fail_replay(tmp_path, strict):
     keep_frames(pid_dir, slice(0, 3))
     code, out = _replay(tmp_path / "a", strict=strict)
     assert code == 1, out
-    assert "FAILED: its trailer says the process recorded 33 records, events.bin holds 3: records " \
-           "were lost or removed" in out, out
-    assert "FAILED: its manifest says the process recorded 33 records, events.bin holds 3: records " \
-           "were lost or removed" in out, out
-    assert out.endswith("Result: FAILED")
+    assert "its trailer says the process recorded 33 records, events.bin holds 3: records " \
+           "were lost or removed" in out.failures, out
+    assert "its manifest says the process recorded 33 records, events.bin holds 3: records " \
+           "were lost or removed" in out.failures, out
+    assert out.outcome is Outcome.FAILED
 
 
 def test_events_truncated_at_a_frame_boundary_fail_against_the_clean_manifest(tmp_path):
@@ -132,8 +134,8 @@ def test_events_truncated_at_a_frame_boundary_fail_against_the_clean_manifest(tm
     keep_frames(pid_dir, slice(0, 3), trailer=False)
     code, out = _replay(tmp_path / "a")
     assert code == 1, out
-    assert "FAILED: its manifest says the process recorded 33 records, events.bin holds 3: records " \
-           "were lost or removed" in out, out
+    assert "its manifest says the process recorded 33 records, events.bin holds 3: records " \
+           "were lost or removed" in out.failures, out
     assert "NOT closed" in _info(tmp_path / "a")
 
 
@@ -142,9 +144,10 @@ def test_frames_added_behind_the_trailer_fail_replay(tmp_path):
     keep_frames(pid_dir, list(range(33)) + [5])
     code, out = _replay(tmp_path / "a")
     assert code == 1, out
-    assert "FAILED: its trailer says the process recorded 33 records, events.bin holds 34: records " \
-           "were added" in out, out
-    assert "Archive: NOT closed (the trailer's count is not the records'): replayed the 34 " in out, out
+    assert "its trailer says the process recorded 33 records, events.bin holds 34: records " \
+           "were added" in out.failures, out
+    assert any(note.startswith("Archive: NOT closed (the trailer's count is not the records'): replayed the 34 ")
+               for note in out.notes), out
 
 
 def test_bytes_after_the_trailer_fail_strict(tmp_path):
@@ -155,15 +158,16 @@ def test_bytes_after_the_trailer_fail_strict(tmp_path):
     head, frames = split_frames(pid_dir)
     events.write_bytes(events.read_bytes() + frames[0][1])
     code, out = _replay(tmp_path / "a")
-    assert code == 0 and "replayed on sim: 33 records" in out, out
+    assert code == 0 and out.backend == "sim" and out.records == 33, out
     code, out = _replay(tmp_path / "a", strict=True)
-    assert code == 1 and "STRICT: the archive was not closed (bytes after the trailer)" in out, out
+    assert code == 1 and any(reason.startswith("the archive was not closed (bytes after the trailer)")
+                             for reason in out.strict_reasons), out
 
 
 def test_an_intact_archive_passes_the_count_check(tmp_path):
     _archive_of_33(tmp_path / "a")
     code, out = _replay(tmp_path / "a", strict=True)
-    assert code == 0 and "Archive:" not in out and "records were" not in out, out
+    assert code == 0 and out.notes == () and not any("records were" in f for f in out.failures), out
 
 
 def test_a_repaired_archive_replays_but_fails_strict(tmp_path):
@@ -175,5 +179,5 @@ def test_a_repaired_archive_replays_but_fails_strict(tmp_path):
     assert _replay(tmp_path / "a")[0] == 0
     code, out = _replay(tmp_path / "a", strict=True)
     assert code == 1, out
-    assert "STRICT: the archive was closed by `hrr repair`, not by its program: calls it made may be " \
-           "missing" in out, out
+    assert "the archive was closed by `hrr repair`, not by its program: calls it made may be " \
+           "missing" in out.strict_reasons, out

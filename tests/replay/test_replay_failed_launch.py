@@ -6,7 +6,7 @@ import ctypes
 
 import pytest
 
-from hrrtest import capture, replay
+from hrrtest import capture, only, replay, text
 
 
 @pytest.mark.parametrize("grid,block", [((1, 1, 1), (0, 1, 1)), ((0, 1, 1), (1, 1, 1))])
@@ -21,7 +21,6 @@ def test_a_launch_that_failed_when_recorded_fails_again(tmp_path, grid, block):
         return int(err)
 
     assert capture(tmp_path, app) != 0
-    code, lines = replay(tmp_path, strict=True)
-    text = "\n".join(lines)
-    assert code == 0, text
-    assert "Errors reproduced: 1" in text, text
+    result = replay(tmp_path, strict=True)
+    assert result.exit_code == 0, text(result)
+    assert only(result).reproduced_errors == 1, text(result)

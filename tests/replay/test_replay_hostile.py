@@ -3,6 +3,7 @@ before anything is copied, blob or no blob; records of the wrong type are refuse
 counted and named, never a traceback; replay never reads memory it does not own."""
 from __future__ import annotations
 
+import json
 import struct
 import subprocess
 import sys
@@ -10,16 +11,24 @@ import textwrap
 
 import pytest
 from hostile import D2H, DEVICE_BASE, H2D, HostileArchive, describe, replay_cli
-from hrrtest import replay
+from hrrtest import only, replay, text
 
 from hrr.api.catalogue import CATALOGUE
 from hrr.events import PSEUDO_D2H_CHECK
+from hrr.replay.result import Outcome, ReplayResult
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
 
 
-def _refusals(lines: list[str]) -> list[str]:
-    return [ln.strip() for ln in lines if ln.startswith("  record ")]
+def _refusals(result: ReplayResult) -> list[str]:
+    """The one process's refused records, as ``record N api [category]: reason``."""
+    return [f"record {r.seq} {r.api} [{r.category}]: {r.reason}" for r in only(result).refusals]
+
+
+def _cli_refusals(proc: subprocess.CompletedProcess) -> list[str]:
+    """The same, from ``hrr replay --json`` run as a real process."""
+    (replayed,) = json.loads(proc.stdout)["processes"]
+    return [f"record {r['seq']} {r['api']} [{r['category']}]: {r['reason']}" for r in replayed["refusals"]]
 
 
 def test_copy_of_1gib_from_a_1kib_pinned_source_is_refused_not_a_segfault(tmp_path):
@@ -29,11 +38,11 @@ def test_copy_of_1gib_from_a_1kib_pinned_source_is_refused_not_a_segfault(tmp_pa
     src, dst = a.pinned(KiB), a.device(GiB)
     a.copy(["a", dst, GiB, None], ["a", src, GiB, None], GiB, H2D)
     a.close()
-    proc = replay_cli(a.root, "--strict")
+    proc = replay_cli(a.root, "--strict", "--json")
     assert proc.returncode == 1, describe(proc)
     assert "Traceback" not in proc.stdout + proc.stderr
     assert "record 2 hipMemcpy [bounds]: 1073741824 bytes at 0x7f0000000000 run past the end of " \
-           "their 1024-byte allocation" in proc.stdout, describe(proc)
+           "their 1024-byte allocation" in _cli_refusals(proc), describe(proc)
 
 
 def test_copy_64kib_past_a_pinned_source_leaks_no_heap_bytes(tmp_path):
@@ -45,12 +54,12 @@ def test_copy_64kib_past_a_pinned_source_leaks_no_heap_bytes(tmp_path):
     a.copy(["a", dst, n, None], ["a", src, n, None], n, H2D)
     a.copy(["h", 0x1234000, n, a.blob(bytes(n))], ["a", dst, n, None], n, D2H)
     a.close()
-    code, lines = replay(a.root, backend="sim", strict=False)
-    assert "  record 2 hipMemcpy [bounds]: 66560 bytes at 0x7f0000000000 run past the end of " \
-           "their 1024-byte allocation" in lines, lines
-    assert "Device-to-host checks: 1 passed, 0 failed, 0 unverifiable" in lines, lines
-    assert not any("differ" in ln for ln in lines), lines
-    assert code == 0, lines
+    result = replay(a.root, backend="sim", strict=False)
+    assert "record 2 hipMemcpy [bounds]: 66560 bytes at 0x7f0000000000 run past the end of " \
+           "their 1024-byte allocation" in _refusals(result), text(result)
+    assert only(result).checks == (1, 0, 0), text(result)
+    assert not any("differ" in f for f in only(result).failures), text(result)
+    assert result.exit_code == 0, text(result)
 
 
 @pytest.mark.parametrize("api,args", [  # (device pointer, pinned pointer, n) -> args
@@ -66,10 +75,10 @@ def test_sized_pointer_arguments_are_checked_against_their_allocation(tmp_path, 
     pinned, dev = a.pinned(4 * KiB), a.device(KiB)  # only the device pointer is too short
     a.call(api, args(dev, pinned, 2 * KiB))
     a.close()
-    _code, lines = replay(a.root, backend="sim", strict=False)
-    (refusal,) = _refusals(lines)
+    result = replay(a.root, backend="sim", strict=False)
+    (refusal,) = _refusals(result)
     assert refusal == f"record 2 {api} [bounds]: 2048 bytes at 0x1000000000000 run past the end " \
-                      "of their 1024-byte allocation", lines
+                      "of their 1024-byte allocation", text(result)
 
 
 def test_endpoint_size_must_be_the_calls_byte_count(tmp_path):
@@ -79,10 +88,10 @@ def test_endpoint_size_must_be_the_calls_byte_count(tmp_path):
     dev = a.device(64 * KiB)
     a.copy(["h", 0x1234000, 16, a.blob(bytes(16))], ["a", dev, 64 * KiB, None], 64 * KiB, D2H)
     a.close()
-    proc = replay_cli(a.root)
+    proc = replay_cli(a.root, "--json")
     assert "Traceback" not in proc.stdout + proc.stderr
     assert "record 1 hipMemcpy [bounds]: dst: the endpoint holds 16 bytes but sizeBytes is 65536" \
-        in proc.stdout, describe(proc)
+        in _cli_refusals(proc), describe(proc)
     assert proc.returncode == 0, describe(proc)
 
 
@@ -97,9 +106,9 @@ def test_check_of_a_pinned_destination_freed_before_it_never_reads_freed_memory(
     a.call("hipHostFree", [pinned])
     a.call(PSEUDO_D2H_CHECK, [seq], extra={"blob": a.blob(bytes(4 * KiB)), "n": 4 * KiB})
     a.close()
-    _code, lines = replay(a.root, backend="sim", strict=False)
-    assert f"  record 5 {PSEUDO_D2H_CHECK} [bounds]: the destination at 0x7f0000000000 was " \
-           "released before its check" in lines, lines
+    result = replay(a.root, backend="sim", strict=False)
+    assert f"record 5 {PSEUDO_D2H_CHECK} [bounds]: the destination at 0x7f0000000000 was " \
+           "released before its check" in _refusals(result), text(result)
 
 
 # Records of the wrong type or range: (label, a function of (archive, device address)
@@ -179,11 +188,11 @@ def test_record_of_the_wrong_type_is_refused_and_named(tmp_path, label, append, 
     append(a, dev)
     a.call("hipDeviceSynchronize", [])
     a.close()
-    code, lines = replay(a.root, backend="sim", strict=True)
-    refusals = _refusals(lines)
-    assert any(expected in r for r in refusals), (expected, lines)
-    assert code == 1 and "STRICT: 1 records refused" in lines, lines
-    assert lines[-1] == "Result: REFUSED by --strict"
+    result = replay(a.root, backend="sim", strict=True)
+    refusals = _refusals(result)
+    assert any(expected in r for r in refusals), (expected, text(result))
+    assert result.exit_code == 1 and "1 records refused" in only(result).strict_reasons, text(result)
+    assert only(result).outcome is Outcome.REFUSED
 
 
 def test_every_record_replays_after_refusals(tmp_path):
@@ -194,9 +203,9 @@ def test_every_record_replays_after_refusals(tmp_path):
     a.call("hipMemset", [dev, 9, 16])
     a.copy(["h", 0x1000, 16, a.blob(b"\x09" * 16)], ["a", dev, 16, None], 16, D2H)
     a.close()
-    code, lines = replay(a.root, backend="sim", strict=False)
-    assert "Device-to-host checks: 1 passed, 0 failed, 0 unverifiable" in lines, lines
-    assert code == 0
+    result = replay(a.root, backend="sim", strict=False)
+    assert only(result).checks == (1, 0, 0), text(result)
+    assert result.exit_code == 0
 
 
 def test_an_unforeseen_shape_is_a_refusal_not_a_traceback(tmp_path, monkeypatch):
@@ -211,9 +220,9 @@ def test_an_unforeseen_shape_is_a_refusal_not_a_traceback(tmp_path, monkeypatch)
     a = HostileArchive(tmp_path / "a")
     a.call("hipInit", [0])
     a.close()
-    _code, lines = replay(a.root, backend="sim", strict=False)
-    assert "  record 0 hipInit [bad_record]: replay could not use this record (TypeError: cannot " \
-           "take this)" in lines, lines
+    result = replay(a.root, backend="sim", strict=False)
+    assert "record 0 hipInit [bad_record]: replay could not use this record (TypeError: cannot " \
+           "take this)" in _refusals(result), text(result)
 
 
 def test_sim_copy_past_a_pinned_buffer_is_an_error_not_a_read_past_it():
@@ -252,5 +261,6 @@ def test_a_code_object_with_deeply_nested_json_is_an_invalid_image(tmp_path):
     code_name = a.writer.put_code_object(image)
     a.call("hipModuleLoadData", [code_name], err=200, outs=[None])   # hipErrorInvalidImage
     a.close()
-    code, lines = replay(a.root, backend="sim", strict=True)
-    assert code == 0 and "Errors reproduced: 1; divergences: 0" in lines, lines
+    result = replay(a.root, backend="sim", strict=True)
+    assert result.exit_code == 0, text(result)
+    assert (only(result).reproduced_errors, only(result).divergence_count) == (1, 0), text(result)

@@ -3,6 +3,7 @@ before it is made (pinned memory, the sim's device memory, host buffers, blobs q
 for a restore); a wall-clock limit; a stuck wait is reported at once, not after 2 s."""
 from __future__ import annotations
 
+import json
 import struct
 import subprocess
 import sys
@@ -10,20 +11,28 @@ import textwrap
 
 import pytest
 from hostile import D2H, H2D, PID, HostileArchive, describe, replay_cli
-from hrrtest import fresh_backend, replay
+from hrrtest import fresh_backend, only, replay, text
 
 from hrr.archive import Limits, open_archive
 from hrr.backends.sim import streams as sim_streams
 from hrr.pipeline.manager import make_plugin_manager
 from hrr.replay.engine import ProcessReplayer, ReplayOptions
+from hrr.replay.result import Outcome, ReplayResult
 from hrr.replay.run import replay_archive
 
 KiB, MiB = 1 << 10, 1 << 20
 CAP = Limits(max_host_bytes=MiB)
 
 
-def _limit_refusals(lines: list[str]) -> list[str]:
-    return [ln.strip() for ln in lines if "[limit]" in ln]
+def _limit_refusals(result: ReplayResult) -> list[str]:
+    """The limit refusals of the one process, as ``record N api [limit]: reason``."""
+    return [f"record {r.seq} {r.api} [limit]: {r.reason}" for r in only(result).refusals if r.category == "limit"]
+
+
+def _host_memory(result: ReplayResult) -> tuple[int, int, int]:
+    """(peak host bytes, --max-host-bytes, records refused by a limit) of the one process."""
+    proc = only(result)
+    return proc.peak_host_bytes, proc.max_host_bytes, proc.count("limit")
 
 
 @pytest.mark.parametrize("api", ["hipHostMalloc", "hipMallocHost", "hipHostAlloc"])
@@ -33,26 +42,26 @@ def test_pinned_allocations_are_charged_before_they_are_made(tmp_path, api):
     for _ in range(3):
         a.pinned(400 * KiB, api=api)
     a.close()
-    code, lines = replay(a.root, backend="sim", strict=True, limits=CAP)
-    assert _limit_refusals(lines) == [
+    result = replay(a.root, backend="sim", strict=True, limits=CAP)
+    assert _limit_refusals(result) == [
         f"record 2 {api} [limit]: {api} (pinned memory) needs 409600 bytes of host memory, "
-        f"819200 already held: over --max-host-bytes (1048576)"], lines
-    assert "Host memory: peak 819200 bytes of --max-host-bytes 1048576; 1 records refused by a limit" in lines
-    assert code == 1
+        f"819200 already held: over --max-host-bytes (1048576)"], text(result)
+    assert _host_memory(result) == (819200, 1048576, 1), text(result)
+    assert result.exit_code == 1
 
 
 def test_a_1tib_pinned_allocation_is_refused_not_a_numpy_traceback(tmp_path):
     a = HostileArchive(tmp_path / "a")
     a.pinned(1 << 40)
     a.close()
-    code, lines = replay(a.root, backend="sim", strict=False)
-    assert _limit_refusals(lines) == [
+    result = replay(a.root, backend="sim", strict=False)
+    assert _limit_refusals(result) == [
         "record 0 hipHostMalloc [limit]: hipHostMalloc (pinned memory) needs 1099511627776 bytes of "
-        "host memory, 0 already held: over --max-host-bytes (17179869184)"], lines
+        "host memory, 0 already held: over --max-host-bytes (17179869184)"], text(result)
     # With the cap raised past it, the sim itself says out of memory (a divergence).
-    code, lines = replay(a.root, backend="sim", strict=False, limits=Limits(max_host_bytes=1 << 41))
-    assert code == 2 and "Result: DIVERGED (replay stopped early)" in lines, lines
-    assert any("replay returned hipErrorOutOfMemory" in ln for ln in lines), lines
+    result = replay(a.root, backend="sim", strict=False, limits=Limits(max_host_bytes=1 << 41))
+    assert result.exit_code == 2 and only(result).outcome is Outcome.DIVERGED, text(result)
+    assert [d.replayed_name for d in only(result).divergences] == ["hipErrorOutOfMemory (2)"], text(result)
 
 
 def test_sim_device_memory_is_charged_and_freeing_gives_it_back(tmp_path):
@@ -62,10 +71,10 @@ def test_sim_device_memory_is_charged_and_freeing_gives_it_back(tmp_path):
     a.device(600 * KiB)      # fits again once the first is freed
     a.device(600 * KiB)      # does not
     a.close()
-    _code, lines = replay(a.root, backend="sim", strict=False, limits=CAP)
-    assert _limit_refusals(lines) == [
+    result = replay(a.root, backend="sim", strict=False, limits=CAP)
+    assert _limit_refusals(result) == [
         "record 3 hipMalloc [limit]: hipMalloc (device memory) needs 614400 bytes of host memory, "
-        "614400 already held: over --max-host-bytes (1048576)"], lines
+        "614400 already held: over --max-host-bytes (1048576)"], text(result)
 
 
 def test_a_failed_allocation_gives_its_charge_back(tmp_path, monkeypatch):
@@ -85,10 +94,10 @@ def test_a_failed_allocation_gives_its_charge_back(tmp_path, monkeypatch):
         return (sim.hip.hipError_t.hipErrorOutOfMemory, None) if len(calls) == 1 else real(size, flags)
 
     monkeypatch.setattr(sim.hip, "hipHostMalloc", fail_first)
-    code, lines = replay(a.root, strict=True, limits=CAP)
-    assert code == 0 and "Errors reproduced: 1; divergences: 0" in lines, lines
-    assert "Host memory: peak 716800 bytes of --max-host-bytes 1048576; 0 records refused by a limit" \
-        in lines, lines
+    result = replay(a.root, strict=True, limits=CAP)
+    assert result.exit_code == 0, text(result)
+    assert (only(result).reproduced_errors, only(result).divergence_count) == (1, 0), text(result)
+    assert _host_memory(result) == (716800, 1048576, 0), text(result)
 
 
 def test_registered_buffers_and_pageable_copy_buffers_are_charged(tmp_path):
@@ -97,12 +106,12 @@ def test_registered_buffers_and_pageable_copy_buffers_are_charged(tmp_path):
     dev = a.device(16)
     a.copy(["h", 0x20000, 2 * MiB, None], ["a", dev, 2 * MiB, None], 2 * MiB, D2H)
     a.close()
-    _code, lines = replay(a.root, backend="sim", strict=False, limits=CAP)
-    assert _limit_refusals(lines) == [
+    result = replay(a.root, backend="sim", strict=False, limits=CAP)
+    assert _limit_refusals(result) == [
         "record 0 hipHostRegister [limit]: hipHostRegister needs 2097152 bytes of host memory, 0 "
         "already held: over --max-host-bytes (1048576)",
         "record 2 hipMemcpy [limit]: the destination of hipMemcpy needs 2097152 bytes of host memory, 16 "
-        "already held: over --max-host-bytes (1048576)"], lines
+        "already held: over --max-host-bytes (1048576)"], text(result)
 
 
 def test_restores_queued_on_a_stream_are_charged_until_the_device_synchronises(tmp_path):
@@ -118,10 +127,10 @@ def test_restores_queued_on_a_stream_are_charged_until_the_device_synchronises(t
     a.call("hipDeviceSynchronize", [])
     a.copy(["a", dev, n, None], ["a", pinned, n, blob], n, H2D, api="hipMemcpyAsync", stream=s)
     a.close()
-    _code, lines = replay(a.root, backend="sim", strict=False, limits=CAP)
-    assert _limit_refusals(lines) == [
+    result = replay(a.root, backend="sim", strict=False, limits=CAP)
+    assert _limit_refusals(result) == [
         f"record 5 hipMemcpyAsync [limit]: blob {blob} queued for a restore needs 262144 bytes of "
-        "host memory, 1048576 already held: over --max-host-bytes (1048576)"], lines
+        "host memory, 1048576 already held: over --max-host-bytes (1048576)"], text(result)
 
 
 def test_a_plugins_blob_reads_are_charged(tmp_path):
@@ -161,17 +170,19 @@ def test_a_wait_no_recorded_call_releases_is_reported_at_once(tmp_path):
     """With the sim's stall wait set to an hour, the archive replays as soon as replay
     bounds stalls (without it, the subprocess timeout below is reached)."""
     a = _stall_archive(tmp_path / "a", syncs=3)
-    proc = replay_cli(a.root, env={"HRR_SIM_STALL_TIMEOUT_S": "3600"}, timeout=60)
+    proc = replay_cli(a.root, "--json", env={"HRR_SIM_STALL_TIMEOUT_S": "3600"}, timeout=60)
     assert proc.returncode == 0, describe(proc)
-    assert "Errors reproduced: 3; divergences: 0" in proc.stdout, describe(proc)
+    (replayed,) = json.loads(proc.stdout)["processes"]
+    assert (replayed["reproduced_errors"], replayed["divergence_count"]) == (3, 0), describe(proc)
     assert "deadlock" in proc.stderr
 
 
 def test_replay_restores_the_sims_stall_timeout(tmp_path):
     before = sim_streams.STALL_TIMEOUT_S
     a = _stall_archive(tmp_path / "a", syncs=1)
-    code, lines = replay(a.root, backend="sim", strict=False)
-    assert code == 0 and "Errors reproduced: 1; divergences: 0" in lines, lines
+    result = replay(a.root, backend="sim", strict=False)
+    assert result.exit_code == 0, text(result)
+    assert (only(result).reproduced_errors, only(result).divergence_count) == (1, 0), text(result)
     assert sim_streams.STALL_TIMEOUT_S == before
 
 
@@ -194,17 +205,16 @@ def test_max_seconds_stops_replay_between_records(tmp_path):
             a.call("hipInit", [0])
         a.close()
     fresh_backend("sim")
-    lines: list[str] = []
-    code = replay_archive(str(root), backend="sim", options=ReplayOptions(max_seconds=5, clock=_Clock()),
-                          plugins=[], echo=lines.append)
-    assert code == 1, lines
+    result = replay_archive(str(root), backend="sim", options=ReplayOptions(max_seconds=5, clock=_Clock()),
+                            plugins=[])
+    assert result.exit_code == 1, text(result)
+    first, second = result.processes
     # The clock is read once for the deadline (1 s + 5) and once before each record (2, 3, ...).
-    assert "FAILED: stopped at record 5: replay ran longer than --max-seconds=5 (raise it to replay " \
-           "further)" in lines, lines
-    assert f"pid-{PID}: replayed on sim: 5 records, 5 calls replayed, 0 no-ops" in lines
-    assert f"pid-{PID + 1}: not replayed: --max-seconds=5 was reached" in lines
-    assert lines[-1] == f"pid-{PID + 1}: not replayed: --max-seconds=5 was reached"
-    assert "Result: FAILED" in lines
+    assert "stopped at record 5: replay ran longer than --max-seconds=5 (raise it to replay " \
+           "further)" in first.failures, text(result)
+    assert (first.pid, first.backend, first.records, first.calls_replayed, first.noops) == (PID, "sim", 5, 5, 0)
+    assert first.timed_out and first.outcome is Outcome.FAILED
+    assert (second.pid, second.outcome, second.skipped) == (PID + 1, Outcome.SKIPPED, "--max-seconds=5 was reached")
 
 
 def test_watchdog_ends_a_call_that_never_returns():
@@ -237,12 +247,13 @@ def test_records_of_threads_over_max_threads_are_refused_and_the_rest_replays(tm
     for tid in (1, 2, 3, 1, 3):
         a.call("hipInit", [0], tid=tid)
     a.close()
-    code, lines = replay(a.root, backend="sim", strict=True, limits=Limits(max_threads=2))
-    assert _limit_refusals(lines) == [
+    result = replay(a.root, backend="sim", strict=True, limits=Limits(max_threads=2))
+    assert _limit_refusals(result) == [
         f"record {seq} hipInit [limit]: thread 3 would be replay thread 3, over --max-threads (2): "
-        "its records are not replayed" for seq in (2, 4)], lines
-    assert "pid-4242: replayed on sim: 5 records, 3 calls replayed, 0 no-ops" in lines
-    assert code == 1 and lines[-1] == "Result: REFUSED by --strict"
+        "its records are not replayed" for seq in (2, 4)], text(result)
+    proc = only(result)
+    assert (proc.pid, proc.backend, proc.records, proc.calls_replayed, proc.noops) == (4242, "sim", 5, 3, 0)
+    assert result.exit_code == 1 and proc.outcome is Outcome.REFUSED
 
 
 def test_buffers_of_synchronous_copies_are_given_back_when_the_call_returns(tmp_path):
@@ -255,6 +266,6 @@ def test_buffers_of_synchronous_copies_are_given_back_when_the_call_returns(tmp_
     for _ in range(300):
         a.copy(["h", 0x1000, 4 * KiB, blob], ["a", dev, 4 * KiB, None], 4 * KiB, D2H)
     a.close()
-    code, lines = replay(a.root, backend="sim", strict=True, limits=Limits(max_host_bytes=64 * KiB))
-    assert code == 0 and "Device-to-host checks: 300 passed, 0 failed, 0 unverifiable" in lines, lines
-    assert "Host memory: peak 8192 bytes of --max-host-bytes 65536; 0 records refused by a limit" in lines
+    result = replay(a.root, backend="sim", strict=True, limits=Limits(max_host_bytes=64 * KiB))
+    assert result.exit_code == 0 and only(result).checks == (300, 0, 0), text(result)
+    assert _host_memory(result) == (8192, 65536, 0), text(result)

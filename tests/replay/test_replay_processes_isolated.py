@@ -6,6 +6,7 @@ Found by the mutation fuzzer: the second process's synchronisation ran the first
 queued host function after its callback had been freed (a segfault)."""
 from __future__ import annotations
 
+import json
 import struct
 import subprocess
 import sys
@@ -36,21 +37,22 @@ def test_work_a_process_left_queued_does_not_reach_the_next(tmp_path):
     _queued_restore(tmp_path, 101, sync=False)   # leaves its restore queued
     _queued_restore(tmp_path, 102, sync=True)    # synchronises the device
     code = textwrap.dedent(f"""
-        import gc, sys
+        import gc, json, sys
         sys.path[:0] = {[str(p) for p in sys.path]!r}
         from hrr.replay.run import replay_archive
         from hrr.replay.engine import ReplayOptions
-        lines = []
-        rc = replay_archive({str(tmp_path)!r}, backend="sim", options=ReplayOptions(),
-                            plugins=["pinned_snapshot"], echo=lines.append)
+        result = replay_archive({str(tmp_path)!r}, backend="sim", options=ReplayOptions(),
+                                plugins=["pinned_snapshot"])
         gc.collect()
-        print("\\n".join(lines)); print("rc", rc)
+        print(json.dumps(result.to_json()))
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, (proc.returncode, proc.stdout[-2000:], proc.stderr[-2000:])
-    assert "rc 0" in proc.stdout, proc.stdout
+    result = json.loads(proc.stdout)
+    assert result["exit_code"] == 0, proc.stdout
     # each process restored its own snapshot, the first one's was never run into the second
-    assert proc.stdout.count("Pinned host snapshots: 1 restored, 0 refused") == 2, proc.stdout
+    assert [(p["pinned"]["restored"], p["pinned"]["refused"]) for p in result["processes"]] == [(1, 0)] * 2, \
+        proc.stdout
 
 
 def test_a_stall_one_process_left_does_not_block_the_next(tmp_path):
@@ -68,6 +70,6 @@ def test_a_stall_one_process_left_does_not_block_the_next(tmp_path):
     b = HostileArchive(tmp_path, pid=202)
     b.call("hipDeviceSynchronize", [])
     b.close()
-    from hrrtest import replay
-    code, lines = replay(tmp_path, backend="sim", strict=False)
-    assert code == 0, lines
+    from hrrtest import replay, text
+    result = replay(tmp_path, backend="sim", strict=False)
+    assert result.exit_code == 0, text(result)

@@ -4,7 +4,6 @@ the range, with the same verdicts as a full replay."""
 from __future__ import annotations
 
 import ctypes
-import re
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +17,7 @@ from hrr.errors import UsageError
 from hrr.inspect.dump import parse_range
 from hrr.replay.engine import ReplayOptions
 from hrr.replay.ranges import PURE_QUERIES
+from hrr.replay.result import Outcome, ProcessResult
 from hrr.replay.run import replay_archive
 from hrrtest import archive_calls, capture
 
@@ -115,93 +115,108 @@ def tampered(src: Path, dst: Path, seq: int) -> Path:
     return dst
 
 
-def run(root: Path, calls: str | None = None, strict: bool = True) -> tuple[int, str]:
-    lines: list[str] = []
+def run(root: Path, calls: str | None = None, strict: bool = True) -> tuple[int, ProcessResult]:
+    """(exit code, the one process's result)."""
     options = ReplayOptions(strict=strict, calls=parse_range(calls) if calls is not None else None)
-    code = replay_archive(str(root), options=options, plugins=[], echo=lines.append)
-    return code, "\n".join(lines)
+    result = replay_archive(str(root), options=options, plugins=[])
+    (proc,) = result.processes
+    return result.exit_code, proc
 
 
-def checks(text: str) -> tuple[int, int, int]:
-    m = re.search(r"Device-to-host checks: (\d+) passed, (\d+) failed, (\d+) unverifiable", text)
-    assert m, text
-    return int(m[1]), int(m[2]), int(m[3])
+def checks(proc: ProcessResult) -> tuple[int, int, int]:
+    return proc.checks
+
+
+def failed_at(proc: ProcessResult, seq: int) -> list[str]:
+    """The failures that name record ``seq``."""
+    return [f for f in proc.failures if f.startswith(f"record {seq} ")]
+
+
+def span(proc: ProcessResult) -> tuple[int, int | None, int | None]:
+    """The range's records: (how many, first, last)."""
+    assert proc.range is not None, proc
+    return proc.range.in_range, proc.range.first_in_range, proc.range.last_in_range
+
+
+def setup(proc: ProcessResult) -> tuple[int, int]:
+    """Set-up before the range: (calls replayed, pure queries skipped)."""
+    assert proc.range is not None, proc
+    return proc.range.setup_replayed, proc.range.setup_skipped
 
 
 def test_the_full_replay_checks_all_four_copies(archive):
-    code, text = run(archive)
-    assert code == 0, text
-    assert checks(text) == (4, 0, 0), text
-    assert "Range" not in text, text
+    code, proc = run(archive)
+    assert code == 0, proc
+    assert checks(proc) == (4, 0, 0), proc
+    assert proc.range is None, proc
 
 
 def test_a_prefix_checks_only_the_copies_before_its_end(archive):
-    code, text = run(archive, ":11")
-    assert code == 0, text
-    assert checks(text) == (2, 0, 0), text   # records 9 and 10, not 14 nor 17
-    assert "Range :11: 11 records in range (0 to 10); checks in range: 2 passed, 0 failed" in text, text
-    assert "11 records, 11 calls replayed" in text, text   # nothing from 11 on ran
+    code, proc = run(archive, ":11")
+    assert code == 0, proc
+    assert checks(proc) == (2, 0, 0), proc   # records 9 and 10, not 14 nor 17
+    assert span(proc) == (11, 0, 10), proc
+    assert (proc.records, proc.calls_replayed) == (11, 11), proc   # nothing from 11 on ran
 
 
 def test_a_range_gives_the_full_replays_verdict_on_its_copies_and_counts_none_outside(archive, tmp_path):
     bad = tampered(archive, tmp_path / "bad10", 10)
-    code, text = run(bad)
-    assert code == 1 and checks(text) == (3, 1, 0), text
-    assert "record 10 (hipMemcpy)" in text, text
+    code, proc = run(bad)
+    assert code == 1 and checks(proc) == (3, 1, 0), proc
+    assert failed_at(proc, 10)[0].startswith("record 10 (hipMemcpy)"), proc
 
-    code, text = run(bad, "9:12")    # 9 passes, 10 fails: the full replay's verdicts
-    assert code == 1 and checks(text) == (1, 1, 0), text
-    assert "record 10 (hipMemcpy)" in text, text
-    assert ("Range 9:12: 8 set-up calls replayed before 9 (not checked), 1 pure query skipped; "
-            "3 records in range (9 to 11); checks in range: 1 passed, 1 failed, 0 unverifiable") in text, text
+    code, proc = run(bad, "9:12")    # 9 passes, 10 fails: the full replay's verdicts
+    assert code == 1 and checks(proc) == (1, 1, 0), proc
+    assert failed_at(proc, 10)[0].startswith("record 10 (hipMemcpy)"), proc
+    assert setup(proc) == (8, 1) and span(proc) == (3, 9, 11), proc
 
-    code, text = run(bad, "12:")     # the changed result lies before the range: not seen
-    assert code == 0 and checks(text) == (2, 0, 0), text
-    assert "record 10" not in text, text
+    code, proc = run(bad, "12:")     # the changed result lies before the range: not seen
+    assert code == 0 and checks(proc) == (2, 0, 0), proc
+    assert failed_at(proc, 10) == [] and not any(r.seq == 10 for r in proc.refusals), proc
 
 
 def test_a_change_after_the_range_is_seen_only_without_it(archive, tmp_path):
     bad = tampered(archive, tmp_path / "bad17", 17)
-    code, text = run(bad)
-    assert code == 1 and "record 17 (hipMemcpy)" in text, text
-    code, text = run(bad, ":17")
-    assert code == 0 and checks(text) == (3, 0, 0), text
+    code, proc = run(bad)
+    assert code == 1 and failed_at(proc, 17)[0].startswith("record 17 (hipMemcpy)"), proc
+    code, proc = run(bad, ":17")
+    assert code == 0 and checks(proc) == (3, 0, 0), proc
 
 
 def test_set_up_gives_a_launch_in_the_range_the_memory_it_reads(archive, tmp_path):
     """The launch at 12 reads da (set by the memset at 11) and db (the copy at 6); only
     set-up puts them there, and the copy of its result (14) is checked in the range."""
-    code, text = run(archive, "12:17")
-    assert code == 0, text
-    assert checks(text) == (1, 0, 0), text
-    assert "11 set-up calls replayed before 12 (not checked), 1 pure query skipped" in text, text
+    code, proc = run(archive, "12:17")
+    assert code == 0, proc
+    assert checks(proc) == (1, 0, 0), proc
+    assert setup(proc) == (11, 1), proc
     # The same range on an archive whose result for 14 was changed fails on it.
-    code, text = run(tampered(archive, tmp_path / "bad14", 14), "12:17")
-    assert code == 1 and checks(text) == (0, 1, 0) and "record 14" in text, text
+    code, proc = run(tampered(archive, tmp_path / "bad14", 14), "12:17")
+    assert code == 1 and checks(proc) == (0, 1, 0) and failed_at(proc, 14), proc
 
 
 def test_a_copy_whose_check_comes_after_the_range_is_still_checked(archive, tmp_path):
     """Record 14 is an asynchronous copy synchronised at 15 and checked at 16."""
-    code, text = run(archive, "14")
-    assert code == 0 and checks(text) == (1, 0, 0), text
-    assert "1 record in range (14)" in text and "1 compared after replay synchronised" in text, text
-    code, text = run(tampered(archive, tmp_path / "bad14", 14), "14")
-    assert code == 1 and checks(text) == (0, 1, 0) and "record 14" in text, text
+    code, proc = run(archive, "14")
+    assert code == 0 and checks(proc) == (1, 0, 0), proc
+    assert span(proc) == (1, 14, 14) and proc.range.late_checks == 1, proc
+    code, proc = run(tampered(archive, tmp_path / "bad14", 14), "14")
+    assert code == 1 and checks(proc) == (0, 1, 0) and failed_at(proc, 14), proc
 
 
 def test_the_check_of_a_set_up_copy_is_neither_passed_nor_failed(archive, tmp_path):
     """The range 15:17 holds the check record (16) of the set-up copy 14: not counted."""
-    code, text = run(tampered(archive, tmp_path / "bad14", 14), "15:17")
-    assert code == 0, text
-    assert checks(text) == (0, 0, 0) and "Refused" not in text, text
+    code, proc = run(tampered(archive, tmp_path / "bad14", 14), "15:17")
+    assert code == 0, proc
+    assert checks(proc) == (0, 0, 0) and proc.refusals == (), proc
 
 
 def test_a_range_past_the_end_says_where_the_records_end(archive):
     with pytest.raises(UsageError, match=r"--calls 500: starts past the end of the archive "
                                           r"\(pid-\d+: it holds 18 records, 0 to 17\)"):
         run(archive, "500:")
-    code, text = run(archive, "12:999")
-    assert code == 0 and "the records end at 17" in text, text
+    code, proc = run(archive, "12:999")
+    assert code == 0 and proc.range.last_seq == 17 and span(proc) == (6, 12, 17), proc
 
 
 def failed_query_app(hip, hiprtc, be):
@@ -219,10 +234,10 @@ def failed_query_app(hip, hiprtc, be):
 def test_a_query_that_failed_is_replayed_in_set_up(tmp_path):
     """Its error is the thread's last error, which hipGetLastError in the range returns."""
     capture(tmp_path, failed_query_app)
-    code, text = run(tmp_path, "5:")
-    assert code == 0, text
-    assert "5 set-up calls replayed before 5 (not checked), 0 pure queries skipped" in text, text
-    assert checks(text) == (1, 0, 0) and "divergences: 0" in text, text
+    code, proc = run(tmp_path, "5:")
+    assert code == 0, proc
+    assert setup(proc) == (5, 0), proc
+    assert checks(proc) == (1, 0, 0) and proc.divergence_count == 0, proc
 
 
 def test_pure_queries_are_catalogue_rows_with_no_effect():
@@ -268,11 +283,12 @@ def test_a_range_that_ends_inside_a_stream_capture_leaves_its_copy_unverifiable(
     capture(tmp_path, capture_cut_app)
     assert [r[2] for r in archive_calls(tmp_path)][3:6] == [
         "hipStreamBeginCapture", "hipMemcpyAsync", "hipStreamEndCapture"]
-    code, text = run(tmp_path, ":5", strict=False)
-    assert code == 0 and checks(text) == (0, 0, 1), text
-    assert "got hipErrorStreamCaptureUnsupported" in text and "FAILED" not in text, text
-    code, text = run(tmp_path, ":5", strict=True)
-    assert code == 1 and "1 checks could not be verified" in text, text
+    code, proc = run(tmp_path, ":5", strict=False)
+    assert code == 0 and checks(proc) == (0, 0, 1), proc
+    assert proc.range.tail_error.startswith("hipErrorStreamCaptureUnsupported"), proc
+    assert proc.failures == () and proc.outcome is not Outcome.FAILED, proc
+    code, proc = run(tmp_path, ":5", strict=True)
+    assert code == 1 and "1 checks could not be verified" in proc.strict_reasons, proc
 
 
 def test_a_set_up_divergence_names_the_range(tmp_path):
@@ -282,6 +298,8 @@ def test_a_set_up_divergence_names_the_range(tmp_path):
     d = a.device(64)
     a.call("hipMemset", [d, 1, 64])
     a.close()
-    code, text = run(tmp_path, "1:")
-    assert code == 2, text
-    assert "record 0 (hipSetDevice, set-up before --calls 1:): the recording returned" in text, text
+    code, proc = run(tmp_path, "1:")
+    assert code == 2, proc
+    assert [(d.seq, d.api, d.setup) for d in proc.divergences] == [(0, "hipSetDevice", True)], proc
+    assert failed_at(proc, 0)[0].startswith("record 0 (hipSetDevice, set-up before --calls 1:): the recording "
+                                            "returned"), proc

@@ -7,7 +7,7 @@ import numpy as np
 
 from every_api_app import exercise
 from hrr.api.catalogue import CATALOGUE, UNREPLAYABLE
-from hrrtest import archive_calls, capture, replay
+from hrrtest import archive_calls, capture, only, replay, text
 
 
 def test_every_catalogue_row_round_trips(tmp_path, backend_name):
@@ -15,12 +15,11 @@ def test_every_catalogue_row_round_trips(tmp_path, backend_name):
     recorded = {rec[2] for rec in archive_calls(tmp_path)}
     expected = {name for name, row in CATALOGUE.items() if row.replay != UNREPLAYABLE}
     assert expected - recorded == set(), "the app must call every replayable row"
-    code, lines = replay(tmp_path, backend=backend_name)
-    text = "\n".join(lines)
-    assert code == 0, text
-    assert "0 failed" in text and "Refused" not in text
-    checks = int(text.split("Device-to-host checks: ")[1].split(" passed")[0])
-    assert checks >= 5, text
+    result = replay(tmp_path, backend=backend_name)
+    assert result.exit_code == 0, text(result)
+    proc = only(result)
+    assert proc.checks_failed == 0 and proc.refusals == (), text(result)
+    assert proc.checks_passed >= 5, text(result)
     assert results["graph_sum"][0] != 0
 
 
@@ -41,6 +40,7 @@ def test_replay_detects_a_changed_device_result(tmp_path):
     blob_path = tmp_path / f"pid-{proc.pid}" / "blobs" / blob[:2] / blob
     blob_path.chmod(0o600)
     blob_path.write_bytes(np.arange(4, dtype=np.uint32)[::-1].tobytes())  # now mismatches its name
-    code, lines = replay(tmp_path)
-    assert code != 0
-    assert any("blob" in line for line in lines), lines
+    result = replay(tmp_path)
+    assert result.exit_code != 0
+    proc = only(result)
+    assert proc.count("blob") or any("blob" in f for f in proc.failures), text(result)

@@ -72,13 +72,14 @@ def test_capture_and_replay_with_it(site, tmp_path):
 
     replay = hrr(site, "replay", "--strict", root, check=0)
     assert "callcounter: 1 launches recorded, 1 replayed" in replay.stdout
-    # Its summary line comes with the built-in ones, before the result.
+    # Its summary line is printed (the CLI's contract) and comes with the built-in ones, before the result.
     lines = replay.stdout.splitlines()
     assert lines.index("callcounter: 1 launches recorded, 1 replayed") < lines.index("Result: OK")
 
     # Replay runs the plugins the archive was recorded with; leaving it out is allowed.
-    replay = hrr(site, "replay", root, "--plugins", "privacy", check=0)
-    assert "callcounter:" not in replay.stdout
+    replay = hrr(site, "replay", root, "--plugins", "privacy", "--json", check=0)
+    (replayed,) = json.loads(replay.stdout)["processes"]
+    assert not any(line.startswith("callcounter:") for line in replayed["plugin_lines"]), replay.stdout
 
 
 def test_not_selected_does_not_run(site, tmp_path):
@@ -88,8 +89,9 @@ def test_not_selected_does_not_run(site, tmp_path):
     assert "callcounter" not in info["manifest"]["plugins"]
     assert "callcounter" not in info["manifest"]
     assert launches and all(e["records"] == [] for e in launches)
-    replay = hrr(site, "replay", "--strict", root, check=0)
-    assert "callcounter" not in replay.stdout
+    replay = hrr(site, "replay", "--strict", "--json", root, check=0)
+    (replayed,) = json.loads(replay.stdout)["processes"]
+    assert not any("callcounter" in line for line in replayed["plugin_lines"] + replayed["strict_reasons"])
 
 
 def test_missing_at_replay_is_named_under_strict(site, tmp_path):
@@ -97,7 +99,8 @@ def test_missing_at_replay_is_named_under_strict(site, tmp_path):
     root = tmp_path / "recorded"
     hrr(site, "capture", "-o", root, "--plugins", "callcounter,privacy", "--content", "--", "python", APP,
         check=0)
-    proc = subprocess.run([sys.executable, "-m", "hrr.cli.main", "replay", "--strict", str(root)],
+    proc = subprocess.run([sys.executable, "-m", "hrr.cli.main", "replay", "--strict", "--json", str(root)],
                           check=False, capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1, _describe(proc)
-    assert "recorded plugins not installed: callcounter" in proc.stdout
+    (replayed,) = json.loads(proc.stdout)["processes"]
+    assert "recorded plugins not installed: callcounter" in replayed["strict_reasons"], _describe(proc)
