@@ -12,7 +12,7 @@ import threading
 import numpy as np
 from pinned_helpers import Kernels, d2h, events, pinned_array, records, xxh
 
-from plugins.pinned_snapshot import Tracker
+from hrr_plugins.pinned_snapshot import Tracker
 
 N = 1024
 INVALID_CONFIGURATION = 9  # hipErrorInvalidConfiguration
