@@ -21,7 +21,7 @@ PLUGINS = Path(__file__).resolve().parents[2] / "plugins"
 def _imports(path: Path) -> list[tuple[int, str, list[str]]]:
     """(line, module, names) of every import in ``path``, at any depth, and of every
     ``importlib.import_module("...")`` / ``__import__("...")`` of a constant name."""
-    found = []
+    found: list[tuple[int, str, list[str]]] = []
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name, []) for alias in node.names]
