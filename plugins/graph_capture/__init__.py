@@ -18,7 +18,7 @@ Like any plugin, it imports the plugin API (``hrr.pipeline``) and nothing else o
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from typing import Any
 
 from hrr.pipeline import (
@@ -175,7 +175,7 @@ class GraphCapturePlugin:
     def __init__(self) -> None:
         self.state: CaptureState | None = None
         # replay: call name → what its event does to the capture state (built at start)
-        self._replay_after: dict[str, Callable[[Event, int], None]] = {}
+        self._replay_after: dict[str, Transition] = {}
         self._graph_launch_stream: dict[str, Callable[[Event], int]] = {}
 
     # ------------------------------------------------------------------ capture
@@ -187,11 +187,9 @@ class GraphCapturePlugin:
         ctx.register_fork_lock(state.lock)
         ctx.shared[NAME] = self
         # One watcher per row, its argument and output positions looked up here.
-        for watch in (_begin_watcher, _end_watcher, _record_watcher, _wait_watcher, _instantiate_watcher,
-                      _destroy_exec_watcher, _destroy_graph_watcher, _launch_result_watcher):
-            for name, after in watch(state):
-                ctx.watch(NAME, (name,), after=after)
-        ctx.watch(NAME, destroying("device"), after=_reset_watcher(state))
+        for names, make in _capture_watchers():
+            for name in sorted(names):
+                ctx.watch(NAME, (name,), after=make(state, api_row(name)))
         for name in sorted(with_effect("launch_graph")):
             self._watch_graph_launch(ctx, api_row(name))
 
@@ -275,152 +273,149 @@ class GraphCapturePlugin:
 
 
 # --------------------------------------------------------------- capture-side watchers
-# Each returns (call name, after-watcher) for every row of its kind.
-_Watchers = Iterable[tuple[str, AfterWatcher]]
+# Each makes the after-watcher of one catalogue row, its positions looked up once.
+def _on_begin(state: CaptureState, row: Api) -> AfterWatcher:
+    stream_at, mode_at = _stream_at(row), row.param_index("mode")
+
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0:
+            mode = call.args[mode_at]
+            state.begin(handle_or_zero(call.args[stream_at]), int(mode) if mode is not None else 0)
+    return after
 
 
-def _begin_watcher(state: CaptureState) -> _Watchers:
-    for name in sorted(with_effect("begin_capture")):
-        row = api_row(name)
-        stream_at, mode_at = _stream_at(row), row.param_index("mode")
+def _on_end(state: CaptureState, row: Api) -> AfterWatcher:
+    stream_at, graph_at = _stream_at(row), result_at(row, "handle", "graph")
 
-        def after(call: CallInfo, result: tuple, stream_at: int = stream_at, mode_at: int = mode_at) -> None:
-            if int(result[0]) == 0:
-                mode = call.args[mode_at]
-                state.begin(handle_or_zero(call.args[stream_at]), int(mode) if mode is not None else 0)
-        yield name, after
+    def after(call: CallInfo, result: tuple) -> None:
+        ok = int(result[0]) == 0 and result[graph_at] is not None
+        state.end(handle_or_zero(call.args[stream_at]), handle_or_zero(result[graph_at]) if ok else None)
+    return after
 
 
-def _end_watcher(state: CaptureState) -> _Watchers:
-    for name in sorted(with_effect("end_capture")):
-        row = api_row(name)
-        stream_at, graph_at = _stream_at(row), result_at(row, "handle", "graph")
+def _on_record(state: CaptureState, row: Api) -> AfterWatcher:
+    event_at, stream_at = param_at(row, "handle", "event"), _stream_at(row)
 
-        def after(call: CallInfo, result: tuple, stream_at: int = stream_at, graph_at: int = graph_at) -> None:
-            ok = int(result[0]) == 0 and result[graph_at] is not None
-            state.end(handle_or_zero(call.args[stream_at]), handle_or_zero(result[graph_at]) if ok else None)
-        yield name, after
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0:
+            state.event_recorded(handle_or_zero(call.args[event_at]), handle_or_zero(call.args[stream_at]))
+    return after
 
 
-def _record_watcher(state: CaptureState) -> _Watchers:
-    for name in sorted(with_effect("record_event")):
-        row = api_row(name)
-        event_at, stream_at = param_at(row, "handle", "event"), _stream_at(row)
+def _on_wait(state: CaptureState, row: Api) -> AfterWatcher:
+    stream_at, event_at = _stream_at(row), param_at(row, "handle", "event")
 
-        def after(call: CallInfo, result: tuple, event_at: int = event_at, stream_at: int = stream_at) -> None:
-            if int(result[0]) == 0:
-                state.event_recorded(handle_or_zero(call.args[event_at]), handle_or_zero(call.args[stream_at]))
-        yield name, after
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0:
+            state.stream_waited(handle_or_zero(call.args[stream_at]), handle_or_zero(call.args[event_at]))
+    return after
 
 
-def _wait_watcher(state: CaptureState) -> _Watchers:
-    for name in sorted(with_effect("wait_event")):
-        row = api_row(name)
-        stream_at, event_at = _stream_at(row), param_at(row, "handle", "event")
+def _on_instantiate(state: CaptureState, row: Api) -> AfterWatcher:
+    graph_at, exec_at = param_at(row, "handle", "graph"), result_at(row, "handle", "graph_exec")
 
-        def after(call: CallInfo, result: tuple, stream_at: int = stream_at, event_at: int = event_at) -> None:
-            if int(result[0]) == 0:
-                state.stream_waited(handle_or_zero(call.args[stream_at]), handle_or_zero(call.args[event_at]))
-        yield name, after
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0 and result[exec_at] is not None:
+            state.instantiated(handle_or_zero(call.args[graph_at]), handle_or_zero(result[exec_at]))
+    return after
 
 
-def _instantiate_watcher(state: CaptureState) -> _Watchers:
-    for name in sorted(creating("graph_exec")):
-        row = api_row(name)
-        graph_at, exec_at = param_at(row, "handle", "graph"), result_at(row, "handle", "graph_exec")
+def _on_destroy(kind: str) -> Callable[[CaptureState, Api], AfterWatcher]:
+    def make(state: CaptureState, row: Api) -> AfterWatcher:
+        at = param_at(row, "handle", kind)
+        table = state.execs if kind == "graph_exec" else state.graphs
 
-        def after(call: CallInfo, result: tuple, graph_at: int = graph_at, exec_at: int = exec_at) -> None:
-            if int(result[0]) == 0 and result[exec_at] is not None:
-                state.instantiated(handle_or_zero(call.args[graph_at]), handle_or_zero(result[exec_at]))
-        yield name, after
-
-
-def _destroy_exec_watcher(state: CaptureState) -> _Watchers:
-    for name in sorted(destroying("graph_exec")):
-        at = param_at(api_row(name), "handle", "graph_exec")
-
-        def after(call: CallInfo, result: tuple, at: int = at) -> None:
+        def after(call: CallInfo, result: tuple) -> None:
             if int(result[0]) == 0:
                 with state.lock:
-                    state.execs.pop(handle_or_zero(call.args[at]), None)
-        yield name, after
+                    table.pop(handle_or_zero(call.args[at]), None)
+        return after
+    return make
 
 
-def _destroy_graph_watcher(state: CaptureState) -> _Watchers:
-    for name in sorted(destroying("graph")):
-        at = param_at(api_row(name), "handle", "graph")
+def _on_launch(state: CaptureState, row: Api) -> AfterWatcher:
+    stream_at = _stream_at(row)
 
-        def after(call: CallInfo, result: tuple, at: int = at) -> None:
-            if int(result[0]) == 0:
-                with state.lock:
-                    state.graphs.pop(handle_or_zero(call.args[at]), None)
-        yield name, after
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) in _INVALIDATING_ERRORS:
+            state.invalidate(handle_or_zero(call.args[stream_at]))
+    return after
 
 
-def _launch_result_watcher(state: CaptureState) -> _Watchers:
-    for name in sorted(launching()):
-        stream_at = _stream_at(api_row(name))
-
-        def after(call: CallInfo, result: tuple, stream_at: int = stream_at) -> None:
-            if int(result[0]) in _INVALIDATING_ERRORS:
-                state.invalidate(handle_or_zero(call.args[stream_at]))
-        yield name, after
-
-
-def _reset_watcher(state: CaptureState) -> AfterWatcher:
+def _on_device_reset(state: CaptureState, row: Api) -> AfterWatcher:
     def after(call: CallInfo, result: tuple) -> None:
         if int(result[0]) == 0:
             state.clear()
     return after
 
 
+def _capture_watchers() -> list[tuple[frozenset[str], Callable[[CaptureState, Api], AfterWatcher]]]:
+    """(the calls, the maker of each one's watcher); asked when capture starts, so a
+    catalogue row added before then is followed."""
+    return [(destroying("device"), _on_device_reset), (with_effect("begin_capture"), _on_begin),
+            (with_effect("end_capture"), _on_end), (with_effect("record_event"), _on_record),
+            (with_effect("wait_event"), _on_wait), (creating("graph_exec"), _on_instantiate),
+            (destroying("graph_exec"), _on_destroy("graph_exec")), (destroying("graph"), _on_destroy("graph")),
+            (launching(), _on_launch)]
+
+
 # --------------------------------------------------------------- replay-side transitions
-def _replay_transitions(state: CaptureState) -> dict[str, Callable[[Event, int], None]]:
-    """Call name → what its replayed event (and error code) does to ``state``."""
-    table: dict[str, Callable[[Event, int], None]] = {}
-    for name in with_effect("begin_capture"):
-        row = api_row(name)
-        stream_of, mode_at = _event_reader(row, _stream_at(row)), row.param_index("mode")
+# Each makes what one row's replayed event (and its error code) does to the state.
+Transition = Callable[[Event, int], None]
 
-        def begin(event: Event, err: int, stream_of: Callable[[Event], int] = stream_of,
-                  mode_at: int = mode_at) -> None:
-            if err == 0:
-                args = event.args
-                mode = args[mode_at] if len(args) > mode_at and isinstance(args[mode_at], int) else 0
-                state.begin(stream_of(event), mode)
-        table[name] = begin
-    for name in with_effect("end_capture"):
-        stream_of = _event_reader(api_row(name), _stream_at(api_row(name)))
 
-        def end(event: Event, err: int, stream_of: Callable[[Event], int] = stream_of) -> None:
-            state.end(stream_of(event), None)
-        table[name] = end
-    for name in with_effect("record_event"):
-        row = api_row(name)
-        event_of, stream_of = _event_reader(row, param_at(row, "handle", "event")), _event_reader(row, _stream_at(row))
+def _replay_begin(state: CaptureState, row: Api) -> Transition:
+    stream_of, mode_at = _event_reader(row, _stream_at(row)), row.param_index("mode")
 
-        def record(event: Event, err: int, event_of: Callable[[Event], int] = event_of,
-                   stream_of: Callable[[Event], int] = stream_of) -> None:
-            if err == 0:
-                state.event_recorded(event_of(event), stream_of(event))
-        table[name] = record
-    for name in with_effect("wait_event"):
-        row = api_row(name)
-        event_of, stream_of = _event_reader(row, param_at(row, "handle", "event")), _event_reader(row, _stream_at(row))
+    def begin(event: Event, err: int) -> None:
+        if err == 0:
+            args = event.args
+            mode = args[mode_at] if len(args) > mode_at and isinstance(args[mode_at], int) else 0
+            state.begin(stream_of(event), mode)
+    return begin
 
-        def wait(event: Event, err: int, event_of: Callable[[Event], int] = event_of,
-                 stream_of: Callable[[Event], int] = stream_of) -> None:
-            if err == 0:
-                state.stream_waited(stream_of(event), event_of(event))
-        table[name] = wait
-    for name in launching():
-        stream_of = _event_reader(api_row(name), _stream_at(api_row(name)))
 
-        def launch(event: Event, err: int, stream_of: Callable[[Event], int] = stream_of) -> None:
-            if err in _INVALIDATING_ERRORS:
-                state.invalidate(stream_of(event))
-        table[name] = launch
-    return table
+def _replay_end(state: CaptureState, row: Api) -> Transition:
+    stream_of = _event_reader(row, _stream_at(row))
+
+    def end(event: Event, err: int) -> None:
+        state.end(stream_of(event), None)
+    return end
+
+
+def _replay_record(state: CaptureState, row: Api) -> Transition:
+    event_of, stream_of = _event_reader(row, param_at(row, "handle", "event")), _event_reader(row, _stream_at(row))
+
+    def record(event: Event, err: int) -> None:
+        if err == 0:
+            state.event_recorded(event_of(event), stream_of(event))
+    return record
+
+
+def _replay_wait(state: CaptureState, row: Api) -> Transition:
+    event_of, stream_of = _event_reader(row, param_at(row, "handle", "event")), _event_reader(row, _stream_at(row))
+
+    def wait(event: Event, err: int) -> None:
+        if err == 0:
+            state.stream_waited(stream_of(event), event_of(event))
+    return wait
+
+
+def _replay_launch(state: CaptureState, row: Api) -> Transition:
+    stream_of = _event_reader(row, _stream_at(row))
+
+    def launch(event: Event, err: int) -> None:
+        if err in _INVALIDATING_ERRORS:
+            state.invalidate(stream_of(event))
+    return launch
+
+
+def _replay_transitions(state: CaptureState) -> dict[str, Transition]:
+    """Call name → what its replayed event does to ``state``."""
+    makers = [(with_effect("begin_capture"), _replay_begin), (with_effect("end_capture"), _replay_end),
+              (with_effect("record_event"), _replay_record), (with_effect("wait_event"), _replay_wait),
+              (launching(), _replay_launch)]
+    return {name: make(state, api_row(name)) for names, make in makers for name in names}
 
 
 plugin = GraphCapturePlugin
