@@ -18,8 +18,8 @@ def test_fork_while_snapshotting(tmp_path):
                           env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.split("\n")
-    children = [l.split() for l in lines if l and not l.startswith("parent")]
-    parent = next(l.split() for l in lines if l.startswith("parent"))
+    children = [ln.split() for ln in lines if ln and not ln.startswith("parent")]
+    parent = next(ln.split() for ln in lines if ln.startswith("parent"))
     assert len(children) == 8
     for pid, status, secs in children:
         assert status == "0", f"child {pid} did not exit cleanly within 10 s ({status})"

@@ -49,17 +49,25 @@ def pinned_app(hip, be, session):
     def fresh(view):  # new contents right before each launch, so every form needs its record
         view[:] = rng.integers(0, 1 << 20, N, dtype=np.uint32)
 
-    for step in range(3):
-        fresh(av); d = out(); k.sum(d, a, N); check(d)                        # hipHostMalloc
-        fresh(bv); d = out(); k.sum(d, b, N); check(d)                        # hipMallocHost
-        fresh(c_mem); d = out(); k.sum(d, int(c_mem.ctypes.data), N); check(d)  # hipHostRegister
-        fresh(av); d = out()                                                  # struct by value
-        k.launch(k.struct_sum_u32, (d, SumArg(int(a), N, 0))); check(d)
-        fresh(bv); d = out()                                                  # extra, tuple form
-        k.launch(k.sum_u32, None, extra=(d, b, ctypes.c_uint32(N))); check(d)
-        fresh(c_mem); d = out()                                               # extra, buffer form
+    for _step in range(3):
+        for view, src in ((av, a), (bv, b), (c_mem, int(c_mem.ctypes.data))):   # malloc, mallocHost, register
+            fresh(view)
+            d = out()
+            k.sum(d, src, N)
+            check(d)
+        fresh(av)                                                            # struct by value
+        d = out()
+        k.launch(k.struct_sum_u32, (d, SumArg(int(a), N, 0)))
+        check(d)
+        fresh(bv)                                                            # extra, tuple form
+        d = out()
+        k.launch(k.sum_u32, None, extra=(d, b, ctypes.c_uint32(N)))
+        check(d)
+        fresh(c_mem)                                                         # extra, buffer form
+        d = out()
         arr, _keep = _extra_buffer_form(int(d), int(c_mem.ctypes.data), N)
-        k.launch(k.sum_u32, None, extra=arr); check(d)
+        k.launch(k.sum_u32, None, extra=arr)
+        check(d)
     # A launch into a graph capture, and one on a second stream while it is open.
     err, s1 = hip.hipStreamCreate()
     gd, d2, d3 = out(), out(), out()

@@ -101,7 +101,7 @@ def test_one_byte_change_adds_exactly_one_chunk(cap):
     assert len(recs) == 2
     first, second = (r["snaps"][0]["chunks"] for r in recs)
     assert [n for _, n in first] == [CHUNK_BYTES] * 3 + [CHUNK_BYTES - 100]
-    changed = [i for i, (a, b) in enumerate(zip(first, second)) if a[0] != b[0]]
+    changed = [i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a[0] != b[0]]
     assert changed == [2]
     assert manifest(root)["host_snapshot"]["chunks_written"] == nchunks + 1
     snap_blobs = {name for r in recs for name, _ in r["snaps"][0]["chunks"]}

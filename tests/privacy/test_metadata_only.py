@@ -5,7 +5,6 @@ import ctypes
 from pathlib import Path
 
 import numpy as np
-import pytest
 
 from hrrtest import capture, replay
 
