@@ -1,5 +1,74 @@
-"""The plugin pipeline: hookspecs, the plugin manager, the capture and replay pipelines
-and the contexts their stages share."""
-from hrr.pipeline.hookspecs import hookimpl
+"""The plugin API: everything an hrr plugin may import, typed, in one place.
 
-__all__ = ["hookimpl"]
+A plugin is an object with methods marked ``@hookimpl`` (the hooks are documented in
+:mod:`hrr.pipeline.hookspecs`), installed under the ``hrr.plugins`` entry-point group.
+It imports from ``hrr.pipeline`` only: the internals behind these names (the capture
+session, the replay engine, the backends) change without notice; these do not.
+
+What a plugin sees:
+  :class:`CaptureContext`  ``ctx`` in the capture hooks; ``ctx.watch`` subscribes to calls
+  :class:`ReplayContext`   ``ctx`` in the replay hooks
+  :class:`CallInfo`        a watched call: its catalogue row and positional arguments
+  :class:`LaunchInfo`      a kernel launch, normalised (``hrr_capture_launch``)
+  :class:`Event`           a recorded call, as replay reads it
+  :class:`EventRefused`    raised by a replay stage to end an event before it runs
+
+Which calls do what is asked of the HIP API catalogue, never spelled as API names:
+``allocating("pinned")``, ``releasing()``, ``launching()``, ``with_effect("launch_graph")``,
+``creating("graph_exec")``, ``destroying("device")``... return the names of the matching
+rows, to pass to ``ctx.watch`` or to test ``event.api`` against; ``api_row(name)`` is one
+row (its ``params``, ``outs``, ``stream`` and ``param_index``), and ``param_at(row, role,
+kind)`` / ``result_at(row, role, kind)`` find an argument or an output by meaning.
+"""
+from __future__ import annotations
+
+from hrr.api.catalogue import (
+    Api,
+    Out,
+    Param,
+    aliasing,
+    allocating,
+    creating,
+    destroying,
+    launching,
+    registering,
+    releasing,
+    waiting,
+    with_effect,
+)
+from hrr.api.catalogue import get as api_row
+from hrr.backends.hiptypes import address_or_zero, handle_or_zero
+from hrr.capture.allocations import DEVICE, PINNED, REGISTERED, Allocation, AllocationTable
+from hrr.errors import BlobError
+from hrr.events.model import Event
+from hrr.inventory import CONTENT_KINDS
+from hrr.pipeline.capture import AfterWatcher, BeforeWatcher, CaptureContext
+from hrr.pipeline.context import (
+    CallInfo,
+    EventRefused,
+    LaunchInfo,
+    PointerWord,
+    backend_stream_capturing,
+    param_at,
+    result_at,
+)
+from hrr.pipeline.hookspecs import hookimpl
+from hrr.pipeline.replay import ReplayContext
+
+__all__ = [
+    # hooks and the contexts they receive
+    "hookimpl", "CaptureContext", "ReplayContext", "BeforeWatcher", "AfterWatcher",
+    # what the hooks are given
+    "CallInfo", "LaunchInfo", "PointerWord", "Event", "EventRefused",
+    # the catalogue, asked by meaning
+    "Api", "Param", "Out", "api_row", "allocating", "releasing", "registering", "aliasing",
+    "launching", "creating", "destroying", "waiting", "with_effect", "param_at", "result_at",
+    # allocations: kinds and a range table
+    "DEVICE", "PINNED", "REGISTERED", "Allocation", "AllocationTable",
+    # argument values, as the application passed them, to ints
+    "address_or_zero", "handle_or_zero",
+    # the raw backend's capture state of a stream (a query that queues no work)
+    "backend_stream_capturing",
+    # data kinds and errors a context's services name
+    "CONTENT_KINDS", "BlobError",
+]

@@ -13,18 +13,26 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import msgpack
 import pluggy
 
 from hrr.inventory import CONTENT_KINDS, KINDS_BY_NAME
 from hrr.pipeline.context import CallInfo, LaunchInfo
+from hrr.pipeline.hookspecs import CAPTURE_HOOKS
 
-# The hooks hrr calls one implementation at a time (so wrappers are refused at load time,
-# see ``manager.py``).
-CAPTURE_HOOKS = ("hrr_capture_start", "hrr_capture_content_allowed", "hrr_capture_launch",
-                 "hrr_capture_manifest", "hrr_capture_fork_child")
+if TYPE_CHECKING:
+    from hrr.capture.allocations import AllocationTable
+    from hrr.config import Config
+
+__all__ = ["CAPTURE_HOOKS", "AfterWatcher", "BeforeWatcher", "CaptureContext"]
+
+#: ``before(call)``: runs before a watched call; returns a record (msgpack-native) to
+#: attach to the call's event under the plugin's name, or None.
+BeforeWatcher = Callable[[CallInfo], Any]
+#: ``after(call, result)``: runs after a watched call returned ``result`` (its tuple).
+AfterWatcher = Callable[[CallInfo, tuple], Any]
 _MESSAGE_CHARS = 500
 
 
@@ -35,18 +43,24 @@ def _impls(pm: pluggy.PluginManager, hook: str) -> list[tuple[str, Callable, tup
 
 
 class CaptureContext:
-    """What every capture stage sees (``ctx`` in the capture hooks)."""
+    """What every capture stage sees (``ctx`` in the capture hooks), one per process.
+
+    Attributes a stage reads: ``hip`` (the raw backend's HIP module: calls made on it are
+    not recorded, and must not change the application's state), ``backend`` (the
+    backend module), ``config`` (the capture configuration), ``allocations`` (capture's
+    table of live allocations), ``shared`` (a dict stages share, each under its plugin's
+    name) and ``content_mode``."""
 
     def __init__(self, pm: pluggy.PluginManager, session: Any) -> None:
         self.pm = pm
         self._session = session
-        self.backend = session.backend
-        self.hip = session.backend.hip          # the raw backend: calls here are not recorded
-        self.config = session.config
-        self.allocations = session.allocations
+        self.backend: Any = session.backend
+        self.hip: Any = session.backend.hip     # the raw backend: calls here are not recorded
+        self.config: Config = session.config
+        self.allocations: AllocationTable = session.allocations
         self.shared: dict[str, Any] = {}
-        self.before_watchers: dict[str, list[tuple[str, Callable]]] = {}
-        self.after_watchers: dict[str, list[tuple[str, Callable]]] = {}
+        self.before_watchers: dict[str, list[tuple[str, BeforeWatcher]]] = {}
+        self.after_watchers: dict[str, list[tuple[str, AfterWatcher]]] = {}
         self._content: dict[str, bool] = {}
         self.disabled: set[str] = set()
         self.plugin_failures: list[dict[str, str]] = []
@@ -67,11 +81,21 @@ class CaptureContext:
             self._content[kind] = True if answer is None else bool(answer)
         self._call_each("hrr_capture_start", ctx=self)
 
-    def watch(self, plugin: str, apis: Iterable[str], *, before: Callable | None = None,
-              after: Callable | None = None) -> None:
-        """See calls of ``apis``: ``before(call) -> record|None`` runs before the call
-        (a record is attached to its event under ``plugin``); ``after(call, result)``
-        runs after it returns."""
+    def watch(self, plugin: str, apis: Iterable[str], *, before: BeforeWatcher | None = None,
+              after: AfterWatcher | None = None) -> None:
+        """Subscribe ``plugin`` to the calls named in ``apis`` (call it from
+        ``hrr_capture_start``; name the calls by a catalogue query such as
+        ``launching()`` or ``allocating("pinned")``, so a new catalogue row is seen too).
+
+        ``before(call)`` runs on the calling thread just before the call reaches the
+        backend; ``call`` is a :class:`CallInfo` (the catalogue row and the arguments,
+        positional, defaults filled in). A non-None return is a record attached to the
+        call's event under ``plugin`` (it must be msgpack-native). ``after(call, result)``
+        runs once the call returned ``result``, its return tuple (error code first),
+        after the event was recorded. A watcher that raises disables its plugin for the
+        rest of the capture (see the module's docstring); the call itself is unaffected.
+        Watchers of one call run in the order they were registered; a name that is not
+        a catalogued call is never called."""
         if plugin in self.disabled:
             return
         for api in apis:
@@ -89,6 +113,7 @@ class CaptureContext:
 
     @property
     def content_mode(self) -> str:
+        """``"content"`` when every content kind is allowed, else ``"metadata-only"``."""
         return "content" if all(self._content.values()) else "metadata-only"
 
     def put_blob(self, kind: str, data: bytes) -> str | None:
@@ -99,8 +124,17 @@ class CaptureContext:
         return self._session.put_blob(data)
 
     def add_unreplayable(self, api: str, reason: str, **detail: Any) -> None:
-        """List something the archive cannot replay faithfully in the manifest."""
+        """List something the archive cannot replay faithfully in the manifest (``api``:
+        the call, or a short name for what cannot be replayed; ``detail``: JSON fields)."""
         self._session.add_unreplayable(api, reason, **detail)
+
+    def register_fork_lock(self, lock: Any) -> None:
+        """Have a ``fork()`` take ``lock`` before the archive writer's locks and release
+        it on both sides, so that a child never inherits it held by a thread it lacks.
+        Take it only briefly, and never while taking another registered lock."""
+        from hrr.archive.forking import RANK_PLUGIN, register_fork_lock
+
+        register_fork_lock(lock, RANK_PLUGIN)
 
     # -- failures ----------------------------------------------------------------------
     def plugin_failed(self, plugin: str, hook: str, exc: BaseException) -> None:
@@ -128,7 +162,8 @@ class CaptureContext:
     def _drop_watchers(self, plugin: str) -> None:
         """Remove every watcher of ``plugin`` (new lists, so a thread iterating the old
         one is unaffected)."""
-        for table in (self.before_watchers, self.after_watchers):
+        tables: tuple[dict[str, list[Any]], ...] = (self.before_watchers, self.after_watchers)
+        for table in tables:
             for api, entries in list(table.items()):
                 kept = [e for e in entries if e[0] != plugin]
                 if len(kept) != len(entries):
@@ -176,6 +211,7 @@ class CaptureContext:
 
     # -- dispatch (called by the capture engine) ----------------------------------------
     def run_before(self, api: str, call: CallInfo) -> dict[str, list] | None:
+        """The ``before`` watchers of ``api``; the records they made, by plugin."""
         records: dict[str, list] | None = None
         for plugin, fn in self.before_watchers.get(api, ()):
             if plugin in self.disabled:
@@ -191,6 +227,7 @@ class CaptureContext:
         return self._enabled(records)
 
     def run_after(self, api: str, call: CallInfo, result: Any) -> None:
+        """The ``after`` watchers of ``api``."""
         for plugin, fn in self.after_watchers.get(api, ()):
             if plugin in self.disabled:
                 continue
@@ -200,6 +237,7 @@ class CaptureContext:
                 self.plugin_failed(plugin, f"watch after {api}", exc)
 
     def run_launch(self, launch: LaunchInfo) -> dict[str, list] | None:
+        """Every ``hrr_capture_launch``; the records they made, by plugin."""
         records: dict[str, list] | None = None
         for plugin, fn, wants_ctx in self._launch_impls:
             try:
@@ -219,6 +257,7 @@ class CaptureContext:
         return records
 
     def manifest_fields(self) -> dict[str, Any]:
+        """Every ``hrr_capture_manifest``'s fields, merged, and the plugin failures."""
         fields: dict[str, Any] = {}
         for plugin, part in self._call_each("hrr_capture_manifest", ctx=self):
             if not part:
@@ -236,4 +275,5 @@ class CaptureContext:
         return fields
 
     def fork_child(self) -> None:
+        """Every ``hrr_capture_fork_child``."""
         self._call_each("hrr_capture_fork_child", ctx=self)

@@ -19,7 +19,7 @@ from hrr.errors import PluginError
 from hrr.pipeline import hookspecs
 
 ENTRY_POINT_GROUP = "hrr.plugins"
-_HOOK_NAMES = sorted(n for n in vars(hookspecs) if n.startswith("hrr_"))
+_HOOK_NAMES = hookspecs.HOOK_NAMES
 _warned: set[tuple[str, str]] = set()   # (plugin, reason) already warned about in this process
 
 
@@ -113,16 +113,17 @@ def _hook_problems(pm: pluggy.PluginManager, obj: Any) -> list[str]:
         opts = pm.parse_hookimpl_opts(obj, attr) if callable(fn) else None
         if opts is None:
             continue
-        spec = getattr(hookspecs, attr, None)
-        if attr not in _HOOK_NAMES or spec is None:
+        hook = opts.get("specname") or attr   # pluggy's specname: a method named otherwise
+        spec = getattr(hookspecs, hook, None)
+        if hook not in _HOOK_NAMES or spec is None:
             if not opts.get("optionalhook"):
-                near = difflib.get_close_matches(attr, _HOOK_NAMES, n=1)
-                problems.append(f"unknown hook {attr}" + (f" (did you mean {near[0]}?)" if near else ""))
+                near = difflib.get_close_matches(hook, _HOOK_NAMES, n=1)
+                problems.append(f"unknown hook {hook}" + (f" (did you mean {near[0]}?)" if near else ""))
             continue
         allowed = set(inspect.signature(spec).parameters)
         extra = [a for a in _required_args(fn) if a not in allowed]
         if extra:
-            problems.append(f"{attr} takes {', '.join(extra)}, which the hookspec does not pass "
+            problems.append(f"{hook} takes {', '.join(extra)}, which the hookspec does not pass "
                             f"(it passes: {', '.join(sorted(allowed))})")
     return problems
 
@@ -213,9 +214,7 @@ def _refuse_capture_wrappers(pm: pluggy.PluginManager, name: str, obj: Any,
                              ep: metadata.EntryPoint) -> None:
     """hrr calls each capture hook implementation itself (one that raises is disabled, not
     the application's call), so a wrapper there could not wrap anything: refuse it now."""
-    from hrr.pipeline.capture import CAPTURE_HOOKS
-
-    for hook in CAPTURE_HOOKS:
+    for hook in hookspecs.CAPTURE_HOOKS:
         for impl in getattr(pm.hook, hook).get_hookimpls():
             if impl.plugin is obj and (impl.hookwrapper or getattr(impl, "wrapper", False)):
                 kind = "hookwrapper=True" if impl.hookwrapper else "wrapper=True"

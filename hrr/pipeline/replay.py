@@ -16,18 +16,23 @@ _UNFINISHED_HOST_FNS: list[Any] = []
 
 
 class ReplayContext:
-    """What every replay stage sees (``ctx`` in the replay hooks)."""
+    """What every replay stage sees (``ctx`` in the replay hooks), one per process archive.
+
+    Attributes a stage reads: ``hip`` (the replay backend's HIP module), ``backend``,
+    ``manifest`` (the process archive's manifest, as recorded: untrusted), ``limits``,
+    ``shared`` (a dict stages share, each under its plugin's name) and ``counters``
+    (named counts that summaries and the replay result read; stages add to them)."""
 
     def __init__(self, pm: pluggy.PluginManager, engine: Any) -> None:
         self.pm = pm
         self._engine = engine
-        self.backend = engine.backend
-        self.hip = engine.backend.hip
+        self.backend: Any = engine.backend
+        self.hip: Any = engine.backend.hip
         self.manifest: dict = engine.manifest
-        self.limits = engine.limits
+        self.limits: Any = engine.limits
         self.shared: dict[str, Any] = {}
         # Counters every summary line reads; stages add to them (e.g. pinned restores).
-        self.counters: collections.Counter = collections.Counter()
+        self.counters: collections.Counter[str] = collections.Counter()
         self._host_fns: list[Any] = []
         self.host_fn_errors: list[str] = []
 
@@ -46,6 +51,7 @@ class ReplayContext:
         return self._engine.read_queued_blob(name)
 
     def blob_size(self, name: str) -> int:
+        """A blob's size in bytes, without reading it (raises BlobError or OSError)."""
         return self._engine.process.blob_size(name)
 
     def stream_of(self, capture_value: int) -> Any:

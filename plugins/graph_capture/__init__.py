@@ -1,40 +1,52 @@
 """graph_capture: each stream's graph-capture state, and pinned snapshots at graph launches.
 
-It follows ``hipStreamBeginCapture`` / ``hipStreamEndCapture`` (mode, the streams that
-join a capture through ``hipEventRecord`` + ``hipStreamWaitEvent``, invalidation) by the
-capture's stream handle values, at capture and at replay, and publishes that state as
-``ctx.shared["graph_capture"]`` (``is_capturing(stream_value, stream_handle)``).
+It follows stream capture (the catalogue's ``with_effect("begin_capture")`` and
+``with_effect("end_capture")`` calls; the streams that join a capture through an event
+recorded on a capturing stream and waited on by another; invalidation by a launch
+error) by the capture's stream handle values, at capture and at replay, and publishes
+that state as ``ctx.shared["graph_capture"]`` (``is_capturing(stream_value, stream_handle)``).
 
 Beyond the reference: it remembers which pinned allocations the kernels captured into
-each graph point into (graph → exec through ``hipGraphInstantiate*``); at each
-``hipGraphLaunch`` it snapshots them with pinned_snapshot's routine (data kind
-``graph_launch_snapshot``) and attaches the record to the launch event; replay restores
-them with a host function queued on the launch stream ahead of the graph.
+each graph point into (graph → exec through the ``creating("graph_exec")`` calls); at
+each graph launch (``with_effect("launch_graph")``) it snapshots them with
+pinned_snapshot's routine (data kind ``graph_launch_snapshot``) and attaches the record
+to the launch event; replay restores them with a host function queued on the launch
+stream ahead of the graph.
+
+Like any plugin, it imports the plugin API (``hrr.pipeline``) and nothing else of hrr.
 """
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
-from hrr.api.catalogue import CATALOGUE, DEVICE_RESET_APIS, LAUNCH_APIS
-from hrr.backends.hiptypes import PointerConversionError, as_handle_value
-from hrr.capture.allocations import DEVICE
-from hrr.pipeline import hookimpl
-from hrr.pipeline.context import backend_stream_capturing
+from hrr.pipeline import (
+    DEVICE,
+    AfterWatcher,
+    Api,
+    CallInfo,
+    CaptureContext,
+    Event,
+    LaunchInfo,
+    ReplayContext,
+    api_row,
+    backend_stream_capturing,
+    creating,
+    destroying,
+    handle_or_zero,
+    hookimpl,
+    launching,
+    param_at,
+    result_at,
+    with_effect,
+)
+from hrr_plugins.pinned_snapshot.records import restore
 
 from hrr import __version__  # built-ins ship with hrr and carry its version
 NAME = "graph_capture"
 KIND = "graph_launch_snapshot"
 _INVALIDATING_ERRORS = (900, 901)  # hipErrorStreamCaptureUnsupported / Invalidated
-
-
-def _hval(v: Any) -> int:
-    if isinstance(v, int):
-        return v
-    try:
-        return as_handle_value(v)
-    except PointerConversionError:
-        return 0
 
 
 class _Capture:
@@ -138,12 +150,21 @@ class CaptureState:
             return self.execs.get(exec_, frozenset())
 
 
-def _arg(event: Any, name: str) -> int:
-    row = CATALOGUE.get(event.api)
-    if row is None or len(event.args) != len(row.params):
-        return 0
-    v = event.args[row.param_index(name)]
-    return v if isinstance(v, int) and not isinstance(v, bool) else 0
+def _event_reader(row: Api, at: int) -> Callable[[Event], int]:
+    """Reads the int argument at ``at`` of one of ``row``'s recorded events (0 when the
+    event does not have the row's shape: an archive is untrusted)."""
+    n = len(row.params)
+
+    def read(event: Event) -> int:
+        if len(event.args) != n:
+            return 0
+        v = event.args[at]
+        return v if isinstance(v, int) and not isinstance(v, bool) else 0
+    return read
+
+
+def _stream_at(row: Api) -> int:
+    return row.param_index(row.stream or "")
 
 
 class GraphCapturePlugin:
@@ -153,71 +174,31 @@ class GraphCapturePlugin:
 
     def __init__(self) -> None:
         self.state: CaptureState | None = None
+        # replay: call name → what its event does to the capture state (built at start)
+        self._replay_after: dict[str, Transition] = {}
+        self._graph_launch_stream: dict[str, Callable[[Event], int]] = {}
 
     # ------------------------------------------------------------------ capture
     @hookimpl
-    def hrr_capture_start(self, ctx: Any) -> None:
-        from hrr.archive.forking import register_fork_lock
-
-        self.state = CaptureState(ctx.hip)
+    def hrr_capture_start(self, ctx: CaptureContext) -> None:
+        state = self.state = CaptureState(ctx.hip)
         # A fork while another thread holds it would leave the child's copy held forever.
-        # It is held only briefly and never while another lock is taken, so plugin rank.
-        register_fork_lock(self.state.lock)
+        # It is held only briefly and never while another lock is taken.
+        ctx.register_fork_lock(state.lock)
         ctx.shared[NAME] = self
-        w = ctx.watch
-        w(NAME, tuple(DEVICE_RESET_APIS), after=self._cap_device_reset)
-        w(NAME, ("hipStreamBeginCapture",), after=self._cap_begin)
-        w(NAME, ("hipStreamEndCapture",), after=self._cap_end)
-        w(NAME, ("hipEventRecord",), after=self._cap_event_record)
-        w(NAME, ("hipStreamWaitEvent",), after=self._cap_wait_event)
-        w(NAME, ("hipGraphInstantiate", "hipGraphInstantiateWithFlags"), after=self._cap_instantiate)
-        w(NAME, ("hipGraphExecDestroy",), after=self._cap_exec_destroy)
-        w(NAME, ("hipGraphDestroy",), after=self._cap_graph_destroy)
-        w(NAME, tuple(LAUNCH_APIS), after=self._cap_launch_result)
-        w(NAME, ("hipGraphLaunch",), before=lambda call: self._cap_graph_launch(ctx, call),
-          after=lambda call, result: self._cap_graph_launched(ctx, result))
+        # One watcher per row, its argument and output positions looked up here.
+        for names, make in _capture_watchers():
+            for name in sorted(names):
+                ctx.watch(NAME, (name,), after=make(state, api_row(name)))
+        for name in sorted(with_effect("launch_graph")):
+            self._watch_graph_launch(ctx, api_row(name))
 
     def is_capturing(self, stream_value: int, stream_handle: Any = None) -> bool:
+        """Whether the stream is capturing a graph (see CaptureState.is_capturing)."""
         return self.state is not None and self.state.is_capturing(stream_value, stream_handle)
 
-    def _cap_begin(self, call: Any, result: tuple) -> None:
-        if int(result[0]) == 0:
-            mode = call.args[1]
-            self.state.begin(_hval(call.args[0]), int(mode) if mode is not None else 0)
-
-    def _cap_end(self, call: Any, result: tuple) -> None:
-        graph = _hval(result[1]) if int(result[0]) == 0 and result[1] is not None else None
-        self.state.end(_hval(call.args[0]), graph)
-
-    def _cap_event_record(self, call: Any, result: tuple) -> None:
-        if int(result[0]) == 0:
-            self.state.event_recorded(_hval(call.args[0]), _hval(call.args[1]))
-
-    def _cap_wait_event(self, call: Any, result: tuple) -> None:
-        if int(result[0]) == 0:
-            self.state.stream_waited(_hval(call.args[0]), _hval(call.args[1]))
-
-    def _cap_instantiate(self, call: Any, result: tuple) -> None:
-        if int(result[0]) == 0 and result[1] is not None:
-            self.state.instantiated(_hval(call.args[0]), _hval(result[1]))
-
-    def _cap_exec_destroy(self, call: Any, result: tuple) -> None:
-        if int(result[0]) == 0:
-            with self.state.lock:
-                self.state.execs.pop(_hval(call.args[0]), None)
-
-    def _cap_graph_destroy(self, call: Any, result: tuple) -> None:
-        if int(result[0]) == 0:
-            with self.state.lock:
-                self.state.graphs.pop(_hval(call.args[0]), None)
-
-    def _cap_launch_result(self, call: Any, result: tuple) -> None:
-        if int(result[0]) in _INVALIDATING_ERRORS:
-            stream = call.args[call.api.param_index(call.api.stream)]
-            self.state.invalidate(_hval(stream))
-
     @hookimpl
-    def hrr_capture_launch(self, ctx: Any, launch: Any) -> None:
+    def hrr_capture_launch(self, ctx: CaptureContext, launch: LaunchInfo) -> None:
         if self.state is None or not launch.stream:
             return
         if self.state.capture_of(launch.stream) is not None:
@@ -225,73 +206,216 @@ class GraphCapturePlugin:
                                                    if p.kind != DEVICE])
         return
 
-    def _cap_device_reset(self, call: Any, result: tuple) -> None:
-        if int(result[0]) == 0:
-            self.state.clear()
+    def _watch_graph_launch(self, ctx: CaptureContext, row: Api) -> None:
+        """Snapshot, at each launch of a graph, the pinned memory its kernels point into."""
+        exec_at, stream_at = param_at(row, "handle", "graph_exec"), _stream_at(row)
+        state = self.state
+        assert state is not None
 
-    def _cap_graph_launch(self, ctx: Any, call: Any) -> dict | None:
-        pinned = ctx.shared.get("pinned_snapshot")
-        if pinned is None:
-            return None
-        pinned.begin_call()
-        addrs = self.state.exec_addrs(_hval(call.args[0]))
-        if not addrs:
-            return None
-        stream = call.args[1]
-        return pinned.snapshot(ctx, sorted(addrs), _hval(stream), stream, kind=KIND)
+        def before(call: CallInfo) -> dict | None:
+            pinned = ctx.shared.get("pinned_snapshot")
+            if pinned is None:
+                return None
+            pinned.begin_call()
+            addrs = state.exec_addrs(handle_or_zero(call.args[exec_at]))
+            if not addrs:
+                return None
+            stream = call.args[stream_at]
+            record: dict | None = pinned.snapshot(ctx, sorted(addrs), handle_or_zero(stream), stream, kind=KIND)
+            return record
 
-    def _cap_graph_launched(self, ctx: Any, result: tuple) -> None:
-        # The graph-launch records become their allocations' last only if the graph was
-        # enqueued (a failed hipGraphLaunch is skipped at replay).
-        pinned = ctx.shared.get("pinned_snapshot")
-        if pinned is not None:
-            pinned.end_call(int(result[0]) == 0)
+        def after(call: CallInfo, result: tuple) -> None:
+            # The graph-launch records become their allocations' last only if the graph
+            # was enqueued (a failed graph launch is skipped at replay).
+            pinned = ctx.shared.get("pinned_snapshot")
+            if pinned is not None:
+                pinned.end_call(int(result[0]) == 0)
+
+        ctx.watch(NAME, (row.name,), before=before, after=after)
 
     @hookimpl
-    def hrr_capture_fork_child(self, ctx: Any) -> None:
+    def hrr_capture_fork_child(self, ctx: CaptureContext) -> None:
         pass  # capture state is the process's own and stays valid in the child
 
     # ------------------------------------------------------------------ replay
     @hookimpl
-    def hrr_replay_start(self, ctx: Any) -> None:
-        self.state = CaptureState(ctx.hip)
+    def hrr_replay_start(self, ctx: ReplayContext) -> None:
+        state = self.state = CaptureState(ctx.hip)
         ctx.shared[NAME] = self
+        self._replay_after = _replay_transitions(state)
+        self._graph_launch_stream = {name: _event_reader(api_row(name), _stream_at(api_row(name)))
+                                     for name in with_effect("launch_graph")}
 
     @hookimpl
-    def hrr_replay_before_event(self, ctx: Any, event: Any, stream: Any) -> None:
-        if event.api != "hipGraphLaunch":
+    def hrr_replay_before_event(self, ctx: ReplayContext, event: Event, stream: Any) -> None:
+        stream_of = self._graph_launch_stream.get(event.api)
+        if stream_of is None or self.state is None:
             return
         records = event.records(NAME)
         if not records or event.err:
             return
-        from plugins.pinned_snapshot.records import restore
-
-        skip = self.state.is_capturing(_arg(event, "stream"), stream)
+        skip = self.state.is_capturing(stream_of(event), stream)
         n = restore(ctx, event, stream, records, label="graph-launch snapshot", skip_capture=skip)
         ctx.counters["graph_launch_restored"] += n
 
     @hookimpl
-    def hrr_replay_after_event(self, ctx: Any, event: Any, result: Any) -> None:
+    def hrr_replay_after_event(self, ctx: ReplayContext, event: Event, result: tuple | None) -> None:
         if result is None:
             return
-        err = int(result[0])
-        api = event.api
-        if api == "hipStreamBeginCapture" and err == 0:
-            mode = event.args[1] if len(event.args) > 1 and isinstance(event.args[1], int) else 0
-            self.state.begin(_arg(event, "stream"), mode)
-        elif api == "hipStreamEndCapture":
-            self.state.end(_arg(event, "stream"), None)
-        elif api == "hipEventRecord" and err == 0:
-            self.state.event_recorded(_arg(event, "event"), _arg(event, "stream"))
-        elif api == "hipStreamWaitEvent" and err == 0:
-            self.state.stream_waited(_arg(event, "stream"), _arg(event, "event"))
-        elif api in LAUNCH_APIS and err in _INVALIDATING_ERRORS:
-            self.state.invalidate(_arg(event, "stream"))
+        transition = self._replay_after.get(event.api)
+        if transition is not None:
+            transition(event, int(result[0]))
 
     @hookimpl
-    def hrr_replay_summary(self, ctx: Any) -> list[str] | None:
+    def hrr_replay_summary(self, ctx: ReplayContext) -> list[str] | None:
         n = ctx.counters.get("graph_launch_restored", 0)
         return [f"Graph-launch snapshots: {n} restored ahead of their graphs"] if n else None
+
+
+# --------------------------------------------------------------- capture-side watchers
+# Each makes the after-watcher of one catalogue row, its positions looked up once.
+def _on_begin(state: CaptureState, row: Api) -> AfterWatcher:
+    stream_at, mode_at = _stream_at(row), row.param_index("mode")
+
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0:
+            mode = call.args[mode_at]
+            state.begin(handle_or_zero(call.args[stream_at]), int(mode) if mode is not None else 0)
+    return after
+
+
+def _on_end(state: CaptureState, row: Api) -> AfterWatcher:
+    stream_at, graph_at = _stream_at(row), result_at(row, "handle", "graph")
+
+    def after(call: CallInfo, result: tuple) -> None:
+        ok = int(result[0]) == 0 and result[graph_at] is not None
+        state.end(handle_or_zero(call.args[stream_at]), handle_or_zero(result[graph_at]) if ok else None)
+    return after
+
+
+def _on_record(state: CaptureState, row: Api) -> AfterWatcher:
+    event_at, stream_at = param_at(row, "handle", "event"), _stream_at(row)
+
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0:
+            state.event_recorded(handle_or_zero(call.args[event_at]), handle_or_zero(call.args[stream_at]))
+    return after
+
+
+def _on_wait(state: CaptureState, row: Api) -> AfterWatcher:
+    stream_at, event_at = _stream_at(row), param_at(row, "handle", "event")
+
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0:
+            state.stream_waited(handle_or_zero(call.args[stream_at]), handle_or_zero(call.args[event_at]))
+    return after
+
+
+def _on_instantiate(state: CaptureState, row: Api) -> AfterWatcher:
+    graph_at, exec_at = param_at(row, "handle", "graph"), result_at(row, "handle", "graph_exec")
+
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0 and result[exec_at] is not None:
+            state.instantiated(handle_or_zero(call.args[graph_at]), handle_or_zero(result[exec_at]))
+    return after
+
+
+def _on_destroy(kind: str) -> Callable[[CaptureState, Api], AfterWatcher]:
+    def make(state: CaptureState, row: Api) -> AfterWatcher:
+        at = param_at(row, "handle", kind)
+        table = state.execs if kind == "graph_exec" else state.graphs
+
+        def after(call: CallInfo, result: tuple) -> None:
+            if int(result[0]) == 0:
+                with state.lock:
+                    table.pop(handle_or_zero(call.args[at]), None)
+        return after
+    return make
+
+
+def _on_launch(state: CaptureState, row: Api) -> AfterWatcher:
+    stream_at = _stream_at(row)
+
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) in _INVALIDATING_ERRORS:
+            state.invalidate(handle_or_zero(call.args[stream_at]))
+    return after
+
+
+def _on_device_reset(state: CaptureState, row: Api) -> AfterWatcher:
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0:
+            state.clear()
+    return after
+
+
+def _capture_watchers() -> list[tuple[frozenset[str], Callable[[CaptureState, Api], AfterWatcher]]]:
+    """(the calls, the maker of each one's watcher); asked when capture starts, so a
+    catalogue row added before then is followed."""
+    return [(destroying("device"), _on_device_reset), (with_effect("begin_capture"), _on_begin),
+            (with_effect("end_capture"), _on_end), (with_effect("record_event"), _on_record),
+            (with_effect("wait_event"), _on_wait), (creating("graph_exec"), _on_instantiate),
+            (destroying("graph_exec"), _on_destroy("graph_exec")), (destroying("graph"), _on_destroy("graph")),
+            (launching(), _on_launch)]
+
+
+# --------------------------------------------------------------- replay-side transitions
+# Each makes what one row's replayed event (and its error code) does to the state.
+Transition = Callable[[Event, int], None]
+
+
+def _replay_begin(state: CaptureState, row: Api) -> Transition:
+    stream_of, mode_at = _event_reader(row, _stream_at(row)), row.param_index("mode")
+
+    def begin(event: Event, err: int) -> None:
+        if err == 0:
+            args = event.args
+            mode = args[mode_at] if len(args) > mode_at and isinstance(args[mode_at], int) else 0
+            state.begin(stream_of(event), mode)
+    return begin
+
+
+def _replay_end(state: CaptureState, row: Api) -> Transition:
+    stream_of = _event_reader(row, _stream_at(row))
+
+    def end(event: Event, err: int) -> None:
+        state.end(stream_of(event), None)
+    return end
+
+
+def _replay_record(state: CaptureState, row: Api) -> Transition:
+    event_of, stream_of = _event_reader(row, param_at(row, "handle", "event")), _event_reader(row, _stream_at(row))
+
+    def record(event: Event, err: int) -> None:
+        if err == 0:
+            state.event_recorded(event_of(event), stream_of(event))
+    return record
+
+
+def _replay_wait(state: CaptureState, row: Api) -> Transition:
+    event_of, stream_of = _event_reader(row, param_at(row, "handle", "event")), _event_reader(row, _stream_at(row))
+
+    def wait(event: Event, err: int) -> None:
+        if err == 0:
+            state.stream_waited(stream_of(event), event_of(event))
+    return wait
+
+
+def _replay_launch(state: CaptureState, row: Api) -> Transition:
+    stream_of = _event_reader(row, _stream_at(row))
+
+    def launch(event: Event, err: int) -> None:
+        if err in _INVALIDATING_ERRORS:
+            state.invalidate(stream_of(event))
+    return launch
+
+
+def _replay_transitions(state: CaptureState) -> dict[str, Transition]:
+    """Call name → what its replayed event does to ``state``."""
+    makers = [(with_effect("begin_capture"), _replay_begin), (with_effect("end_capture"), _replay_end),
+              (with_effect("record_event"), _replay_record), (with_effect("wait_event"), _replay_wait),
+              (launching(), _replay_launch)]
+    return {name: make(state, api_row(name)) for names, make in makers for name in names}
 
 
 plugin = GraphCapturePlugin

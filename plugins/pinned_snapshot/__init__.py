@@ -1,11 +1,13 @@
 """pinned_snapshot: snapshots of pinned host memory that kernels read directly.
 
-A kernel can read pinned host memory (``hipHostMalloc``, ``hipMallocHost``,
-``hipHostAlloc``, ``hipHostRegister``) directly, so no HIP call carries those bytes.
-Capture copies each pinned allocation a launch points into (under the tracking lock),
-hashes and writes the *copy* in fixed-size chunks, and attaches a record to the launch
-event; replay validates the record and queues a host function on the launch stream that
-writes the bytes back ahead of the kernel. Records: ``records.py``; design: DESIGN.md.
+A kernel can read pinned host memory (what the catalogue's ``allocating("pinned")`` and
+``registering()`` calls make) directly, so no HIP call carries those bytes. Capture
+copies each pinned allocation a launch points into (under the tracking lock), hashes and
+writes the *copy* in fixed-size chunks, and attaches a record to the launch event; replay
+validates the record and queues a host function on the launch stream that writes the
+bytes back ahead of the kernel. Records: ``records.py``; design: DESIGN.md.
+
+Like any plugin, it imports the plugin API (``hrr.pipeline``) and nothing else of hrr.
 """
 from __future__ import annotations
 
@@ -14,29 +16,39 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from hrr.api.catalogue import CATALOGUE, DEVICE_RESET_APIS, LAUNCH_APIS
-from hrr.backends.hiptypes import address_or_zero
-from hrr.capture.allocations import (
+from hrr.pipeline import (
     DEVICE,
     PINNED,
     REGISTERED,
+    AfterWatcher,
     Allocation,
     AllocationTable,
+    Api,
+    CallInfo,
+    CaptureContext,
+    Event,
+    LaunchInfo,
+    ReplayContext,
+    address_or_zero,
+    aliasing,
+    allocating,
+    api_row,
+    backend_stream_capturing,
+    destroying,
+    hookimpl,
+    launching,
+    param_at,
+    registering,
+    releasing,
+    result_at,
 )
-from hrr.pipeline import hookimpl
-from hrr.pipeline.context import backend_stream_capturing
-from plugins.pinned_snapshot.records import CHUNK_BYTES, make_record, restore
+from hrr_plugins.pinned_snapshot.records import CHUNK_BYTES, make_record, restore
 
 from hrr import __version__  # built-ins ship with hrr and carry its version
 NAME = "pinned_snapshot"
 KIND = "pinned_snapshot"
 UNREPLAYABLE_API = "pinned host snapshot"
 MAX_MB_VAR = "HIP_HRR_HOST_SNAPSHOT_MAX_MB"
-
-_ALLOC_APIS = ("hipHostMalloc", "hipMallocHost", "hipHostAlloc")
-_FREE_APIS = ("hipHostFree", "hipFree", "hipFreeHost", "hipHostUnregister")
-
-
 
 
 class _Entry:
@@ -146,8 +158,9 @@ class Tracker:
             return
         with self.lock:
             for entry, key in items:
-                if self.entries.get(entry.base) is entry:  # still tracked, not re-allocated
-                    entry.last = key
+                current = self.entries.get(entry.base)
+                if current is not None and current is entry:  # still tracked, not re-allocated
+                    current.last = key
 
     # -- snapshots ------------------------------------------------------------------------
     def snapshot(self, ctx: Any, addrs: Iterable[int], stream: int, during_capture: bool,
@@ -213,8 +226,7 @@ class Tracker:
         c = self.chunk_bytes
         view = memoryview(copy)
         prev = entry.shadow
-        same_shape = prev is not None and len(prev) == len(copy)
-        prev_view = memoryview(prev) if same_shape else None
+        prev_view = memoryview(prev) if prev is not None and len(prev) == len(copy) else None
         names: list[str | None] = []
         ok = True
         for i, off in enumerate(range(0, len(copy), c)):
@@ -246,46 +258,31 @@ class PinnedSnapshotPlugin:
     def __init__(self) -> None:
         self.tracker: Tracker | None = None
         self.enabled = False
+        self.launch_streams: dict[str, int] = {}   # replay: launch call → stream position
 
     # ------------------------------------------------------------------ capture
     @hookimpl
-    def hrr_capture_start(self, ctx: Any) -> None:
+    def hrr_capture_start(self, ctx: CaptureContext) -> None:
         self.enabled = bool(ctx.config.host_snapshots)
         if not self.enabled:
             return
-        from hrr.archive.forking import register_fork_lock
-
-        self.tracker = Tracker(int(ctx.config.host_snapshot_max_bytes))
-        register_fork_lock(self.tracker.lock)
+        tracker = self.tracker = Tracker(int(ctx.config.host_snapshot_max_bytes))
+        ctx.register_fork_lock(tracker.lock)
         ctx.shared[NAME] = self
-        ctx.watch(NAME, _ALLOC_APIS, after=self._after_alloc)
-        ctx.watch(NAME, ("hipHostRegister",), after=self._after_register)
-        ctx.watch(NAME, ("hipHostGetDevicePointer",), after=self._after_device_pointer)
-        ctx.watch(NAME, _FREE_APIS, before=self._before_free, after=self._after_free)
-        ctx.watch(NAME, tuple(LAUNCH_APIS), before=self._before_launch, after=self._after_launch)
-        ctx.watch(NAME, tuple(DEVICE_RESET_APIS), after=self._after_device_reset)
-
-    def _after_alloc(self, call: Any, result: tuple) -> None:
-        if int(result[0]) == 0 and result[1] is not None:
-            self.tracker.add(address_or_zero(result[1]), int(call.args[0] or 0), PINNED)
-
-    def _after_register(self, call: Any, result: tuple) -> None:
-        if int(result[0]) == 0:
-            self.tracker.add(address_or_zero(call.args[0]), int(call.args[1] or 0), REGISTERED)
-
-    def _after_device_pointer(self, call: Any, result: tuple) -> None:
-        if int(result[0]) == 0 and result[1] is not None:
-            self.tracker.add_alias(address_or_zero(call.args[0]), address_or_zero(result[1]))
-
-    def _after_device_reset(self, call: Any, result: tuple) -> None:
-        if int(result[0]) == 0:
-            self.tracker.clear()
-
-    def _before_launch(self, call: Any) -> None:
-        self.tracker.begin_call()
-
-    def _after_launch(self, call: Any, result: tuple) -> None:
-        self.tracker.end_call(int(result[0]) == 0)
+        # One watcher per row, its argument positions looked up here, not per call.
+        for name in sorted(allocating(PINNED)):
+            ctx.watch(NAME, (name,), after=_alloc_watcher(tracker, api_row(name)))
+        for name in sorted(registering()):
+            ctx.watch(NAME, (name,), after=_register_watcher(tracker, api_row(name)))
+        for name in sorted(aliasing()):
+            ctx.watch(NAME, (name,), after=_alias_watcher(tracker, api_row(name)))
+        # A release's first parameter is the allocation it releases (see releasing()).
+        ctx.watch(NAME, releasing(), before=lambda call: tracker.begin_free(address_or_zero(call.args[0])),
+                  after=lambda call, result: tracker.end_free(address_or_zero(call.args[0]),
+                                                              int(result[0]) == 0))
+        ctx.watch(NAME, launching(), before=lambda call: tracker.begin_call(),
+                  after=lambda call, result: tracker.end_call(int(result[0]) == 0))
+        ctx.watch(NAME, destroying("device"), after=_reset_watcher(tracker))
 
     def begin_call(self) -> None:
         """Another stage's snapshotting call (graph_capture's hipGraphLaunch) begins."""
@@ -297,13 +294,7 @@ class PinnedSnapshotPlugin:
         if self.tracker is not None:
             self.tracker.end_call(ok)
 
-    def _before_free(self, call: Any) -> None:
-        self.tracker.begin_free(address_or_zero(call.args[0]))
-
-    def _after_free(self, call: Any, result: tuple) -> None:
-        self.tracker.end_free(address_or_zero(call.args[0]), int(result[0]) == 0)
-
-    def stream_capturing(self, ctx: Any, stream_value: int, stream_handle: Any) -> bool:
+    def stream_capturing(self, ctx: CaptureContext, stream_value: int, stream_handle: Any) -> bool:
         """Whether the launch stream itself is capturing a graph (graph_capture's state
         when it runs, else the raw backend's answer for that stream)."""
         gc = ctx.shared.get("graph_capture")
@@ -313,16 +304,16 @@ class PinnedSnapshotPlugin:
             return False
         return backend_stream_capturing(ctx.hip, stream_handle)
 
-    def snapshot(self, ctx: Any, addrs: Iterable[int], stream_value: int, stream_handle: Any,
+    def snapshot(self, ctx: CaptureContext, addrs: Iterable[int], stream_value: int, stream_handle: Any,
                  kind: str = KIND) -> dict | None:
-        """The snapshot routine other stages reuse (graph_capture at hipGraphLaunch)."""
+        """The snapshot routine other stages reuse (graph_capture at graph launches)."""
         if self.tracker is None:
             return None
         capturing = self.stream_capturing(ctx, stream_value, stream_handle)
         return self.tracker.snapshot(ctx, addrs, stream_value, capturing, kind)
 
     @hookimpl
-    def hrr_capture_launch(self, ctx: Any, launch: Any) -> dict | None:
+    def hrr_capture_launch(self, ctx: CaptureContext, launch: LaunchInfo) -> dict | None:
         if self.tracker is None:
             return None
         addrs = [p.base + p.delta for p in launch.pointers if p.kind != DEVICE]
@@ -337,7 +328,7 @@ class PinnedSnapshotPlugin:
         return self.tracker.snapshot(ctx, addrs, launch.stream, capturing, KIND)
 
     @hookimpl
-    def hrr_capture_manifest(self, ctx: Any) -> dict:
+    def hrr_capture_manifest(self, ctx: CaptureContext) -> dict:
         on = self.enabled and ctx.content_allowed(KIND)
         fields: dict = {"host_snapshots": bool(on)}
         if on and self.tracker is not None:
@@ -347,35 +338,83 @@ class PinnedSnapshotPlugin:
         return fields
 
     @hookimpl
-    def hrr_capture_fork_child(self, ctx: Any) -> None:
+    def hrr_capture_fork_child(self, ctx: CaptureContext) -> None:
         if self.tracker is not None:
             self.tracker.reset_after_fork()
 
     # ------------------------------------------------------------------ replay
     @hookimpl
-    def hrr_replay_before_event(self, ctx: Any, event: Any, stream: Any) -> None:
-        if event.api not in LAUNCH_APIS:
+    def hrr_replay_start(self, ctx: ReplayContext) -> None:
+        self.launch_streams = launch_streams()
+
+    @hookimpl
+    def hrr_replay_before_event(self, ctx: ReplayContext, event: Event, stream: Any) -> None:
+        stream_at = self.launch_streams.get(event.api)
+        if stream_at is None:
             return
         records = event.records(NAME)
         if not records:
             return
         if event.err:
             return  # the launch failed when recorded: its kernel never read the bytes
-        skip = replay_stream_capturing(ctx, event, stream)
+        skip = replay_stream_capturing(ctx, event, stream, stream_at)
         restore(ctx, event, stream, records, label="pinned snapshot", skip_capture=skip)
 
 
-def replay_stream_capturing(ctx: Any, event: Any, stream: Any) -> bool:
+def _reset_watcher(tracker: Tracker) -> AfterWatcher:
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0:
+            tracker.clear()
+    return after
+
+
+def _alloc_watcher(tracker: Tracker, row: Api) -> AfterWatcher:
+    at = result_at(row, "alloc")
+    out = row.outs[at - 1]
+    size_at, kind = row.param_index(out.size or ""), out.kind or PINNED
+
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0 and result[at] is not None:
+            tracker.add(address_or_zero(result[at]), int(call.args[size_at] or 0), kind)
+    return after
+
+
+def _register_watcher(tracker: Tracker, row: Api) -> AfterWatcher:
+    at = param_at(row, "host_range")
+    size_at = row.param_index(row.params[at].size or "")
+
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0:
+            tracker.add(address_or_zero(call.args[at]), int(call.args[size_at] or 0), REGISTERED)
+    return after
+
+
+def _alias_watcher(tracker: Tracker, row: Api) -> AfterWatcher:
+    host_at, alias_at = param_at(row, "ptr"), result_at(row, "alias")
+
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0 and result[alias_at] is not None:
+            tracker.add_alias(address_or_zero(call.args[host_at]), address_or_zero(result[alias_at]))
+    return after
+
+
+def launch_streams() -> dict[str, int]:
+    """Every launch call's name → where its stream argument sits (-1: it has none)."""
+    rows = [api_row(name) for name in launching()]
+    return {row.name: row.param_index(row.stream) if row.stream else -1 for row in rows}
+
+
+def replay_stream_capturing(ctx: ReplayContext, event: Event, stream: Any, stream_at: int) -> bool:
     """At replay: is the event's own stream capturing (or would work on the null stream
-    join/invalidate an open capture)? Asks graph_capture's state when it runs."""
+    join/invalidate an open capture)? Asks graph_capture's state when it runs.
+    ``stream_at``: where the event's stream argument sits (-1: it has none)."""
     gc = ctx.shared.get("graph_capture")
-    row = CATALOGUE.get(event.api)
     value = 0
-    if row is not None and row.stream:
-        v = event.args[row.param_index(row.stream)] if len(event.args) == len(row.params) else 0
+    if stream_at >= 0 and len(event.args) == len(api_row(event.api).params):
+        v = event.args[stream_at]
         value = v if isinstance(v, int) else 0
     if gc is not None:
-        return gc.is_capturing(value, stream)
+        return bool(gc.is_capturing(value, stream))
     return backend_stream_capturing(ctx.hip, stream)
 
 

@@ -1,6 +1,6 @@
 """Snapshot records: their wire form, and replay's validation and restore of them.
 
-A record is what a launch event (or a ``hipGraphLaunch`` event) carries under the
+A record is what a launch event (or a graph-launch event) carries under the
 plugin's name in ``extra["records"]``::
 
     {"v": 1,                     # record version
@@ -20,10 +20,9 @@ from __future__ import annotations
 
 import ctypes
 import re
-from typing import Any
+from typing import Any, NoReturn
 
-from hrr.errors import BlobError
-from hrr.pipeline.context import EventRefused
+from hrr.pipeline import BlobError, Event, EventRefused, ReplayContext
 
 RECORD_VERSION = 1
 CHUNK_BYTES = 64 * 1024
@@ -39,6 +38,7 @@ class RecordError(ValueError):
 
 
 def make_record(stream: int, during_capture: bool, snaps: list[dict]) -> dict:
+    """A version-1 record of ``snaps`` made for a launch on ``stream``."""
     return {"v": RECORD_VERSION, "stream": int(stream), "during_capture": bool(during_capture),
             "snaps": snaps}
 
@@ -49,7 +49,7 @@ def _u64(v: Any, what: str) -> int:
     return v
 
 
-def validate(ctx: Any, rec: Any) -> tuple[bool, list[tuple[Any, int, list[tuple[str, int]]]]]:
+def validate(ctx: ReplayContext, rec: Any) -> tuple[bool, list[tuple[Any, int, list[tuple[str, int]]]]]:
     """Check one record against replay's own allocations and the blob store, before
     anything is done. Returns (during_capture, [(replay allocation, byte offset inside it,
     [(blob, n), ...]), ...]); raises RecordError naming what is wrong."""
@@ -110,13 +110,13 @@ def validate(ctx: Any, rec: Any) -> tuple[bool, list[tuple[Any, int, list[tuple[
     return during, plan
 
 
-def _refuse(ctx: Any, event: Any, label: str, i: int, why: str) -> None:
+def _refuse(ctx: ReplayContext, event: Event, label: str, i: int, why: str) -> NoReturn:
     ctx.counters["pinned_refused"] += 1
     raise EventRefused(f"{label} record {i} of record {event.seq} ({event.api}) {why}",
                        category="pinned_snapshot")
 
 
-def restore(ctx: Any, event: Any, stream: Any, records: list, *, label: str,
+def restore(ctx: ReplayContext, event: Event, stream: Any, records: list, *, label: str,
             skip_capture: bool) -> int:
     """Validate every record, then queue one host function on ``stream`` that writes the
     bytes into replay's buffers ahead of the event's work. Nothing waits for the stream.

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hrr.inventory import CONTENT_KINDS
-from hrr.pipeline import hookimpl
+from hrr.pipeline import CONTENT_KINDS, CaptureContext, hookimpl
 
 from hrr import __version__  # built-ins ship with hrr and carry its version
 
@@ -22,17 +21,18 @@ class PrivacyPlugin:
 
     @staticmethod
     def content_requested(config: Any) -> bool:
+        """Whether the user asked for content (``--content`` or HIP_HRR_CAPTURE_CONTENT)."""
         return config.content_mode == "content" or (
             config.content_mode is None and config.capture_content_env)
 
     @hookimpl
-    def hrr_capture_content_allowed(self, ctx: Any, kind: str) -> bool | None:
+    def hrr_capture_content_allowed(self, ctx: CaptureContext, kind: str) -> bool | None:
         if kind not in CONTENT_KINDS:
             return None
         return self.content_requested(ctx.config)
 
     @hookimpl
-    def hrr_capture_manifest(self, ctx: Any) -> dict:
+    def hrr_capture_manifest(self, ctx: CaptureContext) -> dict:
         requested = self.content_requested(ctx.config)
         return {"privacy": {
             "content_requested": requested,

@@ -87,3 +87,15 @@ def test_naming_a_broken_plugin_refuses_to_capture(site, tmp_path):
 def test_run_is_untouched(site):
     proc = hrr(site, "run", "--", "python", APPS / "basic.py", check=0)
     assert "basic: ok" in proc.stdout and warning_lines(proc.stderr) == []
+
+
+def test_naming_a_capture_wrapper_refuses_to_capture_in_one_line(site, tmp_path):
+    """A capture hook implemented as a wrapper: refused before the program starts, in one
+    line naming the plugin and the hook (installed but not named, it is skipped: above)."""
+    root = tmp_path / "arch"
+    proc = hrr(site, "capture", "-o", root, "--plugins", "wrapper,privacy", "--", "python", APPS / "basic.py")
+    assert proc.returncode != 0 and not root.exists() and proc.stdout == ""
+    entry, reason = BROKEN["wrapper"]
+    assert proc.stderr.splitlines() == [f"hrr: error: plugin 'wrapper' ({entry}) is broken: {reason} "
+                                        "(fix or uninstall it, or leave it out with --plugins)"]
+    assert "hrr_capture_launch" in reason

@@ -14,7 +14,7 @@ from pinned_helpers import Kernels, d2h, events, pinned, pinned_array, records, 
 
 from hrr.replay.result import PinnedSnapshots
 
-from plugins.pinned_snapshot import Tracker
+from hrr_plugins.pinned_snapshot import Tracker
 
 N = 1024
 INVALID_CONFIGURATION = 9  # hipErrorInvalidConfiguration

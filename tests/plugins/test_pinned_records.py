@@ -13,7 +13,7 @@ from hrr.errors import BlobError
 from hrr.events.model import Event
 from hrr.pipeline.context import EventRefused
 from hrr.replay.state import ReplayAllocation, ReplayMemory
-from plugins.pinned_snapshot.records import make_record, restore
+from hrr_plugins.pinned_snapshot.records import make_record, restore
 
 CAP_BASE = 0x7F00_0000_0000
 DEV_BASE = 0x10_0000_0000

@@ -12,7 +12,7 @@ from pinned_helpers import (
     xxh,
 )
 
-from plugins.pinned_snapshot.records import CHUNK_BYTES
+from hrr_plugins.pinned_snapshot.records import CHUNK_BYTES
 
 
 def _plugin(session):
