@@ -55,6 +55,13 @@ from hrr.pipeline.context import (
 from hrr.pipeline.hookspecs import hookimpl
 from hrr.pipeline.replay import ReplayContext
 
+
+def hrr_version() -> str:
+    """hrr's version (the package metadata's): what a built-in plugin reports as its own."""
+    import hrr
+    return hrr.__version__
+
+
 __all__ = [
     # hooks and the contexts they receive
     "hookimpl", "CaptureContext", "ReplayContext", "BeforeWatcher", "AfterWatcher",
@@ -71,4 +78,6 @@ __all__ = [
     "backend_stream_capturing",
     # data kinds and errors a context's services name
     "CONTENT_KINDS", "BlobError",
+    # the version built-in plugins carry
+    "hrr_version",
 ]

@@ -40,10 +40,10 @@ from hrr.pipeline import (
     param_at,
     result_at,
     with_effect,
+    hrr_version,
 )
 from hrr_plugins.pinned_snapshot.records import restore
 
-from hrr import __version__  # built-ins ship with hrr and carry its version
 NAME = "graph_capture"
 KIND = "graph_launch_snapshot"
 _INVALIDATING_ERRORS = (900, 901)  # hipErrorStreamCaptureUnsupported / Invalidated
@@ -170,7 +170,7 @@ def _stream_at(row: Api) -> int:
 class GraphCapturePlugin:
     """Stream-capture state at capture and replay; pinned snapshots at graph launches."""
 
-    __version__ = __version__
+    __version__ = hrr_version()  # built-ins ship with hrr and carry its version
 
     def __init__(self) -> None:
         self.state: CaptureState | None = None
@@ -420,4 +420,4 @@ def _replay_transitions(state: CaptureState) -> dict[str, Transition]:
 
 plugin = GraphCapturePlugin
 
-__all__ = ["CaptureState", "GraphCapturePlugin", "__version__", "plugin"]
+__all__ = ["CaptureState", "GraphCapturePlugin", "plugin"]

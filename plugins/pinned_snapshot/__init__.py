@@ -41,10 +41,10 @@ from hrr.pipeline import (
     registering,
     releasing,
     result_at,
+    hrr_version,
 )
 from hrr_plugins.pinned_snapshot.records import CHUNK_BYTES, make_record, restore
 
-from hrr import __version__  # built-ins ship with hrr and carry its version
 NAME = "pinned_snapshot"
 KIND = "pinned_snapshot"
 UNREPLAYABLE_API = "pinned host snapshot"
@@ -253,7 +253,7 @@ class Tracker:
 class PinnedSnapshotPlugin:
     """Tracks pinned host ranges; snapshots them at launches; restores them at replay."""
 
-    __version__ = __version__
+    __version__ = hrr_version()  # built-ins ship with hrr and carry its version
 
     def __init__(self) -> None:
         self.tracker: Tracker | None = None
@@ -420,4 +420,4 @@ def replay_stream_capturing(ctx: ReplayContext, event: Event, stream: Any, strea
 
 plugin = PinnedSnapshotPlugin
 
-__all__ = ["CHUNK_BYTES", "PinnedSnapshotPlugin", "Tracker", "__version__", "plugin"]
+__all__ = ["CHUNK_BYTES", "PinnedSnapshotPlugin", "Tracker", "plugin"]

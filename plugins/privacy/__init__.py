@@ -9,15 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from hrr.pipeline import CONTENT_KINDS, CaptureContext, hookimpl
+from hrr.pipeline import CONTENT_KINDS, CaptureContext, hookimpl, hrr_version
 
-from hrr import __version__  # built-ins ship with hrr and carry its version
 
 
 class PrivacyPlugin:
     """Vetoes every content kind unless the user asked for content."""
 
-    __version__ = __version__
+    __version__ = hrr_version()  # built-ins ship with hrr and carry its version
 
     @staticmethod
     def content_requested(config: Any) -> bool:
