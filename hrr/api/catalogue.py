@@ -340,5 +340,41 @@ def coverage_table() -> str:
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------ test-only extension
+class _Extension:
+    """The catalogue with extra rows while the ``with`` block runs (see ``extended``)."""
+
+    def __init__(self, new_rows: tuple[Api, ...]) -> None:
+        names = [r.name for r in new_rows]
+        taken = sorted({n for n in names if n in CATALOGUE or names.count(n) > 1})
+        if taken:
+            raise ValueError(f"catalogue rows already named {', '.join(taken)}")
+        self.rows = new_rows
+        self._saved: tuple[Api, ...] | None = None
+
+    def __enter__(self) -> tuple[Api, ...]:
+        global _ROWS
+        self._saved = _ROWS
+        _ROWS = _ROWS + self.rows
+        CATALOGUE.update((r.name, r) for r in self.rows)
+        return self.rows
+
+    def __exit__(self, *exc: object) -> None:
+        global _ROWS
+        for r in self.rows:
+            CATALOGUE.pop(r.name, None)
+        _ROWS = tuple(r for r in _ROWS if r not in self.rows)
+
+
+def extended(*new_rows: Api) -> _Extension:
+    """Test-only: ``with extended(row, ...):`` the catalogue also holds ``new_rows`` (after
+    every built-in row) until the block ends. Everything that reads the catalogue when it
+    acts sees them: ``CATALOGUE``, ``get``, ``rows`` and every query above, capture's
+    wrappers (built when a session starts), replay's per-row plans, the record schema and
+    ``hrr info``. The module constants ``LAUNCH_APIS`` and ``DEVICE_RESET_APIS`` were
+    computed at import and do not change. ValueError when a name is already a row."""
+    return _Extension(tuple(new_rows))
+
+
 if __name__ == "__main__":
     print(coverage_table())

@@ -11,26 +11,24 @@ import os
 import threading
 from typing import Any
 
-from hrr.api.catalogue import DEVICE_RESET_APIS, Api
-from hrr.backends.hiptypes import buffer_nbytes, address_or_zero, handle_or_zero
+from hrr.api.catalogue import Api
+from hrr.backends.hiptypes import address_or_zero, buffer_nbytes, handle_or_zero
 from hrr.backends.kernargs import KernelLayout, pointer_word_offsets
-from hrr.capture.allocations import DEVICE, REGISTERED, Allocation, AllocationTable
-from hrr.capture.recorder import Recorder, _scalar
+from hrr.capture.allocations import Allocation, AllocationTable
+from hrr.capture.recorder import Recorder
 from hrr.config import Config
 from hrr.events.model import PSEUDO_D2H_CHECK
 from hrr.pipeline.capture import CaptureContext
 from hrr.pipeline.context import PointerWord
 from hrr.pipeline.manager import make_plugin_manager, parse_plugin_list
 
-_HOSTFN_API = "hipLaunchHostFunc"
+
+def _index(row: Api, name: str | None) -> int | None:
+    return row.param_index(name) if name else None
 
 
-
-
-def _number(v: Any) -> Any:
-    """An output recorded when it is a number (numpy and ctypes numbers included)."""
-    value = _scalar(v)
-    return None if isinstance(value, str) else value
+def _first_handle(row: Api, kind: str) -> int | None:
+    return next((i for i, p in enumerate(row.params) if p.role == "handle" and p.kind == kind), None)
 
 
 class CaptureSession:
@@ -45,6 +43,7 @@ class CaptureSession:
         self.archive_root = archive_root
         self._writer_factory = writer_factory or open_process_writer
         self.allocations = AllocationTable()
+        self.find_allocation = self.allocations.find   # a role service, looked up per copy
         self.functions: dict[int, tuple[str, KernelLayout | None]] = {}
         self._record_lock = threading.Lock()
         self._register_fork_locks()
@@ -58,8 +57,6 @@ class CaptureSession:
             plugins if plugins is not None else parse_plugin_list(config.plugins))
         self.writer = self._open_writer()
         self.ctx = CaptureContext(self.pm, self)
-        self.enrich_hooks = {"hipModuleGetFunction": self._enrich_function}
-        self.post_call_hooks = self._post_hooks()
         self.ctx.start()
         self.writer.update_manifest(**self._manifest_fields())
         self.hip = Recorder(self).wrapped_module()
@@ -173,27 +170,14 @@ class CaptureSession:
                 found.append(PointerWord(off, alloc.base, word - alloc.base, alloc.kind))
         return found
 
-    def _enrich_function(self, row: Api, args: tuple, result: tuple, extra: dict) -> None:
-        if int(result[0]) != 0 or result[1] is None:
-            return
-        name = args[1].decode(errors="replace") if isinstance(args[1], (bytes, bytearray)) else str(args[1])
-        try:
-            layout = self.backend.kernel_layout(result[1])
-        except Exception:  # noqa: BLE001
-            layout = None
-        self.functions[handle_or_zero(result[1])] = (name, layout)
-        if layout is not None:
-            extra["layout"] = layout.to_wire()
-
-    # ------------------------------------------------------------------ encoding
-    def out_encoder(self, row: Api) -> Any:
-        """``encode(result) -> wire outputs`` for ``row``, specialised once."""
-        if not row.outs:
-            return lambda result: []
-        convert = [(lambda v: None if v is None else address_or_zero(v)) if o.role in ("alloc", "alias")
-                   else (lambda v: None if v is None else handle_or_zero(v)) if o.role == "handle"
-                   else _number for o in row.outs]
-        return lambda result: [c(v) for c, v in zip(convert, result[1:])]
+    # ------------------------------------------------------------------ role services
+    # What the roles (hrr.api.roles.CaptureServices) may ask of the session.
+    def host_blob(self, kind: str, obj: Any, addr: int, n: int) -> str | None:
+        """The blob of ``n`` bytes of app memory at ``addr``, if content ``kind`` is recorded."""
+        if not self.ctx.content_allowed(kind):
+            return None
+        data = self._host_bytes(obj, addr, n)
+        return None if data is None else self.put_blob(data)
 
     def _host_bytes(self, obj: Any, addr: int, n: int) -> bytes | None:
         if not addr or n <= 0:
@@ -203,75 +187,59 @@ class CaptureSession:
             return None  # the call itself fails; never read past the app's buffer
         return ctypes.string_at(addr, n)
 
-    def encode_copy_src(self, obj: Any, n: Any, row: Api) -> list:
-        addr, n = address_or_zero(obj), int(n or 0)
-        alloc = self.allocations.find(addr)
-        if alloc is not None and alloc.kind == DEVICE:
-            return ["a", addr, n, None]
-        blob = None
-        if self.ctx.content_allowed("h2d_payload"):
-            data = self._host_bytes(obj, addr, n)
-            blob = None if data is None else self.put_blob(data)
-        return ["a" if alloc is not None else "h", addr, n, blob]
+    def expect_d2h(self, pending: tuple[int, int, int] | None) -> None:
+        self._tls.async_dst = pending
 
-    def encode_copy_dst(self, obj: Any, n: Any, row: Api, args: tuple) -> Any:
-        addr, n = address_or_zero(obj), int(n or 0)
-        alloc = self.allocations.find(addr)
-        tag = "a" if alloc is not None else "h"
-        if alloc is not None and alloc.kind == DEVICE:
-            return ["a", addr, n, None]
-        if not row.sync:
-            stream = handle_or_zero(args[row.param_index(row.stream)]) if row.stream else 0
-            self._tls.async_dst = (stream, addr, n)
-            return [tag, addr, n, None]
+    def d2h_issued(self, ok: bool, seq: int) -> None:
+        pending = getattr(self._tls, "async_dst", None)
+        self._tls.async_dst = None
+        if pending is not None and ok:
+            stream, addr, n = pending
+            self._pending_d2h.setdefault(stream, []).append((seq, addr, n))
 
-        def after(result: tuple) -> list:
-            blob = None
-            if int(result[0]) == 0 and self.ctx.content_allowed("d2h_result"):
-                data = self._host_bytes(obj, addr, n)
-                blob = None if data is None else self.put_blob(data)
-            return [tag, addr, n, blob]
-        return after
+    def track_allocation(self, base: int, size: int, kind: str) -> None:
+        self.allocations.add(Allocation(base, size, kind))
 
-    def encode_host_range(self, obj: Any, n: Any) -> list:
-        addr, n = address_or_zero(obj), int(n or 0)
-        blob = None
-        if self.ctx.content_allowed("registered_memory"):
-            data = self._host_bytes(obj, addr, n)
-            blob = None if data is None else self.put_blob(data)
-        return ["h", addr, n, blob]
+    def track_alias(self, host: int, alias: int) -> None:
+        self.allocations.add_alias(host, alias)
+
+    def note_function(self, name: str, function: Any, extra: dict) -> None:
+        try:
+            layout = self.backend.kernel_layout(function)
+        except Exception:  # noqa: BLE001
+            layout = None
+        self.functions[handle_or_zero(function)] = (name, layout)
+        if layout is not None:
+            extra["layout"] = layout.to_wire()
+
+    def run_launch(self, info: Any) -> dict | None:
+        return self.ctx.run_launch(info)
 
     # ------------------------------------------------------------------ bookkeeping
-    def _post_hooks(self) -> dict[str, Any]:
-        hooks: dict[str, Any] = {}
-        for name in ("hipMalloc", "hipMallocAsync", "hipHostMalloc", "hipMallocHost", "hipHostAlloc"):
-            hooks[name] = self._after_alloc
-        for name in ("hipFree", "hipFreeAsync", "hipHostFree", "hipFreeHost", "hipHostUnregister"):
-            hooks[name] = self._after_free
-        for name in DEVICE_RESET_APIS:
-            hooks[name] = self._after_device_reset
-        hooks["hipHostRegister"] = self._after_register
-        hooks["hipHostGetDevicePointer"] = self._after_device_pointer
-        hooks[_HOSTFN_API] = self._after_host_fn
-        for name in ("hipMemcpyAsync", "hipMemcpyDtoHAsync"):
-            hooks[name] = self._after_async_copy
-        hooks["hipEventRecord"] = self._after_event_record
-        hooks["hipDeviceSynchronize"] = lambda row, a, r, s: self._flush_d2h(None)
-        hooks["hipStreamSynchronize"] = self._after_stream_sync
-        hooks["hipStreamQuery"] = self._after_stream_sync
-        hooks["hipEventSynchronize"] = self._after_event_sync
-        hooks["hipEventQuery"] = self._after_event_sync
-        for name in ("hipMemcpy", "hipMemcpyDtoH", "hipMemcpyHtoD", "hipMemcpyDtoD", "hipMemset"):
-            hooks[name] = lambda row, a, r, s: self._flush_d2h(0)
-        return hooks
+    def row_effects(self, row: Api) -> list[Any]:
+        """What a call of ``row`` does to the session beyond its roles' bookkeeping, from
+        the row's semantic fields (``destroys``, ``effect``, ``waits``): each
+        ``after(args, result, seq)``, specialised once per row."""
+        effects: list[Any] = []
+        if row.destroys == "alloc":
+            effects.append(self._released(row))
+        elif row.destroys == "device":
+            effects.append(self._after_device_reset)
+        if row.effect == "record_event":
+            effects.append(self._event_recorded(row))
+        if row.waits is not None:
+            effects.append(self._waited(row))
+        return [e for e in effects if e is not None]
 
-    def _after_alloc(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
-        if int(result[0]) == 0 and result[1] is not None:
-            spec = row.outs[0]
-            size = int(args[row.param_index(spec.size)])
-            self.allocations.add(Allocation(address_or_zero(result[1]), max(size, 1), spec.kind))
+    def _released(self, row: Api) -> Any:
+        remove = self.allocations.remove
 
-    def _after_device_reset(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
+        def after(args: tuple, result: tuple, seq: int) -> None:
+            if int(result[0]) == 0:
+                remove(address_or_zero(args[0]))
+        return after
+
+    def _after_device_reset(self, args: tuple, result: tuple, seq: int) -> None:
         """Every allocation, module and stream is gone: nothing of them is tracked any
         more, and copies queued before the reset are never checked."""
         if int(result[0]) == 0:
@@ -280,41 +248,44 @@ class CaptureSession:
             self._pending_d2h.clear()
             self._event_streams.clear()
 
-    def _after_free(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
-        if int(result[0]) == 0:
-            self.allocations.remove(address_or_zero(args[0]))
+    def _event_recorded(self, row: Api) -> Any:
+        event_at, stream_at = _first_handle(row, "event"), _index(row, row.stream)
+        if event_at is None or stream_at is None:
+            return None
 
-    def _after_register(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
-        if int(result[0]) == 0:
-            self.allocations.add(Allocation(address_or_zero(args[0]), max(int(args[1]), 1), REGISTERED))
+        def after(args: tuple, result: tuple, seq: int) -> None:
+            if int(result[0]) == 0:
+                self._event_streams[handle_or_zero(args[event_at])] = (handle_or_zero(args[stream_at]), seq)
+        return after
 
-    def _after_device_pointer(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
-        if int(result[0]) == 0 and result[1] is not None:
-            self.allocations.add_alias(address_or_zero(args[0]), address_or_zero(result[1]))
+    def _waited(self, row: Api) -> Any:
+        """Asynchronous device-to-host copies that a successful return of ``row`` proves
+        complete (``Api.waits``) deliver their bytes now."""
+        flush = self._flush_d2h
+        if row.waits == "device":
+            return lambda args, result, seq: flush(None)
+        if row.waits == "null_stream":
+            return lambda args, result, seq: flush(0)
+        if row.waits == "stream":
+            stream_at = _index(row, row.stream)
+            if stream_at is None:
+                return None
 
-    def _after_host_fn(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
-        self.add_unreplayable(_HOSTFN_API, row.reason)
+            def stream_synced(args: tuple, result: tuple, seq: int) -> None:
+                if int(result[0]) == 0:
+                    stream = handle_or_zero(args[stream_at])
+                    flush(None if stream == 0 else stream)
+            return stream_synced
+        event_at = _first_handle(row, "event") if row.waits == "event" else None
+        if event_at is None:
+            return None
 
-    def _after_async_copy(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
-        pending = getattr(self._tls, "async_dst", None)
-        self._tls.async_dst = None
-        if pending is not None and int(result[0]) == 0:
-            stream, addr, n = pending
-            self._pending_d2h.setdefault(stream, []).append((seq, addr, n))
-
-    def _after_event_record(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
-        if int(result[0]) == 0:
-            self._event_streams[handle_or_zero(args[0])] = (handle_or_zero(args[1]), seq)
-
-    def _after_stream_sync(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
-        if int(result[0]) == 0:
-            stream = handle_or_zero(args[0])
-            self._flush_d2h(None if stream == 0 else stream)
-
-    def _after_event_sync(self, row: Api, args: tuple, result: tuple, seq: int) -> None:
-        if int(result[0]) == 0 and handle_or_zero(args[0]) in self._event_streams:
-            stream, before = self._event_streams[handle_or_zero(args[0])]
-            self._flush_d2h(stream, before=before)
+        def event_synced(args: tuple, result: tuple, seq: int) -> None:
+            event = handle_or_zero(args[event_at])
+            if int(result[0]) == 0 and event in self._event_streams:
+                stream, before = self._event_streams[event]
+                flush(stream, before=before)
+        return event_synced
 
     def _flush_d2h(self, stream: int | None, before: int | None = None) -> None:
         """Record what asynchronous device-to-host copies delivered, now that their

@@ -10,17 +10,16 @@ is charged against ``--max-host-bytes`` before it is made.
 """
 from __future__ import annotations
 
-import ctypes
-import math
+import functools
 import time
 from typing import Any, Callable
 
 import attrs
 import numpy as np
 
-from hrr.api.catalogue import CATALOGUE, NOOP, UNREPLAYABLE, Api, Param
-from hrr.backends.hiptypes import ENUM_TYPES, hipError_t
-from hrr.backends.kernargs import kernarg_array
+from hrr.api.catalogue import CATALOGUE, NOOP, UNREPLAYABLE, Api
+from hrr.api.roles import LAUNCH, Call, byte_counts, out_role, param_role
+from hrr.backends.hiptypes import hipError_t
 from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError, LimitExceeded
 from hrr.events import PSEUDO_D2H_CHECK, Event, event_from_wire
 from hrr.pipeline.context import EventRefused
@@ -31,14 +30,8 @@ from hrr.replay.result import Divergence, Refusal, ReplayStats
 from hrr.replay.state import HandleMaps, HostBudget, ReplayAllocation, ReplayMemory
 from hrr.replay.threads import ThreadRouter
 
-_HOST_KINDS = ("pinned", "registered")
 DEFAULT_MAX_SECONDS = 600.0
 _U64 = 1 << 64
-_MAX_SIZE = (1 << 63) - 1            # no byte count an archive names may be larger
-# Byte spans of pointer parameters whose call has no byte-count parameter.
-_PTR_SPANS = {"hipStreamWaitValue32": 4, "hipStreamWriteValue32": 4}
-# Parameters that are byte counts although no endpoint or output names them.
-_SIZE_NAMES = frozenset({"size", "sizeBytes", "sharedMemBytes"})
 # A record shape no validator foresaw ends in one of these; it is refused, never a traceback.
 _MALFORMED = (TypeError, ValueError, OverflowError, ArithmeticError, LookupError, AttributeError,
               MemoryError, RecursionError)
@@ -83,10 +76,11 @@ class ProcessReplayer:
         self._checks: dict[int, _Check] = {}
         self.budget = HostBudget(limits.max_host_bytes)
         # The sim's device memory is host RAM, so it is charged too; a GPU's is not.
-        self._charge_device = getattr(backend, "NAME", "") == "sim"
+        self.charges_device_memory = getattr(backend, "NAME", "") == "sim"
         self._queued_bytes = 0         # blobs that host functions hold until a device sync
         self._keepalive: list[Any] = []   # host buffers queued work may still use
         self._call_buffers: list[Any] = []  # host buffers handed to the current call
+        self._plans: dict[str, _Plan] = {}   # per row, built at its first record
         self._poison = np.zeros(64, dtype=np.uint8)
         self.threads = ThreadRouter(limits.max_threads)
         # Per-event hooks are looked up once; with no implementation they cost nothing.
@@ -130,7 +124,7 @@ class ProcessReplayer:
                     self._refuse_raw(*refusal)
                     continue
                 assert ev is not None
-                if self._setup:
+                if self._setup and self.range is not None:
                     if ev.is_pseudo:  # a check before the range: not verified
                         continue
                     if skipped_in_setup(ev.api, ev.err):
@@ -138,7 +132,7 @@ class ProcessReplayer:
                         continue
                     self.range.setup_replayed += 1
                 try:
-                    self.threads.run(ev.tid, lambda ev=ev: self._replay_event(ev))
+                    self.threads.run(ev.tid, functools.partial(self._replay_event, ev))
                 except LimitExceeded as exc:  # a thread over --max-threads: its records are refused
                     self._refuse_raw(ev.seq, ev.api, exc.what, "limit")
         except DivergenceError as exc:
@@ -244,17 +238,24 @@ class ProcessReplayer:
         if len(ev.args) != len(row.params):
             raise EventRefused(f"{len(ev.args)} arguments recorded, {row.name} takes {len(row.params)}",
                                category="bad_record")
-        after: list[Any] = []
+        plan = self._plan(row)
+        # Every recorded value is validated by its role before any of them is acted on.
+        call = Call(row, ev, [check(v) for check, v in zip(plan.checks, ev.args, strict=True)])
         self._call_buffers = []
-        args = [self._arg(row, i, ev, after) for i in range(len(row.params))]
-        stream = args[row.param_index(row.stream)] if row.stream else None
+        args = list(call.raw)
+        for i, act in plan.actions:
+            args[i] = act(call)
+        call.args = args
+        for work in call.queued:  # e.g. pinned-source restores, once every argument is sound
+            work()
+        stream = args[plan.stream] if plan.stream is not None else None
         kernarg_buffers: Any = None  # alive until the launch call has returned
-        if row.family == "launch":
-            args, kernarg_buffers = self._launch_args(row, ev, args)
-        fn = getattr(self.hip, "hipModuleLaunchKernel" if row.family == "launch" else row.name, None)
+        if plan.launch is not None:
+            args, kernarg_buffers = plan.launch(call)
+        fn = getattr(self.hip, plan.target, None)
         if fn is None:
             raise EventRefused(f"the {self.backend.NAME} backend has no {row.name}", category="unsupported")
-        charged = self._charge_allocation(row, ev)  # before anything is allocated
+        charged = self._charge_allocation(plan, call)  # before anything is allocated
         try:
             if self._before_hook is not None:
                 self._before_hook(ctx=self.ctx, event=ev, stream=stream)
@@ -281,10 +282,10 @@ class ProcessReplayer:
         elif err and err == ev.err:
             self.stats.reproduced_errors += 1
         if err == 0:
-            self._bind_outputs(row, ev, result, charged)
-            for fn_after in after:
+            self._bind_outputs(plan, call, result, charged)
+            for fn_after in call.after:
                 fn_after()
-        if (row.name == "hipDeviceSynchronize" or row.destroys == "device") and err == 0:
+        if (row.waits == "device" or row.destroys == "device") and err == 0:
             self.ctx.release_finished_host_fns()
             self._keepalive.clear()
             self.budget.release(self._queued_bytes)
@@ -295,7 +296,8 @@ class ProcessReplayer:
     def _diverged(self, row: Api, ev: Event, err: int) -> None:
         self.stats.divergences += 1
         self.stats.diverged.append(Divergence(ev.seq, row.name, ev.err, err, self._setup))
-        where = f", set-up before --calls {describe_range(self.range.calls)}" if self._setup else ""
+        where = f", set-up before --calls {describe_range(self.range.calls)}" \
+            if self._setup and self.range is not None else ""
         msg = (f"record {ev.seq} ({row.name}{where}): the recording returned {_err_name(ev.err)}, "
                f"replay returned {_err_name(err)}")
         if self.options.keep_going:
@@ -304,18 +306,13 @@ class ProcessReplayer:
         raise DivergenceError(msg, hint="replay stopped early; --keep-going replays the rest")
 
     # ------------------------------------------------------------------ host memory
-    def _charge_allocation(self, row: Api, ev: Event) -> int:
-        """Charge what ``row`` will allocate (pinned memory; device memory on the sim, which
+    def _charge_allocation(self, plan: "_Plan", call: Call) -> int:
+        """Charge what the call will allocate (pinned memory; device memory on the sim, which
         is host RAM) before the backend makes it; returns the bytes charged."""
         total = 0
-        for spec in row.outs:
-            if spec.role != "alloc" or spec.size is None:
-                continue
-            if spec.kind != "pinned" and not (spec.kind == "device" and self._charge_device):
-                continue
-            size = _size(ev.args[row.param_index(spec.size)], spec.size)
+        for charge in plan.chargers:
             try:
-                total += self.budget.charge(max(size, 1), f"{row.name} ({spec.kind} memory)")
+                total += charge(call)
             except EventRefused:
                 self.budget.release(total)
                 raise
@@ -334,252 +331,83 @@ class ProcessReplayer:
         self._queued_bytes += size
         return data
 
-    # ------------------------------------------------------------------ arguments
-    def _arg(self, row: Api, i: int, ev: Event, after: list) -> Any:
-        p, v = row.params[i], ev.args[i]
-        role = p.role
-        if role == "value":
-            if p.name in _size_names(row):
-                return _size(v, p.name)
-            return _scalar(v, p.name)
-        if role == "enum":
-            if v is None:
-                return None
-            if not isinstance(v, int) or isinstance(v, bool) or not -(1 << 63) <= v < _U64:
-                raise EventRefused(f"parameter {p.name} is {_brief(v)}, not a {p.kind}", category="bad_record")
-            enum = ENUM_TYPES.get(p.kind or "")
-            try:
-                return enum(v) if enum is not None else v
-            except ValueError:
-                raise EventRefused(f"{v} is not a {p.kind}", category="bad_record") from None
-        if role == "ptr":
-            addr = _address(v, p.name)
-            if ev.err and row.destroys == "alloc" and self.memory.translate(addr) is None:
-                # A release the recording saw fail (a double free): hand the backend
-                # memory it never allocated, so it fails the same way and frees nothing.
-                return int(self._poison.__array_interface__["data"][0])
-            replay = self._translate(addr, p.name)
-            span = self._ptr_span(row, ev)
-            if replay is not None and span:
-                self._check_fits(self.memory.find(addr), addr, span)
-            return replay
-        if role == "handle":
-            value = _address(v, p.name)
-            try:
-                return self.handles.lookup(p.kind, value)
-            except KeyError:
-                raise EventRefused(f"{p.name}: unknown {p.kind} handle 0x{value:x}",
-                                   category="untranslated") from None
-        if role == "copy_src":
-            return self._copy_src(row, ev, self._endpoint(row, p, ev, v))
-        if role == "copy_dst":
-            return self._copy_dst(row, ev, self._endpoint(row, p, ev, v), after)
-        if role == "host_range":
-            return self._host_range(self._endpoint(row, p, ev, v), after)
-        if role == "code":
-            if not isinstance(v, str):
-                raise EventRefused("the code object was not recorded (it was passed by address)",
-                                   category="missing_blob")
-            return self.process.read_code_object(v)
-        if role == "name":
-            if not isinstance(v, str):
-                raise EventRefused("kernel name is not a string", category="bad_record")
-            return v.encode()
-        if role == "dim3":
-            x, y, z = _triple(v)
-            return self.hip.dim3(x=x, y=y, z=z)
-        return None  # launch arguments are built separately; ignored roles
+    # ------------------------------------------------------------------ per-row plans
+    def _plan(self, row: Api) -> "_Plan":
+        """The row's decoders, specialised once per replayer (again if the row changed)."""
+        plan = self._plans.get(row.name)
+        if plan is None or plan.row is not row:
+            plan = self._plans[row.name] = _Plan(row, self)
+        return plan
 
-    def _translate(self, addr: int, what: str) -> int | None:
-        if not addr:
-            return None
-        replay = self.memory.translate(addr)
-        if replay is None:
-            raise EventRefused(f"{what}: 0x{addr:x} is not inside any allocation replay made",
-                               category="untranslated")
-        return replay
+    # ------------------------------------------------------------------ role services
+    # What the roles (hrr.api.roles.ReplayServices) may ask of the replayer.
+    def translate(self, addr: int) -> int | None:
+        return self.memory.translate(addr)
 
-    def _ptr_span(self, row: Api, ev: Event) -> int:
-        """How many bytes a pointer parameter of ``row`` reaches (0: not a range, e.g. a free)."""
-        if row.name in _PTR_SPANS:
-            return _PTR_SPANS[row.name]
-        if row.family in ("copy", "memory") and "sizeBytes" in _size_names(row):
-            return _size(ev.args[row.param_index("sizeBytes")], "sizeBytes")
-        return 0
+    def find(self, addr: int) -> ReplayAllocation | None:
+        return self.memory.find(addr)
 
-    def _endpoint(self, row: Api, p: Param, ev: Event, v: Any) -> tuple[str, int, int, str | None]:
-        """A copy endpoint ``[tag, addr, n, blob]``, validated; ``n`` must be the call's byte count."""
-        if not (isinstance(v, (list, tuple)) and len(v) == 4 and v[0] in ("a", "h")):
-            raise EventRefused(f"{p.name}: a copy endpoint record is malformed", category="bad_record")
-        tag, addr, n, blob = v
-        addr = _address(addr, f"{p.name} address")
-        n = _size(n, f"{p.name} size")
-        if p.size is not None:
-            size = _size(ev.args[row.param_index(p.size)], p.size)
-            if size != n:
-                raise EventRefused(f"{p.name}: the endpoint holds {n} bytes but {p.size} is {size}",
-                                   category="bounds")
-        if blob is not None and not isinstance(blob, str):
-            raise EventRefused(f"{p.name}: a copy endpoint names a bad blob", category="bad_record")
-        return tag, addr, n, blob
+    def lookup_handle(self, kind: str, value: int) -> Any:
+        return self.handles.lookup(kind, value)
 
-    def _payload(self, blob: str | None, n: int) -> bytes | None:
-        if blob is None:
-            return None
-        data = self.process.read_blob(blob)
-        if len(data) != n:
-            raise EventRefused(f"blob {blob} holds {len(data)} bytes, the copy moves {n}", category="blob")
-        return data
+    def bind_handle(self, kind: str, capture_value: int, replay_obj: Any) -> None:
+        self.handles.bind(kind, capture_value, replay_obj)
 
-    def _copy_src(self, row: Api, ev: Event, endpoint: tuple) -> Any:
-        tag, addr, n, blob = endpoint
-        if tag == "h":
-            buf = self.budget.buffer(n, f"the source of {row.name}")
-            data = self._payload(blob, n)
-            if data is not None:
-                buf[:n] = np.frombuffer(data, dtype=np.uint8)
-            else:
-                self.ctx.counters["zero_filled_inputs"] += 1
-            self._call_buffers.append(buf)
-            return buf
-        replay = self._translate(addr, "src")
-        if replay is None:
-            return self._null(n, "src")
-        alloc = self.memory.find(addr)
-        # Every size is checked against the allocation it names, blob or no blob: the
-        # backend would otherwise read past replay's buffer.
-        self._check_fits(alloc, addr, n)
-        if blob is not None and alloc.kind in _HOST_KINDS:
-            queued = bool(row.stream) and not row.sync
-            data = self.read_queued_blob(blob) if queued else self._payload(blob, n)
-            if len(data) != n:
-                raise EventRefused(f"blob {blob} holds {len(data)} bytes, the copy moves {n}", category="blob")
-            restore = _writer(replay, data)
-            if not queued:
-                restore()
-            else:
-                stream = self._stream_for(row, ev)
-                if self.ctx.enqueue_host_fn(stream, restore) != 0:
-                    raise EventRefused("could not queue the pinned-source restore", category="enqueue")
-        return replay
+    def add_allocation(self, capture_base: int, replay_base: int, size: int, kind: str, *,
+                       keepalive: Any = None, charged: int = 0, owner: int = 0) -> None:
+        self.memory.add(ReplayAllocation(capture_base, replay_base, size, kind, keepalive, charged), owner=owner)
 
-    def _copy_dst(self, row: Api, ev: Event, endpoint: tuple, after: list) -> Any:
-        tag, addr, n, blob = endpoint
-        if tag == "h":
-            buf = self.budget.buffer(n, f"the destination of {row.name}")
-            self._call_buffers.append(buf)
-            self._expect(row, ev, lambda: buf[:n].tobytes(), blob, n, after)
-            return buf
-        replay = self._translate(addr, "dst")
-        if replay is None:
-            return self._null(n, "dst")
-        alloc = self.memory.find(addr)
-        self._check_fits(alloc, addr, n)
-        if alloc.kind in _HOST_KINDS:
-            self._expect(row, ev, self._reader(alloc, addr, replay, n), blob, n, after)
-        return replay
+    def buffer(self, n: int, what: str) -> Any:
+        return self.budget.buffer(n, what)
 
-    def _null(self, n: int, what: str) -> None:
-        """A NULL endpoint is passed on (the backend reports it) only when it moves nothing."""
-        if n:
-            raise EventRefused(f"{what}: a NULL address for {n} bytes", category="untranslated")
-        return None
+    def hold(self, buf: Any) -> None:
+        self._call_buffers.append(buf)
 
-    def _reader(self, alloc: ReplayAllocation, addr: int, replay: int, n: int) -> Callable[[], bytes]:
-        """Reads a checked destination when its check comes, never after it was released."""
-        def read() -> bytes:
-            if self.memory.find(addr) is not alloc:
-                raise EventRefused(f"the destination at 0x{addr:x} was released before its check",
-                                   category="bounds")
-            return ctypes.string_at(replay, n)
-        return read
+    def read_blob(self, name: str) -> bytes:
+        return self.process.read_blob(name)
 
-    def _expect(self, row: Api, ev: Event, read: Any, blob: str | None, n: int, after: list) -> None:
+    def enqueue_host_fn(self, stream: Any, fn: Callable[[], None]) -> int:
+        return self.ctx.enqueue_host_fn(stream, fn)
+
+    def expect(self, call: Call, read: Callable[[], bytes], blob: str | None, n: int) -> None:
         if self._setup:  # a set-up copy is replayed for its effects, never checked
             return
-        check = _Check(ev.seq, row.name, read, blob, n)
-        if row.sync:
-            after.append(lambda: self._compare(check))
+        check = _Check(call.ev.seq, call.row.name, read, blob, n)
+        if call.row.sync:
+            call.after.append(lambda: self._compare(check))
         else:
-            after.append(lambda: self._checks.__setitem__(ev.seq, check))
+            call.after.append(lambda: self._checks.__setitem__(call.ev.seq, check))
 
-    def _host_range(self, endpoint: tuple, after: list) -> Any:
-        tag, addr, n, blob = endpoint
-        buf = self.budget.buffer(n, "hipHostRegister")
-        data = self._payload(blob, n)
-        if data is not None:
-            buf[:n] = np.frombuffer(data, dtype=np.uint8)
-        base = int(buf.__array_interface__["data"][0])
-        after.append(lambda: self.memory.add(ReplayAllocation(addr, base, max(n, 1), "registered", buf)))
-        return base
+    def read_code_object(self, name: str) -> Any:
+        return self.process.read_code_object(name)
 
-    def _check_fits(self, alloc: ReplayAllocation | None, addr: int, n: int) -> None:
-        if alloc is None or addr < alloc.capture_base or addr + n > alloc.capture_base + alloc.size:
-            size = f"{alloc.size}-byte " if alloc is not None else ""
-            raise EventRefused(f"{n} bytes at 0x{addr:x} run past the end of their {size}allocation",
-                               category="bounds")
+    def dim3(self, x: int, y: int, z: int) -> Any:
+        return self.hip.dim3(x=x, y=y, z=z)
 
-    def _stream_for(self, row: Api, ev: Event) -> Any:
-        try:
-            return self.handles.lookup("stream", _int(ev.args[row.param_index(row.stream)], "stream"))
-        except KeyError:
-            raise EventRefused("unknown stream handle", category="untranslated") from None
+    def poison_address(self) -> int:
+        return int(self._poison.__array_interface__["data"][0])
 
-    # ------------------------------------------------------------------ launches
-    def _launch_args(self, row: Api, ev: Event, args: list) -> tuple[list, Any]:
-        launch = ev.extra.get("launch")
-        if not isinstance(launch, dict) or not isinstance(launch.get("kernargs"), bytes):
-            why = launch.get("error") if isinstance(launch, dict) else None
-            raise EventRefused(f"launch arguments were not recorded ({_brief(why) if why else 'no kernarg bytes'})",
-                               category="bad_record")
-        buf = bytearray(launch["kernargs"])
-        ptrs = launch.get("ptrs", ())
-        if not isinstance(ptrs, (list, tuple)):
-            raise EventRefused("the launch's pointer words are not a list", category="bad_record")
-        for word in ptrs:
-            if not (isinstance(word, (list, tuple)) and len(word) == 3 and all(
-                    isinstance(x, int) and not isinstance(x, bool) for x in word)):
-                raise EventRefused("a pointer-word record is malformed", category="bad_record")
-            off, base, delta = word
-            if off < 0 or off + 8 > len(buf) or off % 8:
-                raise EventRefused(f"pointer word at offset {off} lies outside the kernarg buffer",
-                                   category="bounds")
-            replay = self.memory.translate(base + delta) if delta >= 0 else None
-            if replay is None:
-                raise EventRefused(f"kernel argument at offset {off} points to 0x{base + delta:x}, "
-                                   "inside no allocation replay made", category="untranslated")
-            buf[off:off + 8] = replay.to_bytes(8, "little")
-        grid = _triple(launch.get("grid"))
-        block = _triple(launch.get("block"))
-        if row.name == "hipModuleLaunchKernel":
-            func, shared, stream = args[0], args[7], args[8]
-        else:
-            func, shared, stream = args[0], args[4], args[5]
-        extra, keep = kernarg_array(bytes(buf))
-        return [func, *grid, *block, int(shared or 0), stream, None, extra], (extra, keep)
+    def count(self, counter: str) -> None:
+        self.ctx.counters[counter] += 1
+
+    def charge(self, n: int, what: str) -> int:
+        return self.budget.charge(n, what)
+
+    def release(self, n: int) -> None:
+        self.budget.release(n)
 
     # ------------------------------------------------------------------ outputs
-    def _bind_outputs(self, row: Api, ev: Event, result: tuple, charged: int = 0) -> None:
-        for spec, cap, rep in zip(row.outs, ev.outs, result[1:]):
-            if cap is None or rep is None or not isinstance(cap, int):
+    def _bind_outputs(self, plan: "_Plan", call: Call, result: tuple, charged: int = 0) -> None:
+        row = call.row
+        for bind, cap, rep in zip(plan.binders, call.ev.outs, result[1:], strict=False):
+            if bind is None or cap is None or rep is None or not isinstance(cap, int):
                 continue
-            if spec.role == "handle":
-                self.handles.bind(spec.kind, cap, rep)
-            elif spec.role == "alloc":
-                size = _size(ev.args[row.param_index(spec.size)], spec.size)
-                self.memory.add(ReplayAllocation(cap, int(rep), max(size, 1), spec.kind, charged=charged))
-                charged = 0  # the allocation holds it until it is released
-            elif spec.role == "alias":
-                host = _int(ev.args[0], "host pointer")
-                owner = self.memory.find(host)
-                if owner is not None and cap != host:  # a distinct device address range
-                    delta = host - owner.capture_base
-                    self.memory.add(ReplayAllocation(cap - delta, int(rep) - delta, owner.size,
-                                                     owner.kind), owner=owner.capture_base)
+            charged = bind(call, cap, rep, charged)
         if charged:  # the call gave nothing replay keeps (e.g. a NULL result)
             self.budget.release(charged)
+        # The first parameter (a validated address or handle) names what the call released.
         if row.destroys == "alloc":
-            gone = self.memory.remove(_int(ev.args[0], "pointer"))
+            gone = self.memory.remove(call.raw[0])
             if gone is not None:
                 self.budget.release(gone.charged)
         elif row.destroys == "device":
@@ -587,7 +415,7 @@ class ProcessReplayer:
             self.handles.clear()
             self._checks.clear()  # copies queued before the reset are never checked
         elif row.destroys:
-            self.handles.drop(row.destroys, _int(ev.args[0], "handle"))
+            self.handles.drop(row.destroys, call.raw[0])
 
     # ------------------------------------------------------------------ checks
     def _pseudo(self, ev: Event) -> None:
@@ -619,7 +447,7 @@ class ProcessReplayer:
             self.stats.checks_passed += 1
             return
         self.stats.checks_failed += 1
-        first = next((i for i, (a, b) in enumerate(zip(expected, actual)) if a != b),
+        first = next((i for i, (a, b) in enumerate(zip(expected, actual, strict=False)) if a != b),
                      min(len(expected), len(actual)))
         self.stats.failures.append(
             f"record {check.seq} ({check.api}): {check.n} bytes differ from the recording "
@@ -653,62 +481,27 @@ def _same(expected: bytes, actual: bytes, tol: float | None) -> bool:
     return bool(np.allclose(a, b, atol=tol, rtol=0, equal_nan=True))
 
 
-def _writer(addr: int, data: bytes) -> Any:
-    def write() -> None:
-        ctypes.memmove(addr, data, len(data))
-    return write
+#: The parameters of a row that are byte counts (each validated as one by its role).
+_size_names = byte_counts
 
 
-def _int(v: Any, what: str) -> int:
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise EventRefused(f"{what} is not an integer", category="bad_record")
-    return v
+class _Plan:
+    """One row's replay, specialised once: each parameter's check and action and each
+    output's charger and binder, asked of its role; the launch decoder; the call issued."""
 
+    __slots__ = ("row", "checks", "actions", "chargers", "binders", "launch", "stream", "target")
 
-def _address(v: Any, what: str) -> int:
-    """An address or handle value: an integer from 0 to 2^64 - 1."""
-    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < _U64:
-        raise EventRefused(f"{what} is {_brief(v)}, not a 64-bit address", category="bad_record")
-    return v
-
-
-def _size(v: Any, what: str) -> int:
-    """A byte count: an integer from 0 to 2^63 - 1 (never a float, inf, NaN or negative)."""
-    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= _MAX_SIZE:
-        raise EventRefused(f"{what} is {_brief(v)}, not a byte count", category="bad_record")
-    return v
-
-
-def _scalar(v: Any, what: str) -> Any:
-    """A scalar argument: None, a bool, a 64-bit integer or a finite float."""
-    if v is None or isinstance(v, bool):
-        return v
-    if isinstance(v, int):
-        if -(1 << 63) <= v < _U64:
-            return v
-    elif isinstance(v, float):
-        if math.isfinite(v) and abs(v) < _U64:
-            return v
-    raise EventRefused(f"parameter {what} is {_brief(v)}, not a number replay can pass",
-                       category="bad_record")
-
-
-def _brief(v: Any) -> str:
-    text = repr(v)
-    return text if len(text) <= 40 else f"{text[:37]}..."
-
-
-_SIZE_PARAMS: dict[str, frozenset] = {}
-
-
-def _size_names(row: Api) -> frozenset:
-    """The parameters of ``row`` that are byte counts (computed once per row)."""
-    names = _SIZE_PARAMS.get(row.name)
-    if names is None:
-        named = {p.size for p in row.params if p.size} | {o.size for o in row.outs if o.size}
-        names = _SIZE_PARAMS[row.name] = frozenset(
-            p.name for p in row.params if p.name in named or p.name in _SIZE_NAMES)
-    return names
+    def __init__(self, row: Api, rep: ProcessReplayer) -> None:
+        self.row = row
+        roles = [param_role(p.role) for p in row.params]
+        self.checks = [role.check(row, i) for i, role in enumerate(roles)]
+        self.actions = [(i, act) for i, role in enumerate(roles) if (act := role.action(row, i, rep)) is not None]
+        outs = [out_role(o.role) for o in row.outs]
+        self.chargers = [c for j, role in enumerate(outs) if (c := role.charger(row, j, rep)) is not None]
+        self.binders = [role.binder(row, j, rep) for j, role in enumerate(outs)]
+        self.launch = LAUNCH.decoder(row, rep) if row.launch is not None else None
+        self.stream = row.param_index(row.stream) if row.stream else None
+        self.target = row.replays_as or row.name
 
 
 def _check_event(ev: Event) -> None:
@@ -729,13 +522,6 @@ def _api_name_of(value: Any) -> str:
             and (value[2] in CATALOGUE or value[2] == PSEUDO_D2H_CHECK):
         return value[2]
     return "?"
-
-
-def _triple(v: Any) -> tuple[int, int, int]:
-    if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(
-            isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1 << 32 for x in v)):
-        raise EventRefused("a launch shape is malformed", category="bad_record")
-    return int(v[0]), int(v[1]), int(v[2])
 
 
 def _err_name(code: int) -> str:

@@ -14,25 +14,28 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from hrr.api.catalogue import CATALOGUE, pure_queries
+
 if TYPE_CHECKING:
     from hrr.inspect.dump import CallRange
 
-#: Calls whose only effect is the answer they return: set-up leaves them out when they
-#: succeeded. Not here, because they change state: hipGetLastError (clears the last
-#: error), hipStreamQuery/hipEventQuery (a poll runs ready work on the sim and ends a
-#: capture of the stream it names), hipThreadExchangeStreamCaptureMode (sets the mode).
-PURE_QUERIES: frozenset[str] = frozenset({
-    "hipGetDeviceCount", "hipGetDevice", "hipGetDeviceProperties", "hipPeekAtLastError",
-    "hipMemGetInfo", "hipPointerGetAttributes", "hipEventElapsedTime", "hipStreamIsCapturing",
-    "hipStreamGetCaptureInfo", "hipGetErrorName", "hipGetErrorString",
-})
-
 
 def skipped_in_setup(api: str, err: int) -> bool:
-    """True for a record before the range that set-up leaves out: a pure query that
-    succeeded. A failed one is replayed: its error becomes the thread's last error,
-    which a later hipGetLastError returns."""
-    return api in PURE_QUERIES and err == 0
+    """True for a record before the range that set-up leaves out: a pure query
+    (``Api.pure``: its only effect is the answer it returns) that succeeded. A failed one is
+    replayed: its error becomes the thread's last error, which a later hipGetLastError
+    returns. Not pure, because they change state: hipGetLastError (clears the last error),
+    hipStreamQuery/hipEventQuery (a poll runs ready work on the sim and ends a capture of
+    the stream it names), hipThreadExchangeStreamCaptureMode (sets the mode)."""
+    row = CATALOGUE.get(api)
+    return row is not None and row.pure and err == 0
+
+
+def __getattr__(name: str) -> Any:
+    # PURE_QUERIES is read from the catalogue when asked, so an extended catalogue's rows count.
+    if name == "PURE_QUERIES":
+        return pure_queries()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def describe(calls: "CallRange") -> str:

@@ -1,0 +1,997 @@
+"""Parameter and output roles as objects: each holds both sides of one kind of value.
+
+A catalogue role (``Param.role``, ``Out.role``) is one class here. On the capture side it
+says how the application's value is encoded into the event record, and what a call that
+returned implies for the session's bookkeeping (an allocation to track, a copy whose
+bytes arrive later). On the replay side it says how the recorded value is validated
+(``check``: the one place per-field validation lives in replay) and what the backend is
+handed for it (``action``: a translated address, a looked-up handle, a replay-owned
+buffer). The recorder and the replay engine only iterate a row's parameters and ask
+each role; a role specialises once per row (closures over the parameter's index, its
+byte-count parameter and the services it needs), never per call.
+
+Roles reach the session and the replayer only through the narrow interfaces
+``CaptureServices`` and ``ReplayServices``. Kernel launches, whose arguments span several
+parameters and the launch extra, are ``LaunchCodec``: capture's normalisation to kernarg
+bytes and replay's rebuilding of the call, side by side.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import numbers
+from typing import Any, Callable, ClassVar, Protocol
+
+import numpy as np
+
+from hrr.api.catalogue import CATALOGUE, Api, Out
+from hrr.backends.hiptypes import ENUM_TYPES, PointerConversionError, address_or_zero, handle_or_zero
+from hrr.backends.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
+from hrr.pipeline.context import EventRefused, LaunchInfo
+
+Encoder = Callable[[tuple], Any]               # app args -> wire value (or a callable of the result)
+After = Callable[[tuple, tuple, int], None]    # (args, result, seq), once the call is recorded
+Enricher = Callable[[tuple, tuple, dict], None]  # (args, result, extra), before the record is written
+Check = Callable[[Any], Any]                   # recorded value -> validated value (or EventRefused)
+
+_U64 = 1 << 64
+MAX_SIZE = (1 << 63) - 1                       # no byte count an archive names may be larger
+HOST_KINDS = ("pinned", "registered")          # allocations replay owns as host memory
+DEVICE, REGISTERED = "device", "registered"    # allocation kinds (hrr.capture.allocations)
+
+
+# ------------------------------------------------------------------ the narrow interfaces
+class CaptureServices(Protocol):
+    """What capture roles may ask of the session that records the call."""
+
+    def find_allocation(self, addr: int) -> Any:
+        """The tracked allocation holding ``addr``, or None."""
+
+    def host_blob(self, kind: str, obj: Any, addr: int, n: int) -> str | None:
+        """The blob of ``n`` bytes of app memory at ``addr``, if content ``kind`` is recorded."""
+
+    def put_code_object(self, image: Any) -> str | None:
+        """The name the code object ``image`` is stored under (None: not bytes)."""
+
+    def expect_d2h(self, pending: tuple[int, int, int] | None) -> None:
+        """The current call copies to host memory once its stream has run it: ``(stream,
+        addr, n)``, or None when it has nothing to await."""
+
+    def d2h_issued(self, ok: bool, seq: int) -> None:
+        """The current call (record ``seq``) returned: its pending copy is awaited if ``ok``."""
+
+    def track_allocation(self, base: int, size: int, kind: str) -> None:
+        """A new allocation of ``kind`` now lives at ``base``."""
+
+    def track_alias(self, host: int, alias: int) -> None:
+        """``alias`` is a device address of the allocation holding ``host``."""
+
+    def add_unreplayable(self, api: str, reason: str) -> None:
+        """List ``api`` under the manifest's ``unreplayable_apis``."""
+
+    def note_function(self, name: str, function: Any, extra: dict) -> None:
+        """A kernel function handle was made: remember its name and layout."""
+
+    def function_info(self, func: Any) -> tuple[str, Any]:
+        """(kernel name, parameter layout or None) of a function handle."""
+
+    def scan_pointers(self, layout: Any, kernargs: bytes) -> list:
+        """The kernarg words that point into a live allocation."""
+
+    def run_launch(self, info: LaunchInfo) -> dict | None:
+        """The plugins' records for a launch."""
+
+
+class ReplayServices(Protocol):
+    """What replay roles may ask of the replayer of one process archive."""
+
+    charges_device_memory: bool   # device memory is host RAM (the sim): charge it too
+
+    def translate(self, addr: int) -> int | None:
+        """Replay's address for the capture address ``addr`` (None: in no allocation)."""
+
+    def find(self, addr: int) -> Any:
+        """The replay allocation holding the capture address ``addr``, or None."""
+
+    def lookup_handle(self, kind: str, value: int) -> Any:
+        """Replay's handle for a capture handle value; KeyError when unknown."""
+
+    def bind_handle(self, kind: str, capture_value: int, replay_obj: Any) -> None:
+        """Remember a handle the call made."""
+
+    def add_allocation(self, capture_base: int, replay_base: int, size: int, kind: str, *,
+                       keepalive: Any = None, charged: int = 0, owner: int = 0) -> None:
+        """Remember an allocation the call made (``owner``: the host base of an alias)."""
+
+    def buffer(self, n: int, what: str) -> Any:
+        """A zeroed replay-owned host buffer (numpy uint8), charged before it is made."""
+
+    def hold(self, buf: Any) -> None:
+        """Keep ``buf`` alive while the current call's work may use it."""
+
+    def read_blob(self, name: str) -> bytes:
+        """A blob's bytes (BlobError when it cannot be used)."""
+
+    def read_queued_blob(self, name: str) -> bytes:
+        """A blob a host function holds until the next device synchronisation."""
+
+    def enqueue_host_fn(self, stream: Any, fn: Callable[[], None]) -> int:
+        """Queue ``fn`` on ``stream``; returns the backend's error."""
+
+    def expect(self, call: "Call", read: Callable[[], bytes], blob: str | None, n: int) -> None:
+        """Compare what ``read`` returns with ``blob`` once the call's copy has completed."""
+
+    def read_code_object(self, name: str) -> Any:
+        """A code object's image."""
+
+    def dim3(self, x: int, y: int, z: int) -> Any:
+        """The backend's dim3."""
+
+    def poison_address(self) -> int:
+        """Memory replay owns but never allocated through HIP."""
+
+    def count(self, counter: str) -> None:
+        """Add one to a replay counter."""
+
+    def charge(self, n: int, what: str) -> int:
+        """Charge ``n`` host bytes against --max-host-bytes (EventRefused when over)."""
+
+    def release(self, n: int) -> None:
+        """Give back ``n`` charged bytes."""
+
+
+class Call:
+    """One record being replayed: its row, its event, the validated recorded values
+    (``raw``), what the backend is given (``args``), work to do once every argument is
+    decoded (``queued``) and once the call succeeded (``after``)."""
+
+    __slots__ = ("row", "ev", "raw", "args", "after", "queued")
+
+    def __init__(self, row: Api, ev: Any, raw: list) -> None:
+        self.row, self.ev, self.raw = row, ev, raw
+        self.args: list = raw
+        self.after: list[Callable[[], None]] = []
+        self.queued: list[Callable[[], None]] = []
+
+
+Action = Callable[[Call], Any]
+
+
+# ------------------------------------------------------------------ shared helpers
+def scalar(v: Any) -> Any:
+    """Capture: a scalar argument as a wire number (numpy and ctypes numbers included)."""
+    if v is None or type(v) in (int, float, bool, str):
+        return v
+    if isinstance(v, (int, numbers.Integral)):
+        return int(v)
+    if isinstance(v, (float, numbers.Real)):
+        return float(v)
+    value = getattr(v, "value", None)  # ctypes scalars (c_uint32(5), c_size_t(...))
+    if type(value) in (int, float, bool):
+        return value
+    return None
+
+
+def number(v: Any) -> Any:
+    """Capture: an output recorded when it is a number."""
+    value = scalar(v)
+    return None if isinstance(value, str) else value
+
+
+def dim3_list(v: Any) -> list[int]:
+    """Capture: a dim3 (object, tuple or int) as ``[x, y, z]``."""
+    if v is None:
+        return [1, 1, 1]
+    if isinstance(v, (tuple, list)):
+        return [int(x) for x in v] + [1] * (3 - len(v))
+    if isinstance(v, int):
+        return [v, 1, 1]
+    return [int(getattr(v, "x", 1)), int(getattr(v, "y", 1)), int(getattr(v, "z", 1))]
+
+
+def brief(v: Any) -> str:
+    """A recorded value short enough for a refusal message."""
+    text = repr(v)
+    return text if len(text) <= 40 else f"{text[:37]}..."
+
+
+def bad(reason: str) -> EventRefused:
+    return EventRefused(reason, category="bad_record")
+
+
+def check_address(v: Any, what: str) -> int:
+    """Replay: an address or handle value, an integer from 0 to 2^64 - 1."""
+    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v < _U64:
+        raise bad(f"{what} is {brief(v)}, not a 64-bit address")
+    return v
+
+
+def check_size(v: Any, what: str) -> int:
+    """Replay: a byte count, an integer from 0 to 2^63 - 1 (never a float, inf, NaN or negative)."""
+    if not isinstance(v, int) or isinstance(v, bool) or not 0 <= v <= MAX_SIZE:
+        raise bad(f"{what} is {brief(v)}, not a byte count")
+    return v
+
+
+def check_scalar(v: Any, what: str) -> Any:
+    """Replay: a scalar argument, None, a bool, a 64-bit integer or a finite float."""
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        if -(1 << 63) <= v < _U64:
+            return v
+    elif isinstance(v, float):
+        if math.isfinite(v) and abs(v) < _U64:
+            return v
+    raise bad(f"parameter {what} is {brief(v)}, not a number replay can pass")
+
+
+def check_triple(v: Any) -> tuple[int, int, int]:
+    """Replay: a launch shape, three integers below 2^32."""
+    if not (isinstance(v, (list, tuple)) and len(v) == 3 and all(
+            isinstance(x, int) and not isinstance(x, bool) and 0 <= x < 1 << 32 for x in v)):
+        raise bad("a launch shape is malformed")
+    return int(v[0]), int(v[1]), int(v[2])
+
+
+def byte_counts(row: Api) -> frozenset[str]:
+    """The parameters of ``row`` that are byte counts: named as the size of a buffer,
+    an allocation or a launch's shared memory."""
+    named = {p.size for p in row.params if p.size} | {o.size for o in row.outs if o.size}
+    if row.launch is not None:
+        named.add(row.launch.shared)
+    return frozenset(p.name for p in row.params if p.name in named)
+
+
+def check_fits(alloc: Any, addr: int, n: int) -> None:
+    """Replay: ``n`` bytes at capture address ``addr`` lie inside ``alloc``."""
+    if alloc is None or addr < alloc.capture_base or addr + n > alloc.capture_base + alloc.size:
+        size = f"{alloc.size}-byte " if alloc is not None else ""
+        raise EventRefused(f"{n} bytes at 0x{addr:x} run past the end of their {size}allocation",
+                           category="bounds")
+
+
+def _translate(rep: ReplayServices, addr: int, what: str) -> int | None:
+    if not addr:
+        return None
+    replay = rep.translate(addr)
+    if replay is None:
+        raise EventRefused(f"{what}: 0x{addr:x} is not inside any allocation replay made",
+                           category="untranslated")
+    return replay
+
+
+def _null(n: int, what: str) -> None:
+    """A NULL endpoint is passed on (the backend reports it) only when it moves nothing."""
+    if n:
+        raise EventRefused(f"{what}: a NULL address for {n} bytes", category="untranslated")
+    return None
+
+
+def _payload(rep: ReplayServices, blob: str | None, n: int) -> bytes | None:
+    if blob is None:
+        return None
+    data = rep.read_blob(blob)
+    if len(data) != n:
+        raise EventRefused(f"blob {blob} holds {len(data)} bytes, the copy moves {n}", category="blob")
+    return data
+
+
+def _writer(addr: int, data: bytes) -> Callable[[], None]:
+    def write() -> None:
+        ctypes.memmove(addr, data, len(data))
+    return write
+
+
+def _reader(rep: ReplayServices, alloc: Any, addr: int, replay: int, n: int) -> Callable[[], bytes]:
+    """Reads a checked destination when its check comes, never after it was released."""
+    def read() -> bytes:
+        if rep.find(addr) is not alloc:
+            raise EventRefused(f"the destination at 0x{addr:x} was released before its check",
+                               category="bounds")
+        return ctypes.string_at(replay, n)
+    return read
+
+
+def _first(row: Api, role: str, kind: str | None = None) -> int | None:
+    """The index of ``row``'s first parameter of ``role`` (and ``kind``), or None."""
+    for i, p in enumerate(row.params):
+        if p.role == role and kind in (None, p.kind):
+            return i
+    return None
+
+
+# ------------------------------------------------------------------ parameter roles
+class Role:
+    """A parameter role. Capture: ``encoder`` and ``after_call``; replay: ``check`` and ``action``."""
+
+    name: ClassVar[str] = ""
+    deferred: ClassVar[bool] = False   # capture: the wire value is known only after the call
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        """``enc(args) -> wire value``; with ``deferred``, possibly a callable of the result."""
+        return lambda a: None
+
+    def after_call(self, row: Api, i: int, cap: CaptureServices) -> After | None:
+        """Session bookkeeping once the call returned and was recorded (None: none)."""
+        return None
+
+    def check(self, row: Api, i: int) -> Check:
+        """Replay: validates the recorded value; returns what later stages may trust."""
+        return lambda v: None
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        """Replay: what the backend is given (None: the checked value itself)."""
+        return None
+
+
+class Value(Role):
+    name = "value"
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        return lambda a: scalar(a[i])
+
+    def check(self, row: Api, i: int) -> Check:
+        what = row.params[i].name
+        if what in byte_counts(row):
+            return lambda v: check_size(v, what)
+        return lambda v: check_scalar(v, what)
+
+
+class Enum(Role):
+    name = "enum"
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        return lambda a: None if a[i] is None else int(a[i])
+
+    def check(self, row: Api, i: int) -> Check:
+        p = row.params[i]
+        enum = ENUM_TYPES.get(p.kind or "")
+
+        def check(v: Any) -> Any:
+            if v is None:
+                return None
+            if not isinstance(v, int) or isinstance(v, bool) or not -(1 << 63) <= v < _U64:
+                raise bad(f"parameter {p.name} is {brief(v)}, not a {p.kind}")
+            try:
+                return enum(v) if enum is not None else v
+            except ValueError:
+                raise bad(f"{v} is not a {p.kind}") from None
+        return check
+
+
+class Ptr(Role):
+    """A raw address: translated through replay's allocations; when the call names its
+    extent (``Param.size`` or ``Param.span``) the whole range must lie inside one."""
+
+    name = "ptr"
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        return lambda a: address_or_zero(a[i])
+
+    def check(self, row: Api, i: int) -> Check:
+        what = row.params[i].name
+        return lambda v: check_address(v, what)
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        p = row.params[i]
+        span, size_at = p.span or 0, row.param_index(p.size) if p.size else None
+        released = row.destroys == "alloc" and i == 0
+
+        def act(call: Call) -> Any:
+            addr = call.raw[i]
+            if released and call.ev.err and rep.translate(addr) is None:
+                # A release the recording saw fail (a double free): hand the backend
+                # memory it never allocated, so it fails the same way and frees nothing.
+                return rep.poison_address()
+            replay = _translate(rep, addr, p.name)
+            n = call.raw[size_at] if size_at is not None else span
+            if replay is not None and n:
+                check_fits(rep.find(addr), addr, n)
+            return replay
+        return act
+
+
+class Handle(Role):
+    name = "handle"
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        return lambda a: handle_or_zero(a[i])
+
+    def check(self, row: Api, i: int) -> Check:
+        what = row.params[i].name
+        return lambda v: check_address(v, what)
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        p = row.params[i]
+        kind = p.kind or ""
+
+        def act(call: Call) -> Any:
+            value = call.raw[i]
+            try:
+                return rep.lookup_handle(kind, value)
+            except KeyError:
+                raise EventRefused(f"{p.name}: unknown {p.kind} handle 0x{value:x}",
+                                   category="untranslated") from None
+        return act
+
+
+class _Endpoint(Role):
+    """``[tag, addr, nbytes, blob]``: tag ``a`` inside a tracked allocation, ``h`` other
+    host memory; ``nbytes`` must equal the call's byte-count parameter."""
+
+    def check(self, row: Api, i: int) -> Check:
+        what = row.params[i].name
+
+        def check(v: Any) -> tuple[str, int, int, str | None]:
+            if not (isinstance(v, (list, tuple)) and len(v) == 4 and v[0] in ("a", "h")):
+                raise bad(f"{what}: a copy endpoint record is malformed")
+            tag, addr, n, blob = v
+            addr = check_address(addr, f"{what} address")
+            n = check_size(n, f"{what} size")
+            if blob is not None and not isinstance(blob, str):
+                raise bad(f"{what}: a copy endpoint names a bad blob")
+            return tag, addr, n, blob
+        return check
+
+    @staticmethod
+    def sized(row: Api, i: int) -> Callable[[Call], tuple[str, int, int, str | None]]:
+        """The checked endpoint, once its byte count is found equal to the call's."""
+        p = row.params[i]
+        size_at = row.param_index(p.size) if p.size else None
+
+        def endpoint(call: Call) -> tuple[str, int, int, str | None]:
+            tag, addr, n, blob = call.raw[i]
+            if size_at is not None and call.raw[size_at] != n:
+                raise EventRefused(f"{p.name}: the endpoint holds {n} bytes but {p.size} is "
+                                   f"{call.raw[size_at]}", category="bounds")
+            return tag, addr, n, blob
+        return endpoint
+
+
+class CopySrc(_Endpoint):
+    name = "copy_src"
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        p = row.params[i]
+        at = row.param_index(p.size) if p.size else None
+        find, host_blob = cap.find_allocation, cap.host_blob
+
+        def encode(a: tuple) -> list:
+            obj = a[i]
+            addr, n = address_or_zero(obj), int((a[at] if at is not None else 0) or 0)
+            alloc = find(addr)
+            if alloc is not None and alloc.kind == DEVICE:
+                return ["a", addr, n, None]
+            return ["a" if alloc is not None else "h", addr, n, host_blob("h2d_payload", obj, addr, n)]
+        return encode
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        what = row.params[i].name
+        endpoint = self.sized(row, i)
+        queued = bool(row.stream) and not row.sync   # the copy runs later, on its stream
+        stream_at = row.param_index(row.stream) if queued and row.stream else None
+
+        def act(call: Call) -> Any:
+            tag, addr, n, blob = endpoint(call)
+            if tag == "h":
+                buf = rep.buffer(n, f"the source of {row.name}")
+                data = _payload(rep, blob, n)
+                if data is not None:
+                    buf[:n] = np.frombuffer(data, dtype=np.uint8)
+                else:
+                    rep.count("zero_filled_inputs")
+                rep.hold(buf)
+                return buf
+            replay = _translate(rep, addr, what)
+            if replay is None:
+                return _null(n, what)
+            alloc = rep.find(addr)
+            # Every size is checked against the allocation it names, blob or no blob: the
+            # backend would otherwise read past replay's buffer.
+            check_fits(alloc, addr, n)
+            if blob is not None and alloc.kind in HOST_KINDS:
+                data = rep.read_queued_blob(blob) if queued else rep.read_blob(blob)
+                if len(data) != n:
+                    raise EventRefused(f"blob {blob} holds {len(data)} bytes, the copy moves {n}",
+                                       category="blob")
+                restore = _writer(replay, data)
+                call.queued.append(restore if stream_at is None else
+                                   lambda: _enqueue(rep, call.args[stream_at], restore))
+            return replay
+        return act
+
+
+def _enqueue(rep: ReplayServices, stream: Any, restore: Callable[[], None]) -> None:
+    if rep.enqueue_host_fn(stream, restore) != 0:
+        raise EventRefused("could not queue the pinned-source restore", category="enqueue")
+
+
+class CopyDst(_Endpoint):
+    """A copy destination. Host bytes are only known once the copy completed: after a
+    synchronous call (the encoder returns a callable of the result), or when capture
+    sees the stream of an asynchronous one synchronised (a ``@d2h`` record later)."""
+
+    name = "copy_dst"
+    deferred = True
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        p = row.params[i]
+        at = row.param_index(p.size) if p.size else None
+        stream_at = row.param_index(row.stream) if row.stream else None
+        find, host_blob, expect_d2h = cap.find_allocation, cap.host_blob, cap.expect_d2h
+
+        def encode(a: tuple) -> Any:
+            obj = a[i]
+            addr, n = address_or_zero(obj), int((a[at] if at is not None else 0) or 0)
+            alloc = find(addr)
+            tag = "a" if alloc is not None else "h"
+            if alloc is not None and alloc.kind == DEVICE:
+                if not row.sync:
+                    expect_d2h(None)   # nothing to await (and nothing left from an earlier call)
+                return ["a", addr, n, None]
+            if not row.sync:
+                expect_d2h((handle_or_zero(a[stream_at]) if stream_at is not None else 0, addr, n))
+                return [tag, addr, n, None]
+
+            def after(result: tuple) -> list:
+                blob = host_blob("d2h_result", obj, addr, n) if int(result[0]) == 0 else None
+                return [tag, addr, n, blob]
+            return after
+        return encode
+
+    def after_call(self, row: Api, i: int, cap: CaptureServices) -> After | None:
+        if row.sync:
+            return None
+        issued = cap.d2h_issued
+        return lambda args, result, seq: issued(int(result[0]) == 0, seq)
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        what = row.params[i].name
+        endpoint = self.sized(row, i)
+
+        def act(call: Call) -> Any:
+            tag, addr, n, blob = endpoint(call)
+            if tag == "h":
+                buf = rep.buffer(n, f"the destination of {row.name}")
+                rep.hold(buf)
+                rep.expect(call, lambda: buf[:n].tobytes(), blob, n)
+                return buf
+            replay = _translate(rep, addr, what)
+            if replay is None:
+                return _null(n, what)
+            alloc = rep.find(addr)
+            check_fits(alloc, addr, n)
+            if alloc.kind in HOST_KINDS:
+                rep.expect(call, _reader(rep, alloc, addr, replay, n), blob, n)
+            return replay
+        return act
+
+
+class HostRange(_Endpoint):
+    """Application memory pinned in place: replay pins a buffer of its own, filled with
+    the recorded bytes, and tracks it as a registered allocation once the call succeeded."""
+
+    name = "host_range"
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        p = row.params[i]
+        at = row.param_index(p.size) if p.size else None
+        host_blob = cap.host_blob
+
+        def encode(a: tuple) -> list:
+            obj = a[i]
+            addr, n = address_or_zero(obj), int((a[at] if at is not None else 0) or 0)
+            return ["h", addr, n, host_blob("registered_memory", obj, addr, n)]
+        return encode
+
+    def after_call(self, row: Api, i: int, cap: CaptureServices) -> After | None:
+        p = row.params[i]
+        at = row.param_index(p.size) if p.size else None
+        track = cap.track_allocation
+
+        def after(args: tuple, result: tuple, seq: int) -> None:
+            if int(result[0]) == 0:
+                n = int(args[at]) if at is not None else 0
+                track(address_or_zero(args[i]), max(n, 1), REGISTERED)
+        return after
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        endpoint = self.sized(row, i)
+
+        def act(call: Call) -> Any:
+            tag, addr, n, blob = endpoint(call)
+            buf = rep.buffer(n, row.name)
+            data = _payload(rep, blob, n)
+            if data is not None:
+                buf[:n] = np.frombuffer(data, dtype=np.uint8)
+            base = int(buf.__array_interface__["data"][0])
+            call.after.append(lambda: rep.add_allocation(addr, base, max(n, 1), REGISTERED, keepalive=buf))
+            return base
+        return act
+
+
+class Code(Role):
+    name = "code"
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        put = cap.put_code_object
+        return lambda a: put(a[i])
+
+    def check(self, row: Api, i: int) -> Check:
+        def check(v: Any) -> str:
+            if not isinstance(v, str):
+                raise EventRefused("the code object was not recorded (it was passed by address)",
+                                   category="missing_blob")
+            return v
+        return check
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        return lambda call: rep.read_code_object(call.raw[i])
+
+
+def _text(v: Any) -> str:
+    return v.decode(errors="replace") if isinstance(v, (bytes, bytearray)) else str(v)
+
+
+class Name(Role):
+    name = "name"
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        return lambda a: _text(a[i])
+
+    def check(self, row: Api, i: int) -> Check:
+        def check(v: Any) -> str:
+            if not isinstance(v, str):
+                raise bad("kernel name is not a string")
+            return v
+        return check
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        return lambda call: call.raw[i].encode()
+
+
+class Dim3(Role):
+    name = "dim3"
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        return lambda a: dim3_list(a[i])
+
+    def check(self, row: Api, i: int) -> Check:
+        return check_triple
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        return lambda call: rep.dim3(*call.raw[i])
+
+
+class _AppAddress(Role):
+    """An address in the application's own code or data: recorded, never handed to a
+    backend at replay (an archive carries no host code)."""
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        return lambda a: address_or_zero(a[i])
+
+    def check(self, row: Api, i: int) -> Check:
+        what = row.params[i].name
+        return lambda v: check_address(v, what)
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        return lambda call: None
+
+
+class HostFn(_AppAddress):
+    name = "host_fn"
+
+    def after_call(self, row: Api, i: int, cap: CaptureServices) -> After | None:
+        note = cap.add_unreplayable
+        return lambda args, result, seq: note(row.name, row.reason)
+
+
+class UserData(_AppAddress):
+    name = "user_data"
+
+
+class Launch(Role):
+    """kernelParams / extra / args: recorded as null; ``LaunchCodec`` puts the kernarg
+    bytes in the event's ``extra.launch``."""
+
+    name = "launch"
+
+
+class Ignored(Role):
+    name = "ignored"
+
+
+# ------------------------------------------------------------------ output roles
+OutBinder = Callable[[Call, int, Any, int], int]   # (call, capture value, replay value, charged) -> charge left
+
+
+class OutRole:
+    """An output role. Capture: ``encoder``, ``enricher``, ``after_call``; replay:
+    ``charger`` (host memory it will take) and ``binder`` (what replay remembers of it)."""
+
+    name: ClassVar[str] = ""
+
+    def encoder(self, out: Out) -> Callable[[Any], Any]:
+        """``enc(value) -> wire value``."""
+        return number
+
+    def enricher(self, row: Api, j: int, cap: CaptureServices) -> Enricher | None:
+        """Adds to the record's extra before it is written (None: nothing)."""
+        return None
+
+    def after_call(self, row: Api, j: int, cap: CaptureServices) -> After | None:
+        """Session bookkeeping once the call returned and was recorded (None: none)."""
+        return None
+
+    def charger(self, row: Api, j: int, rep: ReplayServices) -> Callable[[Call], int] | None:
+        """Charges what the call will allocate before it runs; returns the bytes charged."""
+        return None
+
+    def binder(self, row: Api, j: int, rep: ReplayServices) -> OutBinder | None:
+        """Remembers the output of a call that succeeded (None: nothing to remember)."""
+        return None
+
+
+def _address_out(v: Any) -> Any:
+    return None if v is None else address_or_zero(v)
+
+
+def _handle_out(v: Any) -> Any:
+    return None if v is None else handle_or_zero(v)
+
+
+class ValueOut(OutRole):
+    name = "value"
+
+
+class AllocOut(OutRole):
+    """A new allocation of ``Out.kind`` whose size is the ``Out.size`` parameter."""
+
+    name = "alloc"
+
+    def encoder(self, out: Out) -> Callable[[Any], Any]:
+        return _address_out
+
+    def after_call(self, row: Api, j: int, cap: CaptureServices) -> After | None:
+        out = row.outs[j]
+        at = row.param_index(out.size) if out.size else None
+        kind, track = out.kind or DEVICE, cap.track_allocation
+
+        def after(args: tuple, result: tuple, seq: int) -> None:
+            if int(result[0]) == 0 and result[1 + j] is not None:
+                size = int(args[at]) if at is not None else 0
+                track(address_or_zero(result[1 + j]), max(size, 1), kind)
+        return after
+
+    def charger(self, row: Api, j: int, rep: ReplayServices) -> Callable[[Call], int] | None:
+        out = row.outs[j]
+        if out.size is None or not (out.kind == "pinned" or (out.kind == DEVICE and rep.charges_device_memory)):
+            return None
+        at, what = row.param_index(out.size), f"{row.name} ({out.kind} memory)"
+        return lambda call: rep.charge(max(call.raw[at], 1), what)
+
+    def binder(self, row: Api, j: int, rep: ReplayServices) -> OutBinder | None:
+        out = row.outs[j]
+        at = row.param_index(out.size) if out.size else None
+        kind = out.kind or DEVICE
+
+        def bind(call: Call, cap: int, value: Any, charged: int) -> int:
+            size = call.raw[at] if at is not None else 0
+            rep.add_allocation(cap, int(value), max(size, 1), kind, charged=charged)
+            return 0   # the allocation holds the charge until it is released
+        return bind
+
+
+class AliasOut(OutRole):
+    """A device address for the host allocation the call's first pointer names."""
+
+    name = "alias"
+
+    def encoder(self, out: Out) -> Callable[[Any], Any]:
+        return _address_out
+
+    def after_call(self, row: Api, j: int, cap: CaptureServices) -> After | None:
+        host_at = _first(row, "ptr")
+        track = cap.track_alias
+
+        def after(args: tuple, result: tuple, seq: int) -> None:
+            if int(result[0]) == 0 and result[1 + j] is not None and host_at is not None:
+                track(address_or_zero(args[host_at]), address_or_zero(result[1 + j]))
+        return after
+
+    def binder(self, row: Api, j: int, rep: ReplayServices) -> OutBinder | None:
+        host_at = _first(row, "ptr")
+        if host_at is None:
+            return None
+
+        def bind(call: Call, cap: int, value: Any, charged: int) -> int:
+            host = call.raw[host_at]
+            owner = rep.find(host)
+            if owner is not None and cap != host:  # a distinct device address range
+                delta = host - owner.capture_base
+                rep.add_allocation(cap - delta, int(value) - delta, owner.size, owner.kind,
+                                   owner=owner.capture_base)
+            return charged
+        return bind
+
+
+class HandleOut(OutRole):
+    """A new handle of ``Out.kind``. A kernel function's name and parameter layout are
+    remembered at capture (launches need the layout to read their arguments)."""
+
+    name = "handle"
+
+    def encoder(self, out: Out) -> Callable[[Any], Any]:
+        return _handle_out
+
+    def enricher(self, row: Api, j: int, cap: CaptureServices) -> Enricher | None:
+        if row.outs[j].kind != "function":
+            return None
+        name_at = _first(row, "name")
+        note = cap.note_function
+
+        def enrich(args: tuple, result: tuple, extra: dict) -> None:
+            if int(result[0]) == 0 and result[1 + j] is not None:
+                note(_text(args[name_at]) if name_at is not None else "", result[1 + j], extra)
+        return enrich
+
+    def binder(self, row: Api, j: int, rep: ReplayServices) -> OutBinder | None:
+        kind = row.outs[j].kind or ""
+
+        def bind(call: Call, cap: int, value: Any, charged: int) -> int:
+            rep.bind_handle(kind, cap, value)
+            return charged
+        return bind
+
+
+# ------------------------------------------------------------------ launches
+class LaunchCodec:
+    """A kernel launch (a row with ``Api.launch``): capture normalises whatever form the
+    app used to kernarg bytes with their pointer words (``extra.launch``); replay
+    rewrites those words to its own allocations and issues ``Api.replays_as`` (or the
+    row itself) with the bytes as a raw ``extra`` array."""
+
+    def encoder(self, row: Api, cap: CaptureServices) -> Callable[[tuple], tuple[dict, dict | None]]:
+        """``enc(args) -> (extra.launch, plugin records or None)``."""
+        shape = row.launch
+        assert shape is not None
+        func_at = _first(row, "handle", "function")
+        grid_at = [row.param_index(n) for n in shape.grid]
+        block_at = [row.param_index(n) for n in shape.block]
+        stream_at = row.param_index(row.stream) if row.stream else None
+        params_at = row.param_index(shape.kernel_params)
+        extra_at = row.param_index(shape.extra) if shape.extra else None
+        function_info, scan, run_launch = cap.function_info, cap.scan_pointers, cap.run_launch
+
+        def dims(a: tuple, at: list[int]) -> tuple:
+            return tuple(a[k] for k in at) if len(at) != 1 else tuple(dim3_list(a[at[0]]))
+
+        def encode(a: tuple) -> tuple[dict, dict | None]:
+            func = a[func_at] if func_at is not None else None
+            kernel, layout = function_info(func)
+            grid, block = dims(a, grid_at), dims(a, block_at)
+            stream = a[stream_at] if stream_at is not None else None
+            wire: dict = {"kernel": kernel, "grid": list(grid), "block": list(block)}
+            if layout is None:
+                wire["error"] = "the kernel's parameter layout is unknown"
+                return wire, None
+            try:
+                kernargs = pack_kernel_args(layout, a[params_at], a[extra_at] if extra_at is not None else None)
+            except (LaunchArgsError, PointerConversionError, ValueError, OSError) as exc:
+                wire["error"] = f"launch arguments could not be read: {exc}"
+                return wire, None
+            pointers = scan(layout, kernargs)
+            wire["kernargs"] = kernargs
+            wire["ptrs"] = [p.to_wire() for p in pointers]
+            info = LaunchInfo(row.name, handle_or_zero(func), kernel, layout, kernargs, tuple(pointers),
+                              handle_or_zero(stream), stream, _ints3(grid), _ints3(block))
+            return wire, run_launch(info)
+        return encode
+
+    def decoder(self, row: Api, rep: ReplayServices) -> Callable[[Call], tuple[list, Any]]:
+        """``dec(call) -> (the replayed call's arguments, buffers to keep until it returned)``."""
+        shape = row.launch
+        assert shape is not None
+        func_at = _first(row, "handle", "function")
+        shared_at = row.param_index(shape.shared)
+        stream_at = row.param_index(row.stream) if row.stream else None
+        target = CATALOGUE[row.replays_as or row.name]
+        place = _placer(target, rep)
+
+        def decode(call: Call) -> tuple[list, Any]:
+            launch = call.ev.extra.get("launch")
+            if not isinstance(launch, dict) or not isinstance(launch.get("kernargs"), bytes):
+                why = launch.get("error") if isinstance(launch, dict) else None
+                raise bad(f"launch arguments were not recorded ({brief(why) if why else 'no kernarg bytes'})")
+            buf = bytearray(launch["kernargs"])
+            ptrs = launch.get("ptrs", ())
+            if not isinstance(ptrs, (list, tuple)):
+                raise bad("the launch's pointer words are not a list")
+            for word in ptrs:
+                if not (isinstance(word, (list, tuple)) and len(word) == 3 and all(
+                        isinstance(x, int) and not isinstance(x, bool) for x in word)):
+                    raise bad("a pointer-word record is malformed")
+                off, base, delta = word
+                if off < 0 or off + 8 > len(buf) or off % 8:
+                    raise EventRefused(f"pointer word at offset {off} lies outside the kernarg buffer",
+                                       category="bounds")
+                replay = rep.translate(base + delta) if delta >= 0 else None
+                if replay is None:
+                    raise EventRefused(f"kernel argument at offset {off} points to 0x{base + delta:x}, "
+                                       "inside no allocation replay made", category="untranslated")
+                buf[off:off + 8] = replay.to_bytes(8, "little")
+            grid, block = check_triple(launch.get("grid")), check_triple(launch.get("block"))
+            args = call.args
+            extra, keep = kernarg_array(bytes(buf))
+            return place(args[func_at] if func_at is not None else None, grid, block,
+                         int(args[shared_at] or 0), args[stream_at] if stream_at is not None else None,
+                         extra), (extra, keep)
+        return decode
+
+
+def _ints3(v: tuple) -> tuple[int, int, int]:
+    x, y, z = (int(e) for e in v)
+    return x, y, z
+
+
+def _placer(target: Api, rep: ReplayServices) -> Callable[..., list]:
+    """Lays a launch out as ``target``'s arguments (kernarg bytes through its ``extra``)."""
+    shape = target.launch
+    if shape is None or shape.extra is None:
+        raise EventRefused(f"{target.name} cannot carry kernarg bytes", category="unsupported")
+    n = len(target.params)
+    func_at = _first(target, "handle", "function")
+    grid_at = [target.param_index(x) for x in shape.grid]
+    block_at = [target.param_index(x) for x in shape.block]
+    shared_at, extra_at = target.param_index(shape.shared), target.param_index(shape.extra)
+    stream_at = target.param_index(target.stream) if target.stream else None
+
+    def put(out: list, at: list[int], dims: tuple[int, int, int]) -> None:
+        if len(at) == 1:
+            out[at[0]] = rep.dim3(*dims)
+        else:
+            for k, v in zip(at, dims, strict=False):
+                out[k] = v
+
+    def place(func: Any, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int,
+              stream: Any, extra: Any) -> list:
+        out: list = [None] * n
+        if func_at is not None:
+            out[func_at] = func
+        put(out, grid_at, grid)
+        put(out, block_at, block)
+        out[shared_at], out[extra_at] = shared, extra
+        if stream_at is not None:
+            out[stream_at] = stream
+        return out
+    return place
+
+
+# ------------------------------------------------------------------ the tables
+PARAM_ROLES: dict[str, Role] = {r.name: r for r in (
+    Value(), Enum(), Ptr(), Handle(), CopySrc(), CopyDst(), HostRange(), Code(), Name(), Dim3(),
+    HostFn(), UserData(), Launch(), Ignored())}
+OUT_ROLES: dict[str, OutRole] = {r.name: r for r in (ValueOut(), AllocOut(), AliasOut(), HandleOut())}
+LAUNCH = LaunchCodec()
+
+
+def param_role(name: str) -> Role:
+    """The parameter role called ``name``; KeyError names it when no class implements it."""
+    try:
+        return PARAM_ROLES[name]
+    except KeyError:
+        raise KeyError(f"no parameter role {name!r} (hrr.api.roles.PARAM_ROLES)") from None
+
+
+def out_role(name: str) -> OutRole:
+    """The output role called ``name``; KeyError names it when no class implements it."""
+    try:
+        return OUT_ROLES[name]
+    except KeyError:
+        raise KeyError(f"no output role {name!r} (hrr.api.roles.OUT_ROLES)") from None
+
+
+__all__ = ["Role", "OutRole", "LaunchCodec", "Call", "CaptureServices", "ReplayServices", "PARAM_ROLES",
+           "OUT_ROLES", "LAUNCH", "param_role", "out_role", "byte_counts", "scalar", "number",
+           "check_address", "check_size", "check_scalar", "check_triple", "check_fits", "brief", "MAX_SIZE"]

@@ -1,0 +1,150 @@
+"""Adding an API is adding a row: two fake calls, declared only here (a test-only
+catalogue extension) with a body on the sim, are captured, replayed byte for byte,
+validated by their roles and listed by ``hrr info``, with no other file touched."""
+from __future__ import annotations
+
+import json
+from typing import Any, Callable
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+from hrrtest import archive_calls, capture, replay
+
+from hrr.api.catalogue import CATALOGUE, STREAM, Api, O, P, extended, get, rows
+from hrr.archive import Limits, open_archive, open_process_writer
+from hrr.backends import sim
+from hrr.cli.main import cli
+from hrr.pipeline.manager import make_plugin_manager
+from hrr.backends.hiptypes import hipError_t
+from hrr.inspect.dump import parse_range
+from hrr.replay.engine import ProcessReplayer, ReplayOptions
+
+# fill(dst, value, sizeBytes, stream): an asynchronous fill of value + 1 (not a memset by another name).
+TOUCH = Api("hipHrrTestTouch", "test", (P("dst", "ptr", size="sizeBytes"), P("value"), P("sizeBytes"), STREAM),
+            stream="stream")
+# peek(dst, src, sizeBytes): a synchronous device-to-host copy, checked at replay.
+PEEK = Api("hipHrrTestPeek", "test", (P("dst", "copy_dst", size="sizeBytes"), P("src", "ptr", size="sizeBytes"),
+                                      P("sizeBytes")), sync=True, waits="null_stream")
+# answer(): a pure query (``--calls`` set-up leaves it out).
+ANSWER = Api("hipHrrTestAnswer", "test", (), (O("value"),), pure=True)
+
+
+def sim_bodies(shift: int = 1) -> dict[str, Callable[..., Any]]:
+    """What the sim does for the fake calls (``shift``: the fill's offset from value)."""
+    def touch(dst: Any, value: int, sizeBytes: int, stream: Any) -> tuple:
+        return sim.hip.hipMemsetAsync(dst, (int(value) + shift) & 0xFF, sizeBytes, stream)
+
+    def peek(dst: Any, src: Any, sizeBytes: int) -> tuple:
+        return sim.hip.hipMemcpyDtoH(dst, src, sizeBytes)
+    def answer() -> tuple:
+        return hipError_t.hipSuccess, 42
+    return {TOUCH.name: touch, PEEK.name: peek, ANSWER.name: answer}
+
+
+def install_bodies(monkeypatch: pytest.MonkeyPatch, bodies: dict[str, Callable[..., Any]]) -> None:
+    """The one place a fake row's backend body is hooked up (the sim's hip module)."""
+    for name, body in bodies.items():
+        monkeypatch.setattr(sim.hip, name, body, raising=False)
+
+
+@pytest.fixture
+def fake_api(monkeypatch):
+    with extended(TOUCH, PEEK, ANSWER):
+        install_bodies(monkeypatch, sim_bodies())
+        yield
+
+
+def app(hip, hiprtc, be):
+    assert hip.hipHrrTestAnswer() == (0, 42)
+    s = hip.hipStreamCreate()[1]
+    d = hip.hipMalloc(256)[1]
+    assert hip.hipHrrTestTouch(d, 6, 256, s)[0] == 0
+    assert hip.hipStreamSynchronize(s)[0] == 0
+    out = np.zeros(256, np.uint8)
+    assert hip.hipHrrTestPeek(out, d, 256)[0] == 0
+    assert (out == 7).all()
+    assert hip.hipFree(d)[0] == 0
+    assert hip.hipStreamDestroy(s)[0] == 0
+
+
+def replay_stats(root, calls: str | None = None) -> Any:
+    """The structured result of replaying the first process archive under ``root``."""
+    sim.reset_device()
+    proc = open_archive(str(root), Limits()).processes[0]
+    pm, _ = make_plugin_manager([])
+    options = ReplayOptions(strict=True, calls=parse_range(calls) if calls else None)
+    return ProcessReplayer(proc, sim, pm, Limits(), options).run()
+
+
+def test_the_extension_adds_rows_and_takes_them_away():
+    before = len(CATALOGUE)
+    with extended(TOUCH) as added:
+        assert added == (TOUCH,) and get(TOUCH.name) is TOUCH and list(rows())[-1] is TOUCH
+        with pytest.raises(ValueError, match="hipHrrTestTouch"):
+            extended(TOUCH)
+    assert TOUCH.name not in CATALOGUE and len(CATALOGUE) == before
+    assert all(r.name != TOUCH.name for r in rows())
+
+
+def test_a_fake_call_is_captured_replayed_and_listed(tmp_path, fake_api):
+    capture(tmp_path, app)
+    calls = {rec[2]: rec for rec in archive_calls(tmp_path)}
+    touch, peek = calls[TOUCH.name], calls[PEEK.name]
+    assert touch[3][1:3] == [6, 256] and touch[3][0] == calls["hipMalloc"][5][0]
+    tag, _addr, n, blob = peek[3][0]
+    assert (tag, n) == ("h", 256) and blob is not None  # the bytes the program saw
+
+    code, _lines = replay(tmp_path, backend="sim", strict=True)
+    assert code == 0
+    stats = replay_stats(tmp_path)
+    assert (stats.checks_passed, stats.checks_failed, stats.refusals) == (1, 0, [])
+
+    result = CliRunner().invoke(cli, ["info", "--json", str(tmp_path)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    listed = json.loads(result.stdout)["processes"][0]["calls"]
+    assert listed[TOUCH.name] == 1 and listed[PEEK.name] == 1 and listed[ANSWER.name] == 1
+
+
+def test_a_fake_pure_query_is_left_out_of_set_up(tmp_path, fake_api):
+    capture(tmp_path, app)
+    stats = replay_stats(tmp_path, calls="5:")   # records 0-4 are set-up; the query is record 0
+    assert (stats.range.setup_skipped, stats.range.setup_replayed) == (1, 4)
+    assert (stats.checks_passed, stats.refusals) == (1, [])
+
+
+def test_replay_of_a_fake_call_is_checked_byte_for_byte(tmp_path, fake_api, monkeypatch):
+    """The same archive on a sim whose fill differs: the fake copy's check fails."""
+    capture(tmp_path, app)
+    install_bodies(monkeypatch, sim_bodies(shift=2))
+    code, _lines = replay(tmp_path, backend="sim", strict=True)
+    assert code == 1
+    stats = replay_stats(tmp_path)
+    assert (stats.checks_passed, stats.checks_failed) == (0, 1)
+
+
+def test_a_fake_calls_arguments_are_validated_by_their_roles(tmp_path, fake_api):
+    """Its pointer is bounds-checked against the size parameter, its copy endpoint
+    against the call's byte count, its handle looked up: nothing written for the row."""
+    dev, s = 1 << 48, 0x5010                                   # the sim's first device address
+    records = [["hipMalloc", [64], [dev]], ["hipStreamCreate", [], [s]],
+               [TOUCH.name, [dev, 1, 128, s], []],                # past the 64-byte allocation
+               [TOUCH.name, [dev, 1, 64, s + 1], []],             # an unknown stream
+               [PEEK.name, [["h", 0x1000, 16, None], dev, 64], []],  # endpoint 16 bytes, sizeBytes 64
+               [TOUCH.name, [dev, 1, -1, s], []]]                 # not a byte count
+    w = open_process_writer(str(tmp_path), 4242, {"backend": "sim"}, manifest={"content_mode": "content"})
+    for seq, (api, args, outs) in enumerate(records):
+        w.append([seq, 1, api, args, 0, outs, {}])
+    w.close()
+    stats = replay_stats(tmp_path)
+    assert [(r.api, r.category) for r in stats.refusals] == [
+        (TOUCH.name, "bounds"), (TOUCH.name, "untranslated"), (PEEK.name, "bounds"), (TOUCH.name, "bad_record")]
+
+
+def test_without_the_extension_the_fake_calls_are_unknown(tmp_path, monkeypatch):
+    with extended(TOUCH, PEEK, ANSWER):
+        install_bodies(monkeypatch, sim_bodies())
+        capture(tmp_path, app)
+    stats = replay_stats(tmp_path)
+    assert [r.api for r in stats.refusals] == ["?", "?", "?"]
+    assert {r.category for r in stats.refusals} == {"bad_record"}
