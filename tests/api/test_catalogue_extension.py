@@ -9,7 +9,7 @@ from typing import Any, Callable
 import numpy as np
 import pytest
 from click.testing import CliRunner
-from hrrtest import archive_calls, capture, replay
+from hrrtest import archive_calls, capture, replay, text
 
 from hrr.api.catalogue import CATALOGUE, STREAM, Api, O, P, extended, get, rows
 from hrr.archive import Limits, open_archive, open_process_writer
@@ -95,8 +95,8 @@ def test_a_fake_call_is_captured_replayed_and_listed(tmp_path, fake_api):
     tag, _addr, n, blob = peek[3][0]
     assert (tag, n) == ("h", 256) and blob is not None  # the bytes the program saw
 
-    code, _lines = replay(tmp_path, backend="sim", strict=True)
-    assert code == 0
+    result = replay(tmp_path, backend="sim", strict=True)
+    assert result.exit_code == 0, text(result)
     stats = replay_stats(tmp_path)
     assert (stats.checks_passed, stats.checks_failed, stats.refusals) == (1, 0, [])
 
@@ -117,8 +117,8 @@ def test_replay_of_a_fake_call_is_checked_byte_for_byte(tmp_path, fake_api, monk
     """The same archive on a sim whose fill differs: the fake copy's check fails."""
     capture(tmp_path, app)
     install_bodies(monkeypatch, sim_bodies(shift=2))
-    code, _lines = replay(tmp_path, backend="sim", strict=True)
-    assert code == 1
+    result = replay(tmp_path, backend="sim", strict=True)
+    assert result.exit_code == 1, text(result)
     stats = replay_stats(tmp_path)
     assert (stats.checks_passed, stats.checks_failed) == (0, 1)
 

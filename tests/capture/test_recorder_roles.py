@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hrrtest import archive_calls, capture, replay
+from hrrtest import archive_calls, capture, replay, text
 
 from hrr.backends import sim
 from hrr.events import PSEUDO_D2H_CHECK
@@ -37,5 +37,5 @@ def test_an_async_copy_whose_backend_raised_leaves_nothing_for_the_next_copy(tmp
 
     capture(tmp_path, app)
     assert [rec[2] for rec in archive_calls(tmp_path) if rec[2] == PSEUDO_D2H_CHECK] == []
-    code, lines = replay(tmp_path, backend="sim", strict=True)
-    assert code == 0, lines
+    result = replay(tmp_path, backend="sim", strict=True)
+    assert result.exit_code == 0, text(result)
