@@ -18,7 +18,7 @@ from hrr.backends.cuda.hip_api import kernel_layout
 NAME = "cuda"
 hip = _hip_api.build_module()
 hiprtc = _hiprtc_api.build_module()
-SUPPORTED_APIS = _hip_api.HIP_APIS
+SUPPORTED_APIS = hip.SUPPORTED_APIS  # every catalogue row that has a body
 SUPPORTED_HIPRTC_APIS = _hiprtc_api.HIPRTC_APIS
 
 
