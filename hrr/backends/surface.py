@@ -118,7 +118,7 @@ def make_function(row: Api, body: Callable, frame: Frame, converters: list[Calla
     mode = getattr(body, "__hrr_irregular__", Irregular())
     ns: dict[str, Any] = {"_body": body, "NONES": (None,) * len(row.outs)}
     sig, args = [], []
-    for i, (p, conv) in enumerate(zip(row.params, converters)):
+    for i, (p, conv) in enumerate(zip(row.params, converters, strict=True)):
         if p.optional:
             ns[f"_d{i}"] = p.default
         sig.append(f"{p.name}=_d{i}" if p.optional else p.name)

@@ -32,5 +32,5 @@ def reset_device() -> None:
 
 __all__ = ["NAME", "hip", "hiprtc", "kernel_layout", "builtin_code_object", "builtin_source",
            "BUILTIN_KERNELS", "BUILTIN_LAYOUTS", "SUPPORTED_APIS", "SUPPORTED_HIPRTC_APIS",
-           "CUDA_TO_HIP_NAME", "to_hip", "to_hiprtc", "driver_present", "require_driver",
+           "CUDA_TO_HIP_NAME", "to_hip", "to_hiprtc", "driver_present", "require_driver", "gpu_unavailable_reason",
            "reset_device"]

@@ -330,7 +330,7 @@ def hipEventElapsedTime(start: int, stop: int) -> tuple:
 def _host_fn_address(fn: Any) -> int:
     """hip-python's hipHostFn_t rules, except that a ctypes function object gives its
     code address (and is kept alive) rather than the address of the ctypes object."""
-    if isinstance(fn, ctypes._CFuncPtr):
+    if isinstance(fn, ctypes._CFuncPtr):  # type: ignore[attr-defined]
         with _lock:
             _host_fn_keepalive.append(fn)
         return ctypes.cast(fn, ctypes.c_void_p).value or 0
@@ -472,7 +472,7 @@ def _query_layout(func_handle: int, name: str, builtin: bool) -> KernelLayout:
         i += 1
     known = BUILTIN_LAYOUTS.get(name) if builtin else None
     if known is not None and len(known.params) == len(params) and all(
-            (k.offset, k.size) == (p.offset, p.size) for k, p in zip(known.params, params)):
+            (k.offset, k.size) == (p.offset, p.size) for k, p in zip(known.params, params, strict=True)):
         return known
     return KernelLayout(tuple(params))
 
@@ -543,8 +543,8 @@ def _dims(d: Any) -> tuple[int, int, int]:
         return (d.x, d.y, d.z)
     if hasattr(d, "x"):
         return (int(d.x), int(getattr(d, "y", 1)), int(getattr(d, "z", 1)))
-    t = tuple(int(v) for v in d)
-    return (t + (1, 1, 1))[:3]
+    t = tuple(int(v) for v in d) + (1, 1, 1)
+    return (t[0], t[1], t[2])
 
 
 def hipLaunchKernel(function_address: int, numBlocks: Any, dimBlocks: Any, args: Any, sharedMemBytes: Any,
@@ -598,7 +598,7 @@ BODIES: dict[str, Callable] = {
 }
 for _kind, _names in ((1, ("hipMemcpyHtoD", "hipMemcpyHtoDAsync")), (2, ("hipMemcpyDtoH", "hipMemcpyDtoHAsync")),
                       (3, ("hipMemcpyDtoD", "hipMemcpyDtoDAsync"))):
-    BODIES.update(zip(_names, _copy(_kind)))
+    BODIES.update(zip(_names, _copy(_kind), strict=True))
 
 
 def build_module() -> types.ModuleType:

@@ -840,7 +840,7 @@ TABLE: dict[str, Callable] = {
 # their arguments as passed, and recorded only once their row exists.
 UNCATALOGUED: dict[str, tuple[Callable, int]] = {}
 
-BODIES = {**{name: fn for name, fn in globals().items() if name.startswith("hip")
+BODIES: dict[str, Callable] = {**{name: fn for name, fn in globals().items() if name.startswith("hip")
              and isinstance(fn, types.FunctionType)}, **TABLE}
 hip = surface.build("hrr.backends.sim.hip", "hrr sim backend: hip-python's hip surface", BODIES, FRAME,
                     handle_lookup, enum_errors={"hipMemcpyKind": "hipErrorInvalidMemcpyDirection"},
