@@ -88,21 +88,32 @@ def _drv() -> Any:
     return S.drv
 
 
-def _one_call(path: str, out: type | None = None) -> Callable[..., tuple]:
+def _one_call(path: str, *outs: Callable[[Any], Any]) -> Callable[..., tuple]:
     """The body of a call that is one CUDA call: ``rt.NAME`` (runtime), ``drv.NAME``
     (driver, with the context made current) or ``cu.NAME`` (driver, as is); arguments in
-    the row's order as ints; with ``out``, the handle it returns wrapped in that class."""
+    the row's order as ints; each of ``outs`` converts an output (None when it failed)."""
     where, name = path.split(".")
 
     def body(*args: Any) -> tuple:
         api = S.rt if where == "rt" else _drv() if where == "drv" else S.drv
         res = getattr(api, name)(*map(int, args))
-        if out is None:
+        if not outs:
             return (_err(res[0]),)
-        if int(res[0]):
-            return (_err(res[0]), None)
-        return (SUCCESS, out(int(res[1])))
+        ok = int(res[0]) == 0
+        return (_err(res[0]), *(conv(v if ok else None) for conv, v in zip(outs, res[1:], strict=False)))
     return body
+
+
+def _new(cls: type) -> Callable[[Any], Any]:
+    return lambda v: None if v is None else cls(int(v))
+
+
+def _int(v: Any) -> int:
+    return int(v or 0)
+
+
+def _status(v: Any) -> ht.hipStreamCaptureStatus:
+    return ht.hipStreamCaptureStatus(int(v or 0))
 
 
 # ------------------------------------------------------------------ errors, device, init
@@ -136,16 +147,6 @@ def hipGetErrorString(hipError: Any) -> tuple:
     if text is None:
         text = bytes(hipGetErrorName(hipError)[1])
     return (SUCCESS, ht.CStr(text))
-
-
-def hipGetDeviceCount() -> tuple:
-    err, n = S.rt.cudaGetDeviceCount()
-    return (_err(err), int(n or 0))
-
-
-def hipGetDevice() -> tuple:
-    err, d = S.rt.cudaGetDevice()
-    return (_err(err), int(d or 0))
 
 
 def hipSetDevice(deviceId: Any) -> tuple:
@@ -224,11 +225,6 @@ def hipPeekAtLastError() -> tuple:
         _runtime.require_driver()
     rt_err = _err(S.rt.cudaPeekAtLastError()[0])
     return (own if own else rt_err,)
-
-
-def hipMemGetInfo() -> tuple:
-    err, free, total = S.rt.cudaMemGetInfo()
-    return (_err(err), int(free or 0), int(total or 0))
 
 
 def hipPointerGetAttributes(ptr: int) -> tuple:
@@ -318,13 +314,6 @@ def hipHostGetDevicePointer(hstPtr: int, flags: Any) -> tuple:
     return (SUCCESS, ht.Pointer(int(d)))
 
 
-# ------------------------------------------------------------------------------ events
-
-def hipEventElapsedTime(start: int, stop: int) -> tuple:
-    err, ms = S.rt.cudaEventElapsedTime(start, stop)
-    return (_err(err), float(ms or 0.0))
-
-
 # ------------------------------------------------------- host functions, stream memops
 
 def _host_fn_address(fn: Any) -> int:
@@ -368,30 +357,11 @@ def hipStreamWriteValue32(stream: int, ptr: int, value: Any, flags: Any) -> tupl
 
 # ------------------------------------------------------------------- capture and graphs
 
-def hipStreamBeginCapture(stream: int, mode: ht.hipStreamCaptureMode) -> tuple:
-    return (_err(S.rt.cudaStreamBeginCapture(stream, int(mode))[0]),)
-
-
 def hipStreamEndCapture(stream: int) -> tuple:
     err, g = S.rt.cudaStreamEndCapture(stream)
     if int(err) or g is None or not int(g):
         return (_err(err), None)
     return (SUCCESS, ht.ihipGraph(int(g)))
-
-
-def hipStreamIsCapturing(stream: int) -> tuple:
-    err, status = S.rt.cudaStreamIsCapturing(stream)
-    if int(err):
-        return (_err(err), ht.hipStreamCaptureStatus(0))
-    return (SUCCESS, ht.hipStreamCaptureStatus(int(status)))
-
-
-def hipStreamGetCaptureInfo(stream: int) -> tuple:
-    res = S.rt.cudaStreamGetCaptureInfo(stream)
-    err = res[0]
-    if int(err):
-        return (_err(err), ht.hipStreamCaptureStatus(0), 0)
-    return (SUCCESS, ht.hipStreamCaptureStatus(int(res[1])), int(res[2] or 0))
 
 
 def hipThreadExchangeStreamCaptureMode(mode: ht.hipStreamCaptureMode | None) -> tuple:
@@ -565,27 +535,34 @@ def _copy(kind: int) -> tuple[Callable[..., tuple], Callable[..., tuple]]:
     return sync, async_
 
 
-# One CUDA call each (see _one_call); the second item wraps a returned handle.
+# One CUDA call each (see _one_call), then how each output converts.
 CALLS: dict[str, tuple] = {
     "hipInit": ("cu.cuInit",),
+    "hipGetDeviceCount": ("rt.cudaGetDeviceCount", _int),
+    "hipGetDevice": ("rt.cudaGetDevice", _int),
+    "hipMemGetInfo": ("rt.cudaMemGetInfo", _int, _int),
+    "hipEventElapsedTime": ("rt.cudaEventElapsedTime", lambda v: float(v or 0.0)),
+    "hipStreamBeginCapture": ("rt.cudaStreamBeginCapture",),
+    "hipStreamIsCapturing": ("rt.cudaStreamIsCapturing", _status),
+    "hipStreamGetCaptureInfo": ("rt.cudaStreamGetCaptureInfo", _status, _int),
     "hipDeviceSynchronize": ("rt.cudaDeviceSynchronize",),
     "hipFreeAsync": ("rt.cudaFreeAsync",),
     "hipMemset": ("rt.cudaMemset",),
     "hipMemsetAsync": ("rt.cudaMemsetAsync",),
     "hipHostUnregister": ("drv.cuMemHostUnregister",),
-    "hipStreamCreate": ("rt.cudaStreamCreate", ht.ihipStream_t),
-    "hipStreamCreateWithFlags": ("rt.cudaStreamCreateWithFlags", ht.ihipStream_t),
+    "hipStreamCreate": ("rt.cudaStreamCreate", _new(ht.ihipStream_t)),
+    "hipStreamCreateWithFlags": ("rt.cudaStreamCreateWithFlags", _new(ht.ihipStream_t)),
     "hipStreamDestroy": ("rt.cudaStreamDestroy",),
     "hipStreamSynchronize": ("rt.cudaStreamSynchronize",),
     "hipStreamQuery": ("rt.cudaStreamQuery",),
     "hipStreamWaitEvent": ("rt.cudaStreamWaitEvent",),
-    "hipEventCreate": ("rt.cudaEventCreate", ht.ihipEvent_t),
-    "hipEventCreateWithFlags": ("rt.cudaEventCreateWithFlags", ht.ihipEvent_t),
+    "hipEventCreate": ("rt.cudaEventCreate", _new(ht.ihipEvent_t)),
+    "hipEventCreateWithFlags": ("rt.cudaEventCreateWithFlags", _new(ht.ihipEvent_t)),
     "hipEventRecord": ("rt.cudaEventRecord",),
     "hipEventSynchronize": ("rt.cudaEventSynchronize",),
     "hipEventQuery": ("rt.cudaEventQuery",),
     "hipEventDestroy": ("rt.cudaEventDestroy",),
-    "hipGraphInstantiateWithFlags": ("rt.cudaGraphInstantiateWithFlags", ht.hipGraphExec),
+    "hipGraphInstantiateWithFlags": ("rt.cudaGraphInstantiateWithFlags", _new(ht.hipGraphExec)),
     "hipGraphLaunch": ("rt.cudaGraphLaunch",),
     "hipGraphExecDestroy": ("rt.cudaGraphExecDestroy",),
     "hipGraphDestroy": ("rt.cudaGraphDestroy",),

@@ -15,24 +15,25 @@ S, EV, G, X, P = ht.ihipStream_t(0x51), ht.ihipEvent_t(0x52), ht.ihipGraph(0x53)
 class FakeCuda:
     """Stands in for cuda.bindings' runtime or driver: records every call."""
 
-    def __init__(self, name: str, log: list) -> None:
-        self._name, self._log = name, log
+    def __init__(self, name: str, log: list, results: dict) -> None:
+        self._name, self._log, self._results = name, log, results
 
     def __getattr__(self, fn: str):
         def call(*args):
             if not fn.startswith(("cuCtx", "cuDevice")):  # making the context current
                 self._log.append((self._name, fn, args))
-            return (0, 0x77)
+            return self._results.get(fn, (0, 0x77))
         return call
 
 
 @pytest.fixture
 def cuda(monkeypatch):
     log: list = []
+    results: dict = {}
     monkeypatch.setattr(_runtime.STATE, "ready", True)
-    monkeypatch.setattr(_runtime.STATE, "rt", FakeCuda("rt", log))
-    monkeypatch.setattr(_runtime.STATE, "drv", FakeCuda("drv", log))
-    return cuda_api.build_module(), log
+    monkeypatch.setattr(_runtime.STATE, "rt", FakeCuda("rt", log, results))
+    monkeypatch.setattr(_runtime.STATE, "drv", FakeCuda("drv", log, results))
+    return cuda_api.build_module(), log, results
 
 
 CASES = [
@@ -68,7 +69,7 @@ CASES = [
 
 @pytest.mark.parametrize("name,args,expected", CASES, ids=[c[0] for c in CASES])
 def test_one_call_rows_make_the_same_cuda_call(cuda, name, args, expected):
-    hip, log = cuda
+    hip, log, _ = cuda
     assert getattr(hip, name)(*args) == (E.hipSuccess,)
     assert log == [expected]
 
@@ -81,13 +82,41 @@ def test_one_call_rows_make_the_same_cuda_call(cuda, name, args, expected):
     ("hipGraphInstantiateWithFlags", (G, 0), ("rt", "cudaGraphInstantiateWithFlags", (0x53, 0)), ht.hipGraphExec),
 ])
 def test_one_call_rows_wrap_the_handle_they_create(cuda, name, args, call, cls):
-    hip, log = cuda
+    hip, log, _ = cuda
     err, handle = getattr(hip, name)(*args)
     assert err == E.hipSuccess and type(handle) is cls and int(handle) == 0x77
     assert log == [call]
 
 
+ACTIVE = ht.hipStreamCaptureStatus.hipStreamCaptureStatusActive
+NONE = ht.hipStreamCaptureStatus.hipStreamCaptureStatusNone
+QUERIES = [  # name, args, CUDA call, what CUDA returns, the hip result
+    ("hipGetDeviceCount", (), "cudaGetDeviceCount", (0, 2), (E.hipSuccess, 2)),
+    ("hipGetDeviceCount", (), "cudaGetDeviceCount", (35, None), (E.hipErrorInsufficientDriver, 0)),
+    ("hipGetDevice", (), "cudaGetDevice", (0, 1), (E.hipSuccess, 1)),
+    ("hipMemGetInfo", (), "cudaMemGetInfo", (0, 10, 20), (E.hipSuccess, 10, 20)),
+    ("hipMemGetInfo", (), "cudaMemGetInfo", (700, None, None), (E.hipErrorIllegalAddress, 0, 0)),
+    ("hipEventElapsedTime", (EV, EV), "cudaEventElapsedTime", (0, 1.5), (E.hipSuccess, 1.5)),
+    ("hipEventElapsedTime", (EV, EV), "cudaEventElapsedTime", (600, None), (E.hipErrorNotReady, 0.0)),
+    ("hipStreamIsCapturing", (S,), "cudaStreamIsCapturing", (0, 1), (E.hipSuccess, ACTIVE)),
+    ("hipStreamIsCapturing", (S,), "cudaStreamIsCapturing", (400, 1), (E.hipErrorInvalidHandle, NONE)),
+    ("hipStreamGetCaptureInfo", (S,), "cudaStreamGetCaptureInfo", (0, 1, 9, None, 0), (E.hipSuccess, ACTIVE, 9)),
+    ("hipStreamGetCaptureInfo", (S,), "cudaStreamGetCaptureInfo", (400, 1, 9), (E.hipErrorInvalidHandle, NONE, 0)),
+    ("hipStreamCreate", (), "cudaStreamCreate", (2, None), (E.hipErrorOutOfMemory, None)),
+]
+
+
+@pytest.mark.parametrize("name,args,fn,returned,expected", QUERIES, ids=[q[0] for q in QUERIES])
+def test_one_call_rows_convert_their_outputs(cuda, name, args, fn, returned, expected):
+    hip, log, results = cuda
+    results[fn] = returned
+    result = getattr(hip, name)(*args)
+    assert result == expected and [type(v) for v in result] == [type(v) for v in expected]
+    assert [entry[1] for entry in log] == [fn]
+
+
 def test_every_table_entry_is_checked_here():
-    checked = {c[0] for c in CASES} | {"hipStreamCreate", "hipStreamCreateWithFlags", "hipEventCreate",
-                                       "hipEventCreateWithFlags", "hipGraphInstantiateWithFlags"}
+    checked = {c[0] for c in CASES} | {q[0] for q in QUERIES} | {
+        "hipStreamCreate", "hipStreamCreateWithFlags", "hipEventCreate", "hipEventCreateWithFlags",
+        "hipGraphInstantiateWithFlags"}
     assert set(cuda_api.CALLS) <= checked
