@@ -5,7 +5,7 @@ protocol: a lock, last-error recording, lazy driver loading). For each catalogue
 builder writes one function, compiled once at import as ``collections.namedtuple`` does,
 with hip-python's parameter names, order and defaults. It converts every argument by its
 role (pointers to addresses, handles through the backend's lookup, enums to members, a
-value outside the enum failing the call), runs the body inside the frame and returns
+value outside the enum failing the call, dim3s to ``(x, y, z)``), runs the body inside the frame and returns
 ``(hipError_t member, *outputs)``, one None per output when the call fails.
 
 Body conventions: a body returns the full result tuple, or None for a success without
@@ -78,6 +78,16 @@ def enum_converter(enum_type: type, error: str = "hipErrorInvalidValue") -> Call
     return convert
 
 
+def dims(d: Any) -> tuple[int, int, int]:
+    """A dim3 argument (hip.dim3, an int, or up to three ints) as ``(x, y, z)``."""
+    if isinstance(d, int):
+        return (d, 1, 1)
+    if hasattr(d, "x"):
+        return (int(d.x), int(getattr(d, "y", 1)), int(getattr(d, "z", 1)))
+    t = tuple(int(v) for v in d) + (1, 1, 1)
+    return (t[0], t[1], t[2])
+
+
 def _converters(row: Api, handle: Callable[[str], Callable], enum_errors: Mapping[str, str],
                 roles: Mapping[str, Callable | None]) -> list[Callable | None]:
     out: list[Callable | None] = []
@@ -88,6 +98,8 @@ def _converters(row: Api, handle: Callable[[str], Callable], enum_errors: Mappin
             out.append(as_address)
         elif p.role == "handle":
             out.append(handle(p.kind or ""))
+        elif p.role == "dim3":
+            out.append(dims)
         elif p.role == "enum":
             out.append(enum_converter(ENUM_TYPES[p.kind or ""], enum_errors.get(p.kind or "", "hipErrorInvalidValue")))
         else:

@@ -506,22 +506,11 @@ def hipModuleLaunchKernel(f: int, gridDimX: Any, gridDimY: Any, gridDimZ: Any, b
                    sharedMemBytes, stream, kernelParams, extra, E.hipErrorInvalidHandle)
 
 
-def _dims(d: Any) -> tuple[int, int, int]:
-    if isinstance(d, int):
-        return (d, 1, 1)
-    if isinstance(d, ht.dim3):
-        return (d.x, d.y, d.z)
-    if hasattr(d, "x"):
-        return (int(d.x), int(getattr(d, "y", 1)), int(getattr(d, "z", 1)))
-    t = tuple(int(v) for v in d) + (1, 1, 1)
-    return (t[0], t[1], t[2])
-
-
-def hipLaunchKernel(function_address: int, numBlocks: Any, dimBlocks: Any, args: Any, sharedMemBytes: Any,
+def hipLaunchKernel(function_address: int, numBlocks: tuple, dimBlocks: tuple, args: Any, sharedMemBytes: Any,
                     stream: int) -> tuple:
     """``function_address`` is a function handle from hipModuleGetFunction (or its int);
     ``args`` is kernelParams' form (argument addresses)."""
-    return _launch(function_address, _dims(numBlocks), _dims(dimBlocks), sharedMemBytes, stream, args, None,
+    return _launch(function_address, numBlocks, dimBlocks, sharedMemBytes, stream, args, None,
                    E.hipErrorInvalidDeviceFunction)
 
 

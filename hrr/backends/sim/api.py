@@ -185,18 +185,6 @@ def _wait_all() -> None:
 
 
 # -- device and errors --------------------------------------------------------------------
-def hipInit(flags: int) -> None:
-    pass
-
-
-def hipGetDeviceCount() -> tuple:
-    return (SUCCESS, 1)
-
-
-def hipGetDevice() -> tuple:
-    return (SUCCESS, 0)
-
-
 def hipSetDevice(deviceId: int) -> None:
     if int(deviceId) != 0:
         raise HipError("hipErrorInvalidDevice", f"device {deviceId} does not exist (the sim has 1)")
@@ -597,10 +585,6 @@ def hipEventElapsedTime(a: Event, b: Event) -> tuple:
     return (SUCCESS, (b.timestamp_us - a.timestamp_us) / 1000.0)
 
 
-def hipEventDestroy(ev: Event) -> None:
-    del _device.current().events[ev.handle]
-
-
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
@@ -719,14 +703,6 @@ def hipGraphLaunch(exe: GraphExec, s: Stream) -> None:
         _submit(s, make)
 
 
-def hipGraphExecDestroy(exe: GraphExec) -> None:
-    del _device.current().graph_execs[exe.handle]
-
-
-def hipGraphDestroy(g: Graph) -> None:
-    del _device.current().graphs[g.handle]
-
-
 # -- modules and launches -----------------------------------------------------------------
 def _image_bytes(image: Any) -> bytes:
     try:
@@ -799,26 +775,28 @@ def hipModuleLaunchKernel(f: Any, gridDimX: int, gridDimY: int, gridDimZ: int,
             stream, kernelParams, extra)
 
 
-def _dims(d: Any) -> tuple:
-    if isinstance(d, int):
-        return (d, 1, 1)
-    if isinstance(d, ht.dim3) or hasattr(d, "x"):
-        return (d.x, d.y, d.z)
-    return tuple(d) + (1,) * (3 - len(tuple(d)))
-
-
 @irregular(raw=True)  # an unknown function is hipErrorInvalidDeviceFunction, not InvalidHandle
 def hipLaunchKernel(function_address: Any, numBlocks: Any, dimBlocks: Any, args: Any,
                     sharedMemBytes: int, stream: Any) -> None:
     fn = _lookup(_device.current().functions, function_address, "kernel function",
                  "hipErrorInvalidDeviceFunction")
-    _launch(fn, _dims(numBlocks), _dims(dimBlocks), stream, args, None)
+    _launch(fn, surface.dims(numBlocks), surface.dims(dimBlocks), stream, args, None)
 
 
-# Calls that are another call's body with fixed arguments.
+def _forget(kind: str, obj: Any) -> None:
+    del getattr(_device.current(), kind)[obj.handle]
+
+
+# Calls that are a constant, a deletion or another call's body with fixed arguments.
 _H2D, _D2H, _D2D = (hipMemcpyKind.hipMemcpyHostToDevice, hipMemcpyKind.hipMemcpyDeviceToHost,
                     hipMemcpyKind.hipMemcpyDeviceToDevice)
 TABLE: dict[str, Callable] = {
+    "hipInit": lambda flags: None,
+    "hipGetDeviceCount": lambda: (SUCCESS, 1),
+    "hipGetDevice": lambda: (SUCCESS, 0),
+    "hipEventDestroy": lambda ev: _forget("events", ev),
+    "hipGraphExecDestroy": lambda exe: _forget("graph_execs", exe),
+    "hipGraphDestroy": lambda g: _forget("graphs", g),
     "hipMemcpyHtoD": lambda dst, src, n: hipMemcpy(dst, src, n, _H2D, "hipMemcpyHtoD"),
     "hipMemcpyDtoH": lambda dst, src, n: hipMemcpy(dst, src, n, _D2H, "hipMemcpyDtoH"),
     "hipMemcpyDtoD": lambda dst, src, n: hipMemcpy(dst, src, n, _D2D, "hipMemcpyDtoD"),
