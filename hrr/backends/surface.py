@@ -4,9 +4,9 @@ A backend supplies bodies (what its device or driver does) and a ``Frame`` (its 
 protocol: a lock, last-error recording, lazy driver loading). For each catalogue row the
 builder writes one function, compiled once at import as ``collections.namedtuple`` does,
 with hip-python's parameter names, order and defaults. It converts every argument by its
-role (pointers to addresses, handles through the backend's lookup, enums to members, a
-value outside the enum failing the call, dim3s to ``(x, y, z)``), runs the body inside the frame and returns
-``(hipError_t member, *outputs)``, one None per output when the call fails.
+role (pointers to addresses, handles through the backend's lookup, enums to members with
+a value outside the enum failing the call, dim3s to ``(x, y, z)``), runs the body inside
+the frame and returns ``(hipError_t member, *outputs)``, one None per output on failure.
 
 Body conventions: a body returns the full result tuple, or None for a success without
 outputs; it raises ``HipError`` to fail. Calls that do not fit the row's regular shape
@@ -88,13 +88,10 @@ def dims(d: Any) -> tuple[int, int, int]:
     return (t[0], t[1], t[2])
 
 
-def _converters(row: Api, handle: Callable[[str], Callable], enum_errors: Mapping[str, str],
-                roles: Mapping[str, Callable | None]) -> list[Callable | None]:
+def _converters(row: Api, handle: Callable[[str], Callable], enum_errors: Mapping[str, str]) -> list[Callable | None]:
     out: list[Callable | None] = []
     for p in row.params:
-        if p.role in roles:
-            out.append(roles[p.role])
-        elif p.role in ADDRESS_ROLES:
+        if p.role in ADDRESS_ROLES:
             out.append(as_address)
         elif p.role == "handle":
             out.append(handle(p.kind or ""))
@@ -147,18 +144,18 @@ def make_function(row: Api, body: Callable, frame: Frame, converters: list[Calla
 
 def build(name: str, doc: str, bodies: Mapping[str, Callable], frame: Frame,
           handle: Callable[[str], Callable], *, enum_errors: Mapping[str, str] | None = None,
-          roles: Mapping[str, Callable | None] | None = None,
           uncatalogued: Mapping[str, tuple[Callable, int]] | None = None,
           catalogue: Iterable[Api] | None = None) -> types.ModuleType:
     """hip-python's module: one function per catalogue row that has a body, plus the
-    enums, constants and helper classes. ``roles`` overrides a role's conversion (None:
-    as passed); ``uncatalogued`` adds calls that are not rows yet (name -> (body, number
-    of outputs)): framed, but with their arguments as passed since no row gives roles."""
+    enums, constants and helper classes. ``handle(kind)`` converts a handle argument,
+    ``enum_errors`` names the error for a bad value of an enum (default invalid value);
+    ``uncatalogued`` adds calls that are not rows yet (name -> (body, number of outputs)):
+    framed, but with their arguments as passed since no row gives their roles."""
     functions: dict[str, Callable] = {}
     for row in rows() if catalogue is None else catalogue:
         body = bodies.get(row.name)
         if body is not None:
-            convs = _converters(row, handle, enum_errors or {}, roles or {})
+            convs = _converters(row, handle, enum_errors or {})
             functions[row.name] = make_function(row, body, frame, convs)
     for extra, (body, n_outs) in (uncatalogued or {}).items():
         ns = {"_body": body, "NONES": (None,) * n_outs}
