@@ -18,7 +18,7 @@ from hrr.backends.cuda.hip_api import kernel_layout
 NAME = "cuda"
 hip = _hip_api.build_module()
 hiprtc = _hiprtc_api.build_module()
-SUPPORTED_APIS = _hip_api.HIP_APIS
+SUPPORTED_APIS = hip.SUPPORTED_APIS  # every catalogue row that has a body
 SUPPORTED_HIPRTC_APIS = _hiprtc_api.HIPRTC_APIS
 
 
@@ -32,5 +32,5 @@ def reset_device() -> None:
 
 __all__ = ["NAME", "hip", "hiprtc", "kernel_layout", "builtin_code_object", "builtin_source",
            "BUILTIN_KERNELS", "BUILTIN_LAYOUTS", "SUPPORTED_APIS", "SUPPORTED_HIPRTC_APIS",
-           "CUDA_TO_HIP_NAME", "to_hip", "to_hiprtc", "driver_present", "require_driver",
+           "CUDA_TO_HIP_NAME", "to_hip", "to_hiprtc", "driver_present", "require_driver", "gpu_unavailable_reason",
            "reset_device"]

@@ -1,25 +1,27 @@
-"""hip-python's ``hip`` API over NVIDIA's cuda-bindings (runtime where simpler, driver for
-modules, launches, pinned memory and stream memory operations).
+"""The cuda backend's bodies of hip-python's ``hip`` calls, over NVIDIA's cuda-bindings
+(runtime where simpler, driver for modules, launches, pinned memory and stream memory
+operations); ``hrr.backends.surface`` builds the module from the catalogue around them.
 
-Every function has hip-python's signature and returns hip-python's tuple: a
-``hipError_t`` member first (CUDA errors mapped through ``_errors.CUDA_TO_HIP_NAME``),
-then the outputs. Device allocations come back as ``DeviceArray``, pinned host memory as
-``Pointer``, handles as hiptypes handle classes whose ``int()`` is the CUDA handle.
+Results carry CUDA's errors mapped through ``_errors.CUDA_TO_HIP_NAME``. Device
+allocations come back as ``DeviceArray``, pinned host memory as ``Pointer``, handles as
+hiptypes handle classes whose ``int()`` is the CUDA handle. A call that is one driver
+call is an entry of ``CALLS``, not a function.
 """
 from __future__ import annotations
 
 import ctypes
-import functools
 import threading
 import types
-from typing import Any
+from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
+from hrr.backends import surface
 from hrr.backends.cuda import _runtime
 from hrr.backends.cuda._errors import HIP_TO_CUDA, to_hip
 from hrr.backends.cuda.builtin import BUILTIN_LAYOUTS, is_builtin_image
 from hrr.backends.kernargs import (UNKNOWN, KernelLayout, LaunchArgsError, ParamSpec,
                                    kernarg_array, pack_kernel_args)
+from hrr.backends.surface import HipError, irregular
 
 E = ht.hipError_t
 SUCCESS = E.hipSuccess
@@ -34,7 +36,6 @@ CU_MEMHOSTREGISTER_IOMEMORY = 0x04
 CU_LAUNCH_PARAM_END = 0
 
 _tls = threading.local()
-_NOUTPUTS = {"hipThreadExchangeStreamCaptureMode": 1}
 _lock = threading.Lock()
 # pinned allocations made by hipHostMalloc & co: address -> size (hipFree frees them too)
 _pinned: dict[int, int] = {}
@@ -46,41 +47,31 @@ _builtin_modules: set[int] = set()
 # stream or graph may call them at any later time
 _host_fn_keepalive: list[Any] = []
 
-
-# ---------------------------------------------------------------------------- plumbing
-
-def _outputs(name: str) -> int:
-    """How many values follow the error in ``name``'s result (hip-python's tuple)."""
-    from hrr.api.catalogue import CATALOGUE
-
-    api = CATALOGUE.get(name)
-    return len(api.outs) if api is not None else _NOUTPUTS.get(name, 0)
-
-
-def _api(fn):
-    """Load the driver on first use; without one, return the HIP error a real runtime
-    returns there (hipErrorNoDevice, hipErrorInsufficientDriver) with None outputs, never
-    raise into the app. Record a failed result as the thread's last error."""
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if not S.ready:
-            try:
-                _runtime.require_driver()
-            except _runtime.DriverUnavailable as exc:
-                err = getattr(E, exc.hip_error)
-                _tls.last = err
-                return (err,) + (None,) * _outputs(fn.__name__)
-        try:
-            result = fn(*args, **kwargs)
-        except _BadEnum:
-            result = (E.hipErrorInvalidValue,) + (None,) * _NOUTPUTS.get(fn.__name__, 0)
-        if result[0]:
-            _tls.last = result[0]
-        return result
-    return wrapper
+# The per-call protocol: load the driver on first use; without one, return the HIP error
+# a real runtime returns there (hipErrorNoDevice, hipErrorInsufficientDriver) with None
+# outputs, never raise into the app. A failed result is the thread's last error.
+FRAME = surface.Frame("""\
+if not S.ready:
+    try:
+        _require_driver()
+    except _DriverUnavailable as exc:
+        err = getattr(E, exc.hip_error)
+        _tls.last = err
+        return (err, *NONES)
+try:
+    result = {call}
+except HipError as exc:
+    result = (exc.code, *NONES)
+{record}
+return result
+""", """\
+if result[0]:
+    _tls.last = result[0]
+""", {"S": S, "_require_driver": _runtime.require_driver, "_DriverUnavailable": _runtime.DriverUnavailable,
+      "E": E, "_tls": _tls, "HipError": HipError})
 
 
-def _err(res) -> "ht.hipError_t":
+def _err(res: Any) -> "ht.hipError_t":
     return SUCCESS if int(res) == 0 else to_hip(res)
 
 
@@ -92,32 +83,43 @@ def _h(obj: Any) -> int:
         return int(obj)
 
 
-def _addr(obj: Any) -> int:
-    return ht.as_address(obj)
-
-
-class _BadEnum(Exception):
-    pass
-
-
-def _enum(value: Any, enum_type: type, arg: str):
-    """An enum argument as its member. Apps pass hip-python's members; plain ints (as a
-    replay decodes them) are accepted too, like the sim backend does. A value outside the
-    enum is hipErrorInvalidValue."""
-    try:
-        return enum_type(int(value))
-    except (ValueError, TypeError):
-        raise _BadEnum(f"{value!r} is not a {enum_type.__name__} ({arg})") from None
-
-
-def _drv():
+def _drv() -> Any:
     _runtime.ensure_context()
     return S.drv
 
 
+def _one_call(path: str, *outs: Callable[[Any], Any]) -> Callable[..., tuple]:
+    """The body of a call that is one CUDA call: ``rt.NAME`` (runtime), ``drv.NAME``
+    (driver, with the context made current) or ``cu.NAME`` (driver, as is); arguments in
+    the row's order as ints; each of ``outs`` converts an output (None when it failed)."""
+    where, name = path.split(".")
+
+    def body(*args: Any) -> tuple:
+        api = S.rt if where == "rt" else _drv() if where == "drv" else S.drv
+        res = getattr(api, name)(*map(int, args))
+        if not outs:
+            return (_err(res[0]),)
+        ok = int(res[0]) == 0
+        return (_err(res[0]), *(conv(v if ok else None) for conv, v in zip(outs, res[1:], strict=False)))
+    return body
+
+
+def _new(cls: type) -> Callable[[Any], Any]:
+    return lambda v: None if v is None else cls(int(v))
+
+
+def _int(v: Any) -> int:
+    return int(v or 0)
+
+
+def _status(v: Any) -> ht.hipStreamCaptureStatus:
+    return ht.hipStreamCaptureStatus(int(v or 0))
+
+
 # ------------------------------------------------------------------ errors, device, init
 
-def hipGetErrorName(hip_error):
+@irregular(bare=True)  # needs no driver
+def hipGetErrorName(hip_error: Any) -> tuple:
     try:
         member = E(int(hip_error))
     except ValueError:
@@ -130,8 +132,9 @@ _HIP_STRINGS = {0: b"no error", 1: b"invalid argument", 2: b"out of memory",
                 901: b"operation failed due to a previous error during capture"}
 
 
-def hipGetErrorString(hip_error):
-    code = int(hip_error)
+@irregular(bare=True)  # needs no driver
+def hipGetErrorString(hipError: Any) -> tuple:
+    code = int(hipError)
     text = _HIP_STRINGS.get(code)
     if text is None and code in HIP_TO_CUDA:
         try:
@@ -142,42 +145,23 @@ def hipGetErrorString(hip_error):
         except Exception:  # noqa: BLE001 - fall back to the name
             text = None
     if text is None:
-        text = bytes(hipGetErrorName(hip_error)[1])
+        text = bytes(hipGetErrorName(hipError)[1])
     return (SUCCESS, ht.CStr(text))
 
 
-@_api
-def hipInit(flags):
-    return (_err(S.drv.cuInit(int(flags))[0]),)
-
-
-@_api
-def hipGetDeviceCount():
-    err, n = S.rt.cudaGetDeviceCount()
-    return (_err(err), int(n or 0))
-
-
-@_api
-def hipGetDevice():
-    err, d = S.rt.cudaGetDevice()
-    return (_err(err), int(d or 0))
-
-
-@_api
-def hipSetDevice(deviceId):
+def hipSetDevice(deviceId: Any) -> tuple:
     (err,) = S.rt.cudaSetDevice(int(deviceId))
     _runtime.forget_context()
     return (_err(err),)
 
 
-def _s(v) -> str:
+def _s(v: Any) -> str:
     if isinstance(v, (bytes, bytearray)):
         return bytes(v).split(b"\0", 1)[0].decode(errors="replace")
     return str(v)
 
 
-@_api
-def hipGetDeviceProperties(deviceId):
+def hipGetDeviceProperties(deviceId: Any) -> tuple:
     err, p = S.rt.cudaGetDeviceProperties(int(deviceId))
     if int(err):
         return (_err(err), None)
@@ -206,13 +190,7 @@ def hipGetDeviceProperties(deviceId):
     return (SUCCESS, ht.hipDeviceProp_t(**fields))
 
 
-@_api
-def hipDeviceSynchronize():
-    return (_err(S.rt.cudaDeviceSynchronize()[0]),)
-
-
-@_api
-def hipDeviceReset():
+def hipDeviceReset() -> tuple:
     """Destroy every allocation, stream, event, module and host registration of the
     device (cudaDeviceReset) and forget what this backend knew about them."""
     with _lock:
@@ -226,7 +204,8 @@ def hipDeviceReset():
     return (_err(err),)
 
 
-def hipGetLastError():
+@irregular(bare=True)  # reports the last error; the driver is loaded by hand
+def hipGetLastError() -> tuple:
     """The last error of any hip call on this thread (then reset), or the runtime's."""
     own = getattr(_tls, "last", SUCCESS)
     _tls.last = SUCCESS
@@ -239,7 +218,8 @@ def hipGetLastError():
     return (own if own else rt_err,)
 
 
-def hipPeekAtLastError():
+@irregular(bare=True)
+def hipPeekAtLastError() -> tuple:
     own = getattr(_tls, "last", SUCCESS)
     if not S.ready:
         _runtime.require_driver()
@@ -247,15 +227,8 @@ def hipPeekAtLastError():
     return (own if own else rt_err,)
 
 
-@_api
-def hipMemGetInfo():
-    err, free, total = S.rt.cudaMemGetInfo()
-    return (_err(err), int(free or 0), int(total or 0))
-
-
-@_api
-def hipPointerGetAttributes(ptr):
-    err, a = S.rt.cudaPointerGetAttributes(_addr(ptr))
+def hipPointerGetAttributes(ptr: int) -> tuple:
+    err, a = S.rt.cudaPointerGetAttributes(ptr)
     if int(err):
         return (_err(err), None)
     mtype = ht.hipMemoryType(int(a.type))
@@ -266,8 +239,7 @@ def hipPointerGetAttributes(ptr):
 
 # ------------------------------------------------------------------------------ memory
 
-@_api
-def hipMalloc(size):
+def hipMalloc(size: Any) -> tuple:
     size = int(size)
     err, p = S.rt.cudaMalloc(size)
     if int(err) or not p:
@@ -283,94 +255,33 @@ def _free_pinned(addr: int) -> "ht.hipError_t":
     return _err(res)
 
 
-@_api
-def hipFree(ptr):
-    addr = _addr(ptr)
+def hipFree(addr: int) -> tuple:
     if addr and addr in _pinned:
         return (_free_pinned(addr),)
     return (_err(S.rt.cudaFree(addr)[0]),)
 
 
-@_api
-def hipMallocAsync(size, stream):
+def hipMallocAsync(size: Any, stream: int) -> tuple:
     size = int(size)
-    err, p = S.rt.cudaMallocAsync(size, _h(stream))
+    err, p = S.rt.cudaMallocAsync(size, stream)
     if int(err) or not p:
         return (_err(err), None)
     return (SUCCESS, ht.DeviceArray(int(p), size))
 
 
-@_api
-def hipFreeAsync(dev_ptr, stream):
-    return (_err(S.rt.cudaFreeAsync(_addr(dev_ptr), _h(stream))[0]),)
+def hipMemcpy(dst: int, src: int, sizeBytes: Any, kind: ht.hipMemcpyKind) -> tuple:
+    k = 3 if int(kind) == 1024 else int(kind)  # DeviceToDeviceNoCU
+    return (_err(S.rt.cudaMemcpy(dst, src, int(sizeBytes), k)[0]),)
 
 
-@_api
-def hipMemset(dst, value, sizeBytes):
-    return (_err(S.rt.cudaMemset(_addr(dst), int(value), int(sizeBytes))[0]),)
-
-
-@_api
-def hipMemsetAsync(dst, value, sizeBytes, stream):
-    return (_err(S.rt.cudaMemsetAsync(_addr(dst), int(value), int(sizeBytes), _h(stream))[0]),)
-
-
-def _cuda_kind(kind) -> int:
-    k = int(_enum(kind, ht.hipMemcpyKind, "kind"))
-    return 3 if k == 1024 else k  # DeviceToDeviceNoCU
-
-
-@_api
-def hipMemcpy(dst, src, sizeBytes, kind):
-    k = _cuda_kind(kind)
-    return (_err(S.rt.cudaMemcpy(_addr(dst), _addr(src), int(sizeBytes), k)[0]),)
-
-
-@_api
-def hipMemcpyAsync(dst, src, sizeBytes, kind, stream):
-    k = _cuda_kind(kind)
-    return (_err(S.rt.cudaMemcpyAsync(_addr(dst), _addr(src), int(sizeBytes), k, _h(stream))[0]),)
-
-
-def _copy(dst, src, n, kind, stream=None, is_async=False):
-    if is_async:
-        return (_err(S.rt.cudaMemcpyAsync(_addr(dst), _addr(src), int(n), kind, _h(stream))[0]),)
-    return (_err(S.rt.cudaMemcpy(_addr(dst), _addr(src), int(n), kind)[0]),)
-
-
-@_api
-def hipMemcpyHtoD(dst, src, sizeBytes):
-    return _copy(dst, src, sizeBytes, 1)
-
-
-@_api
-def hipMemcpyDtoH(dst, src, sizeBytes):
-    return _copy(dst, src, sizeBytes, 2)
-
-
-@_api
-def hipMemcpyDtoD(dst, src, sizeBytes):
-    return _copy(dst, src, sizeBytes, 3)
-
-
-@_api
-def hipMemcpyHtoDAsync(dst, src, sizeBytes, stream):
-    return _copy(dst, src, sizeBytes, 1, stream, True)
-
-
-@_api
-def hipMemcpyDtoHAsync(dst, src, sizeBytes, stream):
-    return _copy(dst, src, sizeBytes, 2, stream, True)
-
-
-@_api
-def hipMemcpyDtoDAsync(dst, src, sizeBytes, stream):
-    return _copy(dst, src, sizeBytes, 3, stream, True)
+def hipMemcpyAsync(dst: int, src: int, sizeBytes: Any, kind: ht.hipMemcpyKind, stream: int) -> tuple:
+    k = 3 if int(kind) == 1024 else int(kind)  # DeviceToDeviceNoCU
+    return (_err(S.rt.cudaMemcpyAsync(dst, src, int(sizeBytes), k, stream)[0]),)
 
 
 # ---------------------------------------------------------------- pinned host memory
 
-def _host_alloc(size: int, flags: int):
+def _host_alloc(size: Any, flags: Any) -> tuple:
     size = int(size)
     cu_flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP
     if int(flags) & 0x4:  # hipHostMallocWriteCombined
@@ -383,138 +294,24 @@ def _host_alloc(size: int, flags: int):
     return (SUCCESS, ht.Pointer(int(p)))
 
 
-@_api
-def hipHostMalloc(size, flags=0):
-    return _host_alloc(size, flags)
-
-
-@_api
-def hipMallocHost(size):
-    return _host_alloc(size, 0)
-
-
-@_api
-def hipHostAlloc(size, flags=0):
-    return _host_alloc(size, flags)
-
-
-@_api
-def hipHostFree(ptr):
-    addr = _addr(ptr)
+def hipHostFree(addr: int) -> tuple:
     if not addr:
         return (SUCCESS,)
     return (_free_pinned(addr),)
 
 
-@_api
-def hipFreeHost(ptr):
-    addr = _addr(ptr)
-    if not addr:
-        return (SUCCESS,)
-    return (_free_pinned(addr),)
-
-
-@_api
-def hipHostRegister(hostPtr, sizeBytes, flags):
+def hipHostRegister(hostPtr: int, sizeBytes: Any, flags: Any) -> tuple:
     cu_flags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP
     if int(flags) & 0x4:
         cu_flags |= CU_MEMHOSTREGISTER_IOMEMORY
-    return (_err(_drv().cuMemHostRegister(_addr(hostPtr), int(sizeBytes), cu_flags)[0]),)
+    return (_err(_drv().cuMemHostRegister(hostPtr, int(sizeBytes), cu_flags)[0]),)
 
 
-@_api
-def hipHostUnregister(hostPtr):
-    return (_err(_drv().cuMemHostUnregister(_addr(hostPtr))[0]),)
-
-
-@_api
-def hipHostGetDevicePointer(hstPtr, flags):
-    res, d = _drv().cuMemHostGetDevicePointer(_addr(hstPtr), 0)
+def hipHostGetDevicePointer(hstPtr: int, flags: Any) -> tuple:
+    res, d = _drv().cuMemHostGetDevicePointer(hstPtr, 0)
     if int(res):
         return (_err(res), None)
     return (SUCCESS, ht.Pointer(int(d)))
-
-
-# ----------------------------------------------------------------------------- streams
-
-@_api
-def hipStreamCreate():
-    err, s = S.rt.cudaStreamCreate()
-    if int(err):
-        return (_err(err), None)
-    return (SUCCESS, ht.ihipStream_t(int(s)))
-
-
-@_api
-def hipStreamCreateWithFlags(flags):
-    err, s = S.rt.cudaStreamCreateWithFlags(int(flags))
-    if int(err):
-        return (_err(err), None)
-    return (SUCCESS, ht.ihipStream_t(int(s)))
-
-
-@_api
-def hipStreamDestroy(stream):
-    return (_err(S.rt.cudaStreamDestroy(_h(stream))[0]),)
-
-
-@_api
-def hipStreamSynchronize(stream):
-    return (_err(S.rt.cudaStreamSynchronize(_h(stream))[0]),)
-
-
-@_api
-def hipStreamQuery(stream):
-    return (_err(S.rt.cudaStreamQuery(_h(stream))[0]),)
-
-
-@_api
-def hipStreamWaitEvent(stream, event, flags=0):
-    return (_err(S.rt.cudaStreamWaitEvent(_h(stream), _h(event), int(flags))[0]),)
-
-
-# ------------------------------------------------------------------------------ events
-
-@_api
-def hipEventCreate():
-    err, e = S.rt.cudaEventCreate()
-    if int(err):
-        return (_err(err), None)
-    return (SUCCESS, ht.ihipEvent_t(int(e)))
-
-
-@_api
-def hipEventCreateWithFlags(flags):
-    err, e = S.rt.cudaEventCreateWithFlags(int(flags))
-    if int(err):
-        return (_err(err), None)
-    return (SUCCESS, ht.ihipEvent_t(int(e)))
-
-
-@_api
-def hipEventRecord(event, stream=None):
-    return (_err(S.rt.cudaEventRecord(_h(event), _h(stream))[0]),)
-
-
-@_api
-def hipEventSynchronize(event):
-    return (_err(S.rt.cudaEventSynchronize(_h(event))[0]),)
-
-
-@_api
-def hipEventQuery(event):
-    return (_err(S.rt.cudaEventQuery(_h(event))[0]),)
-
-
-@_api
-def hipEventElapsedTime(start, stop):
-    err, ms = S.rt.cudaEventElapsedTime(_h(start), _h(stop))
-    return (_err(err), float(ms or 0.0))
-
-
-@_api
-def hipEventDestroy(event):
-    return (_err(S.rt.cudaEventDestroy(_h(event))[0]),)
 
 
 # ------------------------------------------------------- host functions, stream memops
@@ -522,7 +319,7 @@ def hipEventDestroy(event):
 def _host_fn_address(fn: Any) -> int:
     """hip-python's hipHostFn_t rules, except that a ctypes function object gives its
     code address (and is kept alive) rather than the address of the ctypes object."""
-    if isinstance(fn, ctypes._CFuncPtr):
+    if isinstance(fn, ctypes._CFuncPtr):  # type: ignore[attr-defined]
         with _lock:
             _host_fn_keepalive.append(fn)
         return ctypes.cast(fn, ctypes.c_void_p).value or 0
@@ -532,8 +329,8 @@ def _host_fn_address(fn: Any) -> int:
     return ht.as_address(fn)
 
 
-@_api
-def hipLaunchHostFunc(stream, fn, userData):
+@irregular(raw=True)  # a ctypes function object gives its code address, not its own
+def hipLaunchHostFunc(stream: Any, fn: Any, userData: Any) -> tuple:
     """Enqueued through libcuda's own cuLaunchHostFunc (ctypes): cuda-bindings 13.3.1
     wraps the function in a one-shot trampoline that crashes a graph's second launch."""
     addr = _host_fn_address(fn)
@@ -541,60 +338,33 @@ def hipLaunchHostFunc(stream, fn, userData):
         return (E.hipErrorInvalidValue,)
     _runtime.ensure_context()
     res = S.libcuda.cuLaunchHostFunc(ctypes.c_void_p(_h(stream) or None), ctypes.c_void_p(addr),
-                                     ctypes.c_void_p(_addr(userData) or None))
+                                     ctypes.c_void_p(ht.as_address(userData) or None))
     return (_err(res),)
 
 
-@_api
-def hipStreamWaitValue32(stream, ptr, value, flags, mask=0xFFFFFFFF):
+def hipStreamWaitValue32(stream: int, ptr: int, value: Any, flags: Any, mask: Any) -> tuple:
     if (int(mask) & 0xFFFFFFFF) != 0xFFFFFFFF:
         return (E.hipErrorNotSupported,)  # CUDA has no mask operand
     # hipStreamWaitValueGte/Eq/And/Nor have CU_STREAM_WAIT_VALUE_GEQ/EQ/AND/NOR's values
-    res = _drv().cuStreamWaitValue32(_h(stream), _addr(ptr), int(value) & 0xFFFFFFFF, int(flags))
+    res = _drv().cuStreamWaitValue32(stream, ptr, int(value) & 0xFFFFFFFF, int(flags))
     return (_err(res[0]),)
 
 
-@_api
-def hipStreamWriteValue32(stream, ptr, value, flags=0):
-    res = _drv().cuStreamWriteValue32(_h(stream), _addr(ptr), int(value) & 0xFFFFFFFF, int(flags))
+def hipStreamWriteValue32(stream: int, ptr: int, value: Any, flags: Any) -> tuple:
+    res = _drv().cuStreamWriteValue32(stream, ptr, int(value) & 0xFFFFFFFF, int(flags))
     return (_err(res[0]),)
 
 
 # ------------------------------------------------------------------- capture and graphs
 
-@_api
-def hipStreamBeginCapture(stream, mode):
-    m = int(_enum(mode, ht.hipStreamCaptureMode, "mode"))
-    return (_err(S.rt.cudaStreamBeginCapture(_h(stream), m)[0]),)
-
-
-@_api
-def hipStreamEndCapture(stream):
-    err, g = S.rt.cudaStreamEndCapture(_h(stream))
+def hipStreamEndCapture(stream: int) -> tuple:
+    err, g = S.rt.cudaStreamEndCapture(stream)
     if int(err) or g is None or not int(g):
         return (_err(err), None)
     return (SUCCESS, ht.ihipGraph(int(g)))
 
 
-@_api
-def hipStreamIsCapturing(stream):
-    err, status = S.rt.cudaStreamIsCapturing(_h(stream))
-    if int(err):
-        return (_err(err), ht.hipStreamCaptureStatus(0))
-    return (SUCCESS, ht.hipStreamCaptureStatus(int(status)))
-
-
-@_api
-def hipStreamGetCaptureInfo(stream):
-    res = S.rt.cudaStreamGetCaptureInfo(_h(stream))
-    err = res[0]
-    if int(err):
-        return (_err(err), ht.hipStreamCaptureStatus(0), 0)
-    return (SUCCESS, ht.hipStreamCaptureStatus(int(res[1])), int(res[2] or 0))
-
-
-@_api
-def hipThreadExchangeStreamCaptureMode(mode=None):
+def hipThreadExchangeStreamCaptureMode(mode: ht.hipStreamCaptureMode | None) -> tuple:
     """Exchange this thread's capture mode; without ``mode`` (hip-python's binding cannot
     pass one in) just report the current mode, leaving it unchanged."""
     if mode is None:
@@ -602,41 +372,17 @@ def hipThreadExchangeStreamCaptureMode(mode=None):
         if int(err) == 0:
             S.rt.cudaThreadExchangeStreamCaptureMode(int(prev))
     else:
-        err, prev = S.rt.cudaThreadExchangeStreamCaptureMode(int(_enum(mode, ht.hipStreamCaptureMode, "mode")))
+        err, prev = S.rt.cudaThreadExchangeStreamCaptureMode(int(mode))
     if int(err):
         return (_err(err), None)
     return (SUCCESS, ht.hipStreamCaptureMode(int(prev)))
 
 
-@_api
-def hipGraphInstantiate(graph, bufferSize=0):
-    err, ex = S.rt.cudaGraphInstantiate(_h(graph), 0)
+def hipGraphInstantiate(graph: int, bufferSize: Any) -> tuple:
+    err, ex = S.rt.cudaGraphInstantiate(graph, 0)
     if int(err):
         return (_err(err), None, None, ht.CStr(b""))
     return (SUCCESS, ht.hipGraphExec(int(ex)), None, ht.CStr(b""))
-
-
-@_api
-def hipGraphInstantiateWithFlags(graph, flags):
-    err, ex = S.rt.cudaGraphInstantiateWithFlags(_h(graph), int(flags))
-    if int(err):
-        return (_err(err), None)
-    return (SUCCESS, ht.hipGraphExec(int(ex)))
-
-
-@_api
-def hipGraphLaunch(graphExec, stream):
-    return (_err(S.rt.cudaGraphLaunch(_h(graphExec), _h(stream))[0]),)
-
-
-@_api
-def hipGraphExecDestroy(graphExec):
-    return (_err(S.rt.cudaGraphExecDestroy(_h(graphExec))[0]),)
-
-
-@_api
-def hipGraphDestroy(graph):
-    return (_err(S.rt.cudaGraphDestroy(_h(graph))[0]),)
 
 
 # -------------------------------------------------------------------- modules, launches
@@ -648,8 +394,7 @@ def _image_bytes(image: Any) -> bytes | int:
         return ht.as_address(image)
 
 
-@_api
-def hipModuleLoadData(image):
+def hipModuleLoadData(image: Any) -> tuple:
     data = _image_bytes(image)
     if isinstance(data, bytes):
         data = _translate_foreign_image(data)
@@ -697,15 +442,13 @@ def _query_layout(func_handle: int, name: str, builtin: bool) -> KernelLayout:
         i += 1
     known = BUILTIN_LAYOUTS.get(name) if builtin else None
     if known is not None and len(known.params) == len(params) and all(
-            (k.offset, k.size) == (p.offset, p.size) for k, p in zip(known.params, params)):
+            (k.offset, k.size) == (p.offset, p.size) for k, p in zip(known.params, params, strict=True)):
         return known
     return KernelLayout(tuple(params))
 
 
-@_api
-def hipModuleGetFunction(module, kname):
+def hipModuleGetFunction(mod: int, kname: Any) -> tuple:
     name = kname.encode() if isinstance(kname, str) else bytes(kname)
-    mod = _h(module)
     res, f = _drv().cuModuleGetFunction(mod, name)
     if int(res):
         return (_err(res), None)
@@ -717,9 +460,7 @@ def hipModuleGetFunction(module, kname):
     return (SUCCESS, ht.ihipModuleSymbol_t(handle))
 
 
-@_api
-def hipModuleUnload(module):
-    mod = _h(module)
+def hipModuleUnload(mod: int) -> tuple:
     res = _drv().cuModuleUnload(mod)[0]
     if int(res) == 0:
         with _lock:
@@ -737,83 +478,96 @@ def kernel_layout(function: Any) -> KernelLayout:
     return layout
 
 
-def _launch(fh: int, grid, block, shared: int, stream: Any, kernarg: bytes):
+def _launch(fh: int, grid: tuple, block: tuple, shared: Any, stream: int, kernel_params: Any, extra: Any,
+            missing: "ht.hipError_t") -> tuple:
+    layout = _layouts.get(fh)
+    if layout is None:
+        return (missing,)
+    try:
+        kernarg = pack_kernel_args(layout, kernel_params, extra)
+    except (LaunchArgsError, ht.PointerConversionError, ValueError):
+        return (E.hipErrorInvalidValue,)
     drv = _drv()
     if kernarg:
         arr, keep = kernarg_array(kernarg)
         arr[4] = CU_LAUNCH_PARAM_END  # CUDA's END is 0, HIP's is 3
-        extra = ctypes.addressof(arr)
+        extra_arg = ctypes.addressof(arr)
     else:
         arr = keep = None
-        extra = 0
-    res = drv.cuLaunchKernel(fh, *grid, *block, int(shared), _h(stream), None, extra)
+        extra_arg = 0
+    res = drv.cuLaunchKernel(fh, *grid, *block, int(shared), stream, None, extra_arg)
     del arr, keep
     return (_err(res[0]),)
 
 
-@_api
-def hipModuleLaunchKernel(f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ,
-                          sharedMemBytes, stream, kernelParams, extra):
-    fh = _h(f)
-    layout = _layouts.get(fh)
-    if layout is None:
-        return (E.hipErrorInvalidHandle,)
-    try:
-        kernarg = pack_kernel_args(layout, kernelParams, extra)
-    except (LaunchArgsError, ht.PointerConversionError, ValueError):
-        return (E.hipErrorInvalidValue,)
-    return _launch(fh, (int(gridDimX), int(gridDimY), int(gridDimZ)),
-                   (int(blockDimX), int(blockDimY), int(blockDimZ)), sharedMemBytes, stream, kernarg)
+def hipModuleLaunchKernel(f: int, gridDimX: Any, gridDimY: Any, gridDimZ: Any, blockDimX: Any, blockDimY: Any,
+                          blockDimZ: Any, sharedMemBytes: Any, stream: int, kernelParams: Any, extra: Any) -> tuple:
+    return _launch(f, (int(gridDimX), int(gridDimY), int(gridDimZ)), (int(blockDimX), int(blockDimY), int(blockDimZ)),
+                   sharedMemBytes, stream, kernelParams, extra, E.hipErrorInvalidHandle)
 
 
-def _dims(d: Any) -> tuple[int, int, int]:
-    if isinstance(d, int):
-        return (d, 1, 1)
-    if isinstance(d, ht.dim3):
-        return (d.x, d.y, d.z)
-    if hasattr(d, "x"):
-        return (int(d.x), int(getattr(d, "y", 1)), int(getattr(d, "z", 1)))
-    t = tuple(int(v) for v in d)
-    return (t + (1, 1, 1))[:3]
-
-
-@_api
-def hipLaunchKernel(function_address, numBlocks, dimBlocks, args, sharedMemBytes, stream):
+def hipLaunchKernel(function_address: int, numBlocks: tuple, dimBlocks: tuple, args: Any, sharedMemBytes: Any,
+                    stream: int) -> tuple:
     """``function_address`` is a function handle from hipModuleGetFunction (or its int);
     ``args`` is kernelParams' form (argument addresses)."""
-    fh = _h(function_address) if not isinstance(function_address, ht.Pointer) else int(function_address)
-    layout = _layouts.get(fh)
-    if layout is None:
-        return (E.hipErrorInvalidDeviceFunction,)
-    try:
-        kernarg = pack_kernel_args(layout, args, None)
-    except (LaunchArgsError, ht.PointerConversionError, ValueError):
-        return (E.hipErrorInvalidValue,)
-    return _launch(fh, _dims(numBlocks), _dims(dimBlocks), sharedMemBytes, stream, kernarg)
+    return _launch(function_address, numBlocks, dimBlocks, sharedMemBytes, stream, args, None,
+                   E.hipErrorInvalidDeviceFunction)
 
 
-HIP_APIS = (
-    "hipInit", "hipGetDeviceCount", "hipGetDevice", "hipSetDevice", "hipGetDeviceProperties",
-    "hipDeviceSynchronize", "hipDeviceReset", "hipGetLastError", "hipPeekAtLastError", "hipGetErrorName",
-    "hipGetErrorString", "hipMemGetInfo", "hipPointerGetAttributes", "hipMalloc", "hipFree",
-    "hipMallocAsync", "hipFreeAsync", "hipMemset", "hipMemsetAsync", "hipMemcpy",
-    "hipMemcpyAsync", "hipMemcpyHtoD", "hipMemcpyDtoH", "hipMemcpyDtoD", "hipMemcpyHtoDAsync",
-    "hipMemcpyDtoHAsync", "hipMemcpyDtoDAsync", "hipHostMalloc", "hipMallocHost",
-    "hipHostAlloc", "hipHostFree", "hipFreeHost", "hipHostRegister", "hipHostUnregister",
-    "hipHostGetDevicePointer", "hipStreamCreate", "hipStreamCreateWithFlags",
-    "hipStreamDestroy", "hipStreamSynchronize", "hipStreamQuery", "hipStreamWaitEvent",
-    "hipEventCreate", "hipEventCreateWithFlags", "hipEventRecord", "hipEventSynchronize",
-    "hipEventQuery", "hipEventElapsedTime", "hipEventDestroy", "hipLaunchHostFunc",
-    "hipStreamWaitValue32", "hipStreamWriteValue32", "hipStreamBeginCapture",
-    "hipStreamEndCapture", "hipStreamIsCapturing", "hipStreamGetCaptureInfo",
-    "hipThreadExchangeStreamCaptureMode", "hipGraphInstantiate", "hipGraphInstantiateWithFlags",
-    "hipGraphLaunch", "hipGraphExecDestroy", "hipGraphDestroy", "hipModuleLoadData",
-    "hipModuleGetFunction", "hipModuleUnload", "hipModuleLaunchKernel", "hipLaunchKernel",
-)
+def _copy(kind: int) -> tuple[Callable[..., tuple], Callable[..., tuple]]:
+    """hipMemcpy{X} and hipMemcpy{X}Async: a copy whose direction the name fixes."""
+    def sync(dst: int, src: int, n: Any) -> tuple:
+        return (_err(S.rt.cudaMemcpy(dst, src, int(n), kind)[0]),)
+
+    def async_(dst: int, src: int, n: Any, stream: int) -> tuple:
+        return (_err(S.rt.cudaMemcpyAsync(dst, src, int(n), kind, stream)[0]),)
+    return sync, async_
+
+
+# One CUDA call each (see _one_call), then how each output converts.
+CALLS: dict[str, tuple] = {
+    "hipInit": ("cu.cuInit",),
+    "hipGetDeviceCount": ("rt.cudaGetDeviceCount", _int),
+    "hipGetDevice": ("rt.cudaGetDevice", _int),
+    "hipMemGetInfo": ("rt.cudaMemGetInfo", _int, _int),
+    "hipEventElapsedTime": ("rt.cudaEventElapsedTime", lambda v: float(v or 0.0)),
+    "hipStreamBeginCapture": ("rt.cudaStreamBeginCapture",),
+    "hipStreamIsCapturing": ("rt.cudaStreamIsCapturing", _status),
+    "hipStreamGetCaptureInfo": ("rt.cudaStreamGetCaptureInfo", _status, _int),
+    "hipDeviceSynchronize": ("rt.cudaDeviceSynchronize",),
+    "hipFreeAsync": ("rt.cudaFreeAsync",),
+    "hipMemset": ("rt.cudaMemset",),
+    "hipMemsetAsync": ("rt.cudaMemsetAsync",),
+    "hipHostUnregister": ("drv.cuMemHostUnregister",),
+    "hipStreamCreate": ("rt.cudaStreamCreate", _new(ht.ihipStream_t)),
+    "hipStreamCreateWithFlags": ("rt.cudaStreamCreateWithFlags", _new(ht.ihipStream_t)),
+    "hipStreamDestroy": ("rt.cudaStreamDestroy",),
+    "hipStreamSynchronize": ("rt.cudaStreamSynchronize",),
+    "hipStreamQuery": ("rt.cudaStreamQuery",),
+    "hipStreamWaitEvent": ("rt.cudaStreamWaitEvent",),
+    "hipEventCreate": ("rt.cudaEventCreate", _new(ht.ihipEvent_t)),
+    "hipEventCreateWithFlags": ("rt.cudaEventCreateWithFlags", _new(ht.ihipEvent_t)),
+    "hipEventRecord": ("rt.cudaEventRecord",),
+    "hipEventSynchronize": ("rt.cudaEventSynchronize",),
+    "hipEventQuery": ("rt.cudaEventQuery",),
+    "hipEventDestroy": ("rt.cudaEventDestroy",),
+    "hipGraphInstantiateWithFlags": ("rt.cudaGraphInstantiateWithFlags", _new(ht.hipGraphExec)),
+    "hipGraphLaunch": ("rt.cudaGraphLaunch",),
+    "hipGraphExecDestroy": ("rt.cudaGraphExecDestroy",),
+    "hipGraphDestroy": ("rt.cudaGraphDestroy",),
+}
+BODIES: dict[str, Callable] = {
+    **{name: fn for name, fn in globals().items() if name.startswith("hip") and isinstance(fn, types.FunctionType)},
+    **{name: _one_call(*entry) for name, entry in CALLS.items()},
+    "hipHostMalloc": _host_alloc, "hipHostAlloc": _host_alloc, "hipMallocHost": lambda size: _host_alloc(size, 0),
+    "hipFreeHost": hipHostFree,
+}
+for _kind, _names in ((1, ("hipMemcpyHtoD", "hipMemcpyHtoDAsync")), (2, ("hipMemcpyDtoH", "hipMemcpyDtoHAsync")),
+                      (3, ("hipMemcpyDtoD", "hipMemcpyDtoDAsync"))):
+    BODIES.update(zip(_names, _copy(_kind), strict=True))
 
 
 def build_module() -> types.ModuleType:
-    g = globals()
-    return ht.surface_module("hrr.backends.cuda.hip",
-                             "hip-python's hip API over NVIDIA cuda-bindings (hrr's cuda backend)",
-                             {name: g[name] for name in HIP_APIS})
+    """hip-python's ``hip`` over cuda-bindings (importing needs no driver)."""
+    return surface.build("hrr.backends.cuda.hip", "hip-python's hip API over NVIDIA cuda-bindings (hrr's cuda backend)",
+                         BODIES, FRAME, lambda kind: _h)

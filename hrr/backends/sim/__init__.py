@@ -6,8 +6,6 @@ returns, same enums and constants. See DESIGN.md ("The sim device") for the exec
 """
 from __future__ import annotations
 
-import types
-
 from hrr.backends import hiptypes as _ht
 from hrr.backends.sim import api as _api
 from hrr.backends.sim import rtc as _rtc
@@ -22,19 +20,15 @@ from hrr.backends.sim.kernels import (
 )
 
 NAME = "sim"
-SUPPORTED_APIS: tuple[str, ...] = _api.SUPPORTED_APIS
+hip = _api.hip  # built from the catalogue around the sim's bodies (hrr.backends.surface)
+# The catalogued calls (the uncatalogued ones are on ``hip`` but never recorded).
+SUPPORTED_APIS: tuple[str, ...] = tuple(n for n in hip.SUPPORTED_APIS if n not in _api.UNCATALOGUED)
+UNCATALOGUED_APIS: tuple[str, ...] = tuple(_api.UNCATALOGUED)
 SUPPORTED_RTC_APIS: tuple[str, ...] = _rtc.SUPPORTED_RTC_APIS
 kernel_layout = _api.kernel_layout
 last_error_detail = _api.last_error_detail
-
-
-def _module(name: str, functions: tuple[str, ...], source: types.ModuleType) -> types.ModuleType:
-    return _ht.surface_module(name, f"hrr sim backend: hip-python's {name.rsplit('.', 1)[-1]} surface",
-                              {fn: getattr(source, fn) for fn in functions})
-
-
-hip = _module("hrr.backends.sim.hip", SUPPORTED_APIS + _api.UNCATALOGUED_APIS, _api)
-hiprtc = _module("hrr.backends.sim.hiprtc", SUPPORTED_RTC_APIS, _rtc)
+hiprtc = _ht.surface_module("hrr.backends.sim.hiprtc", "hrr sim backend: hip-python's hiprtc surface",
+                            {fn: getattr(_rtc, fn) for fn in SUPPORTED_RTC_APIS})
 
 
 def builtin_code_object() -> bytes:

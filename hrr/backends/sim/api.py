@@ -1,20 +1,23 @@
-"""The sim's ``hip`` functions, with hip-python's signatures and return conventions.
+"""The sim's bodies of hip-python's ``hip`` calls; ``hrr.backends.surface`` builds the
+module (signatures, argument conversion, result tuples) from the catalogue around them.
 
-Every function returns a tuple: a ``hipError_t`` member, then the outputs (``None`` for
-a pointer or handle output when the call failed). Calls hold the device lock; a call
-that fails records the error as the calling thread's last error.
+A body gets its row's arguments converted (pointers as addresses, handles as the live
+sim objects, enums as members), runs under the device lock and returns the result tuple
+(None for a success without outputs) or raises ``HipError``; the frame records a failure
+as the calling thread's last error and wakes host waiters.
 """
 from __future__ import annotations
 
 import ctypes
-import functools
 import sys
 import threading
+import types
 from typing import Any, Callable
 
 import attrs
 
 from hrr.backends import hiptypes as ht
+from hrr.backends import surface
 from hrr.backends.hiptypes import (
     CStr,
     DeviceArray,
@@ -55,59 +58,33 @@ from hrr.backends.sim.memory import (
     write_endpoint,
 )
 from hrr.backends.sim.streams import Event, Op, Stream
+from hrr.backends.surface import HipError, irregular
 
 SUCCESS = hipError_t.hipSuccess
 
-
-class HipError(Exception):
-    """Raised inside an API function to return ``code`` (a hipError_t name) to the app."""
-
-    def __init__(self, code: str, detail: str = "") -> None:
-        super().__init__(detail or code)
-        self.code = getattr(hipError_t, code)
-        self.detail = detail or code
-
-
-SUPPORTED: list[str] = []
-# On the sim's hip surface but not yet a catalogue row (so not in SUPPORTED_APIS, which the
-# catalogue tests compare with the catalogue): recorded only once the row exists.
-UNCATALOGUED: list[str] = []
-
-
-def hip_api(outputs: int = 0, records_error: bool = True, catalogued: bool = True) -> Callable:
-    """Wrap an API function: take the device lock, turn HipError into the error tuple
-    with ``outputs`` Nones, record the thread's last error, wake host waiters."""
-    def wrap(fn: Callable) -> Callable:
-        @functools.wraps(fn)
-        def call(*args: Any, **kwargs: Any) -> tuple:
-            dev = _device.current()
-            with dev.lock:
-                dev.scheduler.api_threads.add(threading.get_ident())
-                try:
-                    result = fn(*args, **kwargs)
-                except HipError as exc:
-                    result = (exc.code,) + (None,) * outputs
-                    detail = exc.detail
-                except LaunchArgsError as exc:
-                    result = (hipError_t.hipErrorInvalidValue,) + (None,) * outputs
-                    detail = str(exc)
-                else:
-                    detail = ""
-                if records_error and result[0] != SUCCESS:
-                    dev.set_last_error(result[0], detail)
-                if dev.scheduler.waiting_threads:
-                    dev.scheduler.cond.notify_all()
-                return result
-        (SUPPORTED if catalogued else UNCATALOGUED).append(fn.__name__)
-        return call
-    return wrap
-
-
-def _enum(enum_type: type, value: Any, error: str = "hipErrorInvalidValue") -> Any:
+# The per-call protocol: the device lock, this thread noted as an API caller, a failure
+# recorded as the thread's last error (with its detail), host waiters woken.
+FRAME = surface.Frame("""\
+dev = _current()
+with dev.lock:
+    dev.scheduler.api_threads.add(_ident())
     try:
-        return enum_type(int(value))
-    except (ValueError, TypeError):
-        raise HipError(error, f"{value!r} is not a {enum_type.__name__}") from None
+        result = {call}
+    except HipError as exc:
+        result, detail = (exc.code, *NONES), exc.detail
+    except LaunchArgsError as exc:
+        result, detail = (_INVALID, *NONES), str(exc)
+    else:
+        detail = ""
+    {record}
+    if dev.scheduler.waiting_threads:
+        dev.scheduler.cond.notify_all()
+    return result
+""", """\
+if result[0] != _SUCCESS:
+    dev.set_last_error(result[0], detail)
+""", {"_current": _device.current, "_ident": threading.get_ident, "HipError": HipError,
+      "LaunchArgsError": LaunchArgsError, "_SUCCESS": SUCCESS, "_INVALID": hipError_t.hipErrorInvalidValue})
 
 
 # -- lookups ----------------------------------------------------------------------------
@@ -140,8 +117,12 @@ def _stream(obj: Any) -> Stream:
     return _lookup(_device.current().streams, obj, "stream")
 
 
-def _event(obj: Any) -> Event:
-    return _lookup(_device.current().events, obj, "event")
+def handle_lookup(kind: str) -> Callable[[Any], Any]:
+    """A handle argument of ``kind`` as the live sim object (hipErrorInvalidHandle if none)."""
+    if kind == "stream":
+        return _stream
+    attr, what = kind + "s", kind.replace("_", " ")
+    return lambda obj: _lookup(getattr(_device.current(), attr), obj, what)
 
 
 def _raise_device_error(err: tuple[str, str] | None) -> None:
@@ -204,29 +185,11 @@ def _wait_all() -> None:
 
 
 # -- device and errors --------------------------------------------------------------------
-@hip_api()
-def hipInit(flags: int = 0) -> tuple:
-    return (SUCCESS,)
-
-
-@hip_api(1)
-def hipGetDeviceCount() -> tuple:
-    return (SUCCESS, 1)
-
-
-@hip_api(1)
-def hipGetDevice() -> tuple:
-    return (SUCCESS, 0)
-
-
-@hip_api()
-def hipSetDevice(deviceId: int) -> tuple:
+def hipSetDevice(deviceId: int) -> None:
     if int(deviceId) != 0:
         raise HipError("hipErrorInvalidDevice", f"device {deviceId} does not exist (the sim has 1)")
-    return (SUCCESS,)
 
 
-@hip_api(1)
 def hipGetDeviceProperties(deviceId: int) -> tuple:
     if int(deviceId) != 0:
         raise HipError("hipErrorInvalidDevice", f"device {deviceId} does not exist")
@@ -239,23 +202,19 @@ def hipGetDeviceProperties(deviceId: int) -> tuple:
     return (SUCCESS, props)
 
 
-@hip_api()
-def hipDeviceSynchronize() -> tuple:
+def hipDeviceSynchronize() -> None:
     _check_capture_safe("hipDeviceSynchronize")
     _wait_all()
-    return (SUCCESS,)
 
 
-@hip_api()
-def hipDeviceReset() -> tuple:
+def hipDeviceReset() -> None:
     """Destroy every allocation (device, pinned, registered), stream, event, module, graph
     and capture of this process; queued work is dropped, not run. Device addresses are
     never reused, so a stale pointer stays invalid."""
     _device.current().reset()
-    return (SUCCESS,)
 
 
-@hip_api(records_error=False)
+@irregular(records=False)  # reports the last error: never records its own result
 def hipGetLastError() -> tuple:
     dev = _device.current()
     code, _ = dev.last_error()
@@ -263,7 +222,7 @@ def hipGetLastError() -> tuple:
     return (hipError_t(code),)
 
 
-@hip_api(records_error=False)
+@irregular(records=False)
 def hipPeekAtLastError() -> tuple:
     return (hipError_t(_device.current().last_error()[0]),)
 
@@ -292,35 +251,30 @@ _ERROR_STRINGS = {
 }
 
 
-def _error_member(hip_error: Any) -> Any:
+def _error_name(hip_error: Any) -> str:
     try:
-        return hipError_t(int(hip_error))
+        return hipError_t(int(hip_error)).name
     except ValueError:
-        return None
+        return "hipErrorUnknown"
 
 
-@hip_api(1)
+@irregular(raw=True)  # any int is accepted: an unknown one is hipErrorUnknown, not a failure
 def hipGetErrorName(hip_error: Any) -> tuple:
-    member = _error_member(hip_error)
-    return (SUCCESS, CStr(member.name if member is not None else "hipErrorUnknown"))
+    return (SUCCESS, CStr(_error_name(hip_error)))
 
 
-@hip_api(1)
+@irregular(raw=True)
 def hipGetErrorString(hipError: Any) -> tuple:
-    member = _error_member(hipError)
-    name = member.name if member is not None else "hipErrorUnknown"
+    name = _error_name(hipError)
     return (SUCCESS, CStr(_ERROR_STRINGS.get(name, name)))
 
 
-@hip_api(2)
 def hipMemGetInfo() -> tuple:
     used = _device.current().memory.device_bytes_used
     return (SUCCESS, TOTAL_DEVICE_BYTES - used, TOTAL_DEVICE_BYTES)
 
 
-@hip_api(1)
-def hipPointerGetAttributes(ptr: Any) -> tuple:
-    addr = as_address(ptr)
+def hipPointerGetAttributes(addr: int) -> tuple:
     alloc = _device.current().memory.find(addr)
     if alloc is None:
         if _device.current().memory.is_device_address(addr):
@@ -350,13 +304,15 @@ def _device_malloc(size: int) -> tuple:
     return (SUCCESS, DeviceArray(alloc.base, size))
 
 
-@hip_api(1)
 def hipMalloc(size: int) -> tuple:
     _check_capture_safe("hipMalloc")
     return _device_malloc(_size(size))
 
 
-def _free_now(addr: int) -> None:
+def hipFree(addr: int) -> None:
+    if not addr:
+        return
+    _wait_all()  # like a GPU's free, wait for work that may still use the memory
     memory = _device.current().memory
     try:
         if memory.is_device_address(addr):
@@ -367,32 +323,17 @@ def _free_now(addr: int) -> None:
         raise HipError("hipErrorInvalidValue", str(exc)) from None
 
 
-@hip_api()
-def hipFree(ptr: Any) -> tuple:
-    addr = as_address(ptr)
-    if not addr:
-        return (SUCCESS,)
-    _wait_all()  # like a GPU's free, wait for work that may still use the memory
-    _free_now(addr)
-    return (SUCCESS,)
-
-
-@hip_api(1)
-def hipMallocAsync(size: int, stream: Any) -> tuple:
-    s = _stream(stream)
+def hipMallocAsync(size: int, s: Stream) -> tuple:
     if s.capture is not None:  # no memory-allocation graph nodes in the sim
         _refuse_if_capturing(s, "hipMallocAsync")
     return _device_malloc(_size(size))
 
 
-@hip_api()
-def hipFreeAsync(dev_ptr: Any, stream: Any) -> tuple:
-    s = _stream(stream)
+def hipFreeAsync(addr: int, s: Stream) -> None:
     if s.capture is not None:
         _refuse_if_capturing(s, "hipFreeAsync")
-    addr = as_address(dev_ptr)
     if not addr:
-        return (SUCCESS,)
+        return
     memory = _device.current().memory
     alloc = memory.find_device(addr) if memory.is_device_address(addr) else None
     if alloc is None or alloc.base != addr or alloc.free_pending:
@@ -405,7 +346,6 @@ def hipFreeAsync(dev_ptr: Any, stream: Any) -> tuple:
                 memory.free_device(addr)
         return Op(f"free(0x{addr:x})", run, 0.1)
     _submit(s, make)
-    return (SUCCESS,)
 
 
 _MUST_BE_DEVICE = {  # kind -> (dst, src) must be device-visible
@@ -418,11 +358,9 @@ _MUST_BE_DEVICE = {  # kind -> (dst, src) must be device-visible
 }
 
 
-def _copy_op(dst: Any, src: Any, size: Any, kind: Any) -> Callable[[], Op]:
+def _copy_op(dst_addr: int, src_addr: int, size: Any, kind: hipMemcpyKind) -> Callable[[], Op]:
     """Validate a copy now; the returned node factory copies when its op runs."""
-    kind = _enum(hipMemcpyKind, kind, "hipErrorInvalidMemcpyDirection")
     n = _size(size)
-    dst_addr, src_addr = as_address(dst), as_address(src)
     dst_dev, src_dev = _MUST_BE_DEVICE[kind]
     memory = _device.current().memory
     try:
@@ -454,43 +392,16 @@ def _sync_on_null(make: Callable[[], Op], what: str) -> None:
     _wait(dev.scheduler.barrier_positions(dev.scheduler.null))
 
 
-@hip_api()
-def hipMemcpy(dst: Any, src: Any, sizeBytes: int, kind: Any) -> tuple:
-    _sync_on_null(_copy_op(dst, src, sizeBytes, kind), "hipMemcpy")
-    return (SUCCESS,)
+def hipMemcpy(dst: int, src: int, sizeBytes: int, kind: hipMemcpyKind, what: str = "hipMemcpy") -> None:
+    _sync_on_null(_copy_op(dst, src, sizeBytes, kind), what)
 
 
-@hip_api()
-def hipMemcpyAsync(dst: Any, src: Any, sizeBytes: int, kind: Any, stream: Any) -> tuple:
-    s = _stream(stream)
+def hipMemcpyAsync(dst: int, src: int, sizeBytes: int, kind: hipMemcpyKind, s: Stream) -> None:
     _submit(s, _copy_op(dst, src, sizeBytes, kind))
-    return (SUCCESS,)
 
 
-def _directional(kind: Any, name: str, is_async: bool) -> Callable:
-    if is_async:
-        def fn(dst: Any, src: Any, sizeBytes: int, stream: Any) -> tuple:
-            _submit(_stream(stream), _copy_op(dst, src, sizeBytes, kind))
-            return (SUCCESS,)
-    else:
-        def fn(dst: Any, src: Any, sizeBytes: int) -> tuple:  # type: ignore[misc]
-            _sync_on_null(_copy_op(dst, src, sizeBytes, kind), name)
-            return (SUCCESS,)
-    fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{name}: a {'stream-ordered' if is_async else 'synchronous'} copy of kind {kind.name}."
-    return hip_api()(fn)
-
-
-hipMemcpyHtoD = _directional(hipMemcpyKind.hipMemcpyHostToDevice, "hipMemcpyHtoD", False)
-hipMemcpyDtoH = _directional(hipMemcpyKind.hipMemcpyDeviceToHost, "hipMemcpyDtoH", False)
-hipMemcpyDtoD = _directional(hipMemcpyKind.hipMemcpyDeviceToDevice, "hipMemcpyDtoD", False)
-hipMemcpyHtoDAsync = _directional(hipMemcpyKind.hipMemcpyHostToDevice, "hipMemcpyHtoDAsync", True)
-hipMemcpyDtoHAsync = _directional(hipMemcpyKind.hipMemcpyDeviceToHost, "hipMemcpyDtoHAsync", True)
-hipMemcpyDtoDAsync = _directional(hipMemcpyKind.hipMemcpyDeviceToDevice, "hipMemcpyDtoDAsync", True)
-
-
-def _memset_op(dst: Any, value: int, size: Any) -> Callable[[], Op]:
-    n, addr, byte = _size(size), as_address(dst), int(value) & 0xFF
+def _memset_op(addr: int, value: int, size: Any) -> Callable[[], Op]:
+    n, byte = _size(size), int(value) & 0xFF
     memory = _device.current().memory
     try:
         memory.copy_endpoint(addr, n, True)
@@ -507,16 +418,12 @@ def _memset_op(dst: Any, value: int, size: Any) -> Callable[[], Op]:
     return make
 
 
-@hip_api()
-def hipMemset(dst: Any, value: int, sizeBytes: int) -> tuple:
+def hipMemset(dst: int, value: int, sizeBytes: int) -> None:
     _sync_on_null(_memset_op(dst, value, sizeBytes), "hipMemset")
-    return (SUCCESS,)
 
 
-@hip_api()
-def hipMemsetAsync(dst: Any, value: int, sizeBytes: int, stream: Any) -> tuple:
-    _submit(_stream(stream), _memset_op(dst, value, sizeBytes))
-    return (SUCCESS,)
+def hipMemsetAsync(dst: int, value: int, sizeBytes: int, s: Stream) -> None:
+    _submit(s, _memset_op(dst, value, sizeBytes))
 
 
 # -- pinned host memory ---------------------------------------------------------------------
@@ -531,46 +438,18 @@ def _host_malloc(size: Any, flags: int, what: str) -> tuple:
     return (SUCCESS, Pointer(alloc.base))
 
 
-@hip_api(1)
-def hipHostMalloc(size: int, flags: int = 0) -> tuple:
-    return _host_malloc(size, flags, "hipHostMalloc")
-
-
-@hip_api(1)
-def hipMallocHost(size: int) -> tuple:
-    return _host_malloc(size, 0, "hipMallocHost")
-
-
-@hip_api(1)
-def hipHostAlloc(size: int, flags: int = 0) -> tuple:
-    return _host_malloc(size, flags, "hipHostAlloc")
-
-
-def _host_free(ptr: Any) -> tuple:
-    addr = as_address(ptr)
+def hipHostFree(addr: int) -> None:
     if not addr:
-        return (SUCCESS,)
+        return
     _wait_all()
     try:
         _device.current().memory.free_host(addr, HOST_PINNED)
     except MemoryError_ as exc:
         raise HipError("hipErrorInvalidValue", str(exc)) from None
-    return (SUCCESS,)
 
 
-@hip_api()
-def hipHostFree(ptr: Any) -> tuple:
-    return _host_free(ptr)
-
-
-@hip_api()
-def hipFreeHost(ptr: Any) -> tuple:
-    return _host_free(ptr)
-
-
-@hip_api()
-def hipHostRegister(hostPtr: Any, sizeBytes: int, flags: int) -> tuple:
-    addr, n = as_address(hostPtr), _size(sizeBytes)
+def hipHostRegister(addr: int, sizeBytes: int, flags: int) -> None:
+    n = _size(sizeBytes)
     memory = _device.current().memory
     if not addr or not n or memory.is_device_address(addr):
         raise HipError("hipErrorInvalidValue", "hipHostRegister needs a non-NULL host range")
@@ -579,24 +458,18 @@ def hipHostRegister(hostPtr: Any, sizeBytes: int, flags: int) -> tuple:
     except MemoryError_:
         raise HipError("hipErrorHostMemoryAlreadyRegistered",
                        f"0x{addr:x}+{n} overlaps registered or pinned memory") from None
-    return (SUCCESS,)
 
 
-@hip_api()
-def hipHostUnregister(hostPtr: Any) -> tuple:
-    addr = as_address(hostPtr)
+def hipHostUnregister(addr: int) -> None:
     memory = _device.current().memory
     alloc = memory.find_host(addr)
     if alloc is None or alloc.kind != HOST_REGISTERED or alloc.base != addr:
         raise HipError("hipErrorHostMemoryNotRegistered", f"0x{addr:x} is not registered")
     _wait_all()
     memory.free_host(addr, HOST_REGISTERED)
-    return (SUCCESS,)
 
 
-@hip_api(1)
-def hipHostGetDevicePointer(hstPtr: Any, flags: int = 0) -> tuple:
-    addr = as_address(hstPtr)
+def hipHostGetDevicePointer(addr: int, flags: int) -> tuple:
     if _device.current().memory.find_host(addr) is None:
         raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not pinned or registered host memory")
     return (SUCCESS, Pointer(addr))  # unified addressing: the device uses the host address
@@ -611,40 +484,22 @@ def _create_stream(flags: int) -> tuple:
     return (SUCCESS, ht.ihipStream_t(s.handle))
 
 
-@hip_api(1)
-def hipStreamCreate() -> tuple:
-    return _create_stream(0)
-
-
-@hip_api(1)
-def hipStreamCreateWithFlags(flags: int) -> tuple:
-    return _create_stream(flags)
-
-
-@hip_api()
-def hipStreamDestroy(stream: Any) -> tuple:
-    s = _stream(stream)
+def hipStreamDestroy(s: Stream) -> None:
     if s.is_null:
         raise HipError("hipErrorInvalidHandle", "the null stream cannot be destroyed")
     if s.capture is not None:
         s.capture.invalidate("the capturing stream was destroyed")
     s.destroyed = True  # its queued work still runs; the scheduler drops it once drained
     del _device.current().streams[s.handle]
-    return (SUCCESS,)
 
 
-@hip_api()
-def hipStreamSynchronize(stream: Any) -> tuple:
-    s = _stream(stream)
+def hipStreamSynchronize(s: Stream) -> None:
     _refuse_if_capturing(s, "hipStreamSynchronize")
     _check_capture_safe("hipStreamSynchronize")
     _wait(_device.current().scheduler.barrier_positions(s))
-    return (SUCCESS,)
 
 
-@hip_api()
-def hipStreamQuery(stream: Any) -> tuple:
-    s = _stream(stream)
+def hipStreamQuery(s: Stream) -> tuple:
     _refuse_if_capturing(s, "hipStreamQuery")
     sched = _device.current().scheduler
     done = sched.poll(sched.barrier_positions(s))
@@ -652,9 +507,7 @@ def hipStreamQuery(stream: Any) -> tuple:
     return (SUCCESS,) if done else (hipError_t.hipErrorNotReady,)
 
 
-@hip_api()
-def hipStreamWaitEvent(stream: Any, event: Any, flags: int = 0) -> tuple:
-    s, ev = _stream(stream), _event(event)
+def hipStreamWaitEvent(s: Stream, ev: Event, flags: int) -> None:
     if ev.capture is not None:
         # A fork or join inside a capture: the graph is linear, so joining the capture
         # (fork) is all there is to do; the node order already respects the dependency.
@@ -664,18 +517,17 @@ def hipStreamWaitEvent(stream: Any, event: Any, flags: int = 0) -> tuple:
             s.capture = ev.capture
         elif s.capture is not ev.capture:
             raise HipError("hipErrorStreamCaptureMerge", "the streams capture different graphs")
-        return (SUCCESS,)
+        return
     if s.capture is not None:
         if ev.stream is not None:
             s.capture.invalidate("waited on an event recorded outside the capture")
             raise HipError("hipErrorStreamCaptureIsolation",
                            "a capturing stream cannot wait on work outside the capture")
-        return (SUCCESS,)
+        return
     if ev.stream is None:
-        return (SUCCESS,)  # never recorded: nothing to wait for
+        return  # never recorded: nothing to wait for
     target = (ev.stream, ev.seq)
     _submit(s, lambda: Op(f"wait(event 0x{ev.handle:x})", lambda: None, 0.0, [target]))
-    return (SUCCESS,)
 
 
 def _create_event(flags: int) -> tuple:
@@ -685,24 +537,12 @@ def _create_event(flags: int) -> tuple:
     return (SUCCESS, ht.ihipEvent_t(ev.handle))
 
 
-@hip_api(1)
-def hipEventCreate() -> tuple:
-    return _create_event(0)
-
-
-@hip_api(1)
-def hipEventCreateWithFlags(flags: int) -> tuple:
-    return _create_event(flags)
-
-
-@hip_api()
-def hipEventRecord(event: Any, stream: Any = None) -> tuple:
-    ev, s = _event(event), _stream(stream)
+def hipEventRecord(ev: Event, s: Stream) -> None:
     if s.capture is not None:
         if s.capture.invalidated_by:
             raise HipError("hipErrorStreamCaptureInvalidated", "the capture was invalidated")
         ev.capture, ev.stream, ev.timestamp_us = s.capture, None, None
-        return (SUCCESS,)
+        return
     ev.generation += 1
     generation, sched = ev.generation, _device.current().scheduler
 
@@ -711,7 +551,6 @@ def hipEventRecord(event: Any, stream: Any = None) -> tuple:
             ev.timestamp_us = sched.clock_us
     _submit(s, lambda: Op(f"record(event 0x{ev.handle:x})", stamp, 0.0))
     ev.capture, ev.stream, ev.seq, ev.timestamp_us = None, s, s.enqueued, None
-    return (SUCCESS,)
 
 
 def _refuse_captured_event(ev: Event, what: str) -> None:
@@ -719,19 +558,14 @@ def _refuse_captured_event(ev: Event, what: str) -> None:
         raise HipError("hipErrorCapturedEvent", f"{what}: the event was recorded in a capture")
 
 
-@hip_api()
-def hipEventSynchronize(event: Any) -> tuple:
-    ev = _event(event)
+def hipEventSynchronize(ev: Event) -> None:
     _refuse_captured_event(ev, "hipEventSynchronize")
     _check_capture_safe("hipEventSynchronize")
     if ev.stream is not None:
         _wait([(ev.stream, ev.seq)])
-    return (SUCCESS,)
 
 
-@hip_api()
-def hipEventQuery(event: Any) -> tuple:
-    ev = _event(event)
+def hipEventQuery(ev: Event) -> tuple:
     _refuse_captured_event(ev, "hipEventQuery")
     sched = _device.current().scheduler
     done = ev.stream is None or sched.poll([(ev.stream, ev.seq)])
@@ -739,9 +573,7 @@ def hipEventQuery(event: Any) -> tuple:
     return (SUCCESS,) if done else (hipError_t.hipErrorNotReady,)
 
 
-@hip_api(1)
-def hipEventElapsedTime(start: Any, stop: Any) -> tuple:
-    a, b = _event(start), _event(stop)
+def hipEventElapsedTime(a: Event, b: Event) -> tuple:
     for ev in (a, b):
         _refuse_captured_event(ev, "hipEventElapsedTime")
         if ev.flags & ht.CONSTANTS["hipEventDisableTiming"]:
@@ -753,29 +585,17 @@ def hipEventElapsedTime(start: Any, stop: Any) -> tuple:
     return (SUCCESS, (b.timestamp_us - a.timestamp_us) / 1000.0)
 
 
-@hip_api()
-def hipEventDestroy(event: Any) -> tuple:
-    ev = _event(event)
-    del _device.current().events[ev.handle]
-    return (SUCCESS,)
-
-
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
-@hip_api()
-def hipLaunchHostFunc(stream: Any, fn: Any, userData: Any) -> tuple:
-    s = _stream(stream)
-    fn_addr, data = as_address(fn), as_address(userData)
+def hipLaunchHostFunc(s: Stream, fn_addr: int, data: int) -> None:
     if not fn_addr:
         raise HipError("hipErrorInvalidValue", "hipLaunchHostFunc: NULL function")
     callback = _HOST_FN(fn_addr)
     _submit(s, lambda: Op(f"host_fn(0x{fn_addr:x})", lambda: callback(data or None), 1.0))
-    return (SUCCESS,)
 
 
-def _value_address(ptr: Any) -> int:
-    addr = as_address(ptr)
+def _value_address(addr: int) -> int:
     if _device.current().memory.device_visible(addr, 4) is None:
         raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not device-visible memory")
     return addr
@@ -789,10 +609,8 @@ _WAIT_CONDITIONS = {  # hipStreamWaitValue flags -> condition on (word & mask, v
 }
 
 
-@hip_api()
-def hipStreamWaitValue32(stream: Any, ptr: Any, value: int, flags: int,
-                         mask: int = 0xFFFFFFFF) -> tuple:
-    s, addr = _stream(stream), _value_address(ptr)
+def hipStreamWaitValue32(s: Stream, ptr: int, value: int, flags: int, mask: int) -> None:
+    addr = _value_address(ptr)
     cond = _WAIT_CONDITIONS.get(int(flags))
     if cond is None:
         raise HipError("hipErrorInvalidValue", f"hipStreamWaitValue32: unknown flags {flags}")
@@ -805,12 +623,10 @@ def hipStreamWaitValue32(stream: Any, ptr: Any, value: int, flags: int,
             return bool(cond(word, value & mask, mask))
         return Op(f"hipStreamWaitValue32(0x{addr:x}, {value}, flags={int(flags)})", run, 0.5)
     _submit(s, make)
-    return (SUCCESS,)
 
 
-@hip_api()
-def hipStreamWriteValue32(stream: Any, ptr: Any, value: int, flags: int = 0) -> tuple:
-    s, addr = _stream(stream), _value_address(ptr)
+def hipStreamWriteValue32(s: Stream, ptr: int, value: int, flags: int) -> None:
+    addr = _value_address(ptr)
     value = int(value) & 0xFFFFFFFF
     memory = _device.current().memory
 
@@ -819,14 +635,10 @@ def hipStreamWriteValue32(stream: Any, ptr: Any, value: int, flags: int = 0) -> 
             memory.resolve_for_kernel(addr, 4).view("<u4")[0] = value
         return Op(f"hipStreamWriteValue32(0x{addr:x}, {value})", run, 0.5)
     _submit(s, make)
-    return (SUCCESS,)
 
 
 # -- capture and graphs -------------------------------------------------------------------
-@hip_api()
-def hipStreamBeginCapture(stream: Any, mode: Any) -> tuple:
-    s = _stream(stream)
-    mode = _enum(hipStreamCaptureMode, mode)
+def hipStreamBeginCapture(s: Stream, mode: hipStreamCaptureMode) -> None:
     if s.is_null:
         raise HipError("hipErrorStreamCaptureUnsupported", "the legacy null stream cannot capture")
     if s.capture is not None:
@@ -835,12 +647,9 @@ def hipStreamBeginCapture(stream: Any, mode: Any) -> tuple:
     session = CaptureSession(dev.new_capture_id(), s, int(mode))
     s.capture = session
     dev.captures.append(session)
-    return (SUCCESS,)
 
 
-@hip_api(1)
-def hipStreamEndCapture(stream: Any) -> tuple:
-    s = _stream(stream)
+def hipStreamEndCapture(s: Stream) -> tuple:
     session = s.capture
     if session is None:
         raise HipError("hipErrorIllegalState", f"stream 0x{s.handle:x} is not capturing")
@@ -861,72 +670,37 @@ def hipStreamEndCapture(stream: Any) -> tuple:
     return (SUCCESS, ht.ihipGraph(graph.handle))
 
 
-@hip_api(1)
-def hipStreamIsCapturing(stream: Any) -> tuple:
-    s = _stream(stream)
+def hipStreamIsCapturing(s: Stream) -> tuple:
     status = s.capture.status if s.capture is not None else 0
     return (SUCCESS, hipStreamCaptureStatus(status))
 
 
-@hip_api(2)
-def hipStreamGetCaptureInfo(stream: Any) -> tuple:
-    s = _stream(stream)
+def hipStreamGetCaptureInfo(s: Stream) -> tuple:
     if s.capture is None:
         return (SUCCESS, hipStreamCaptureStatus(0), 0)
     return (SUCCESS, hipStreamCaptureStatus(s.capture.status), s.capture.id)
 
 
-@hip_api(1)
-def hipThreadExchangeStreamCaptureMode(mode: Any = None) -> tuple:
+def hipThreadExchangeStreamCaptureMode(mode: hipStreamCaptureMode | None) -> tuple:
     """hip-python takes no mode (the in/out argument is output only); passing one is an
     extension that sets this thread's mode."""
     dev = _device.current()
     previous = dev.thread_capture_mode
     if mode is not None:
-        dev.thread_capture_mode = int(_enum(hipStreamCaptureMode, mode))
+        dev.thread_capture_mode = int(mode)
     return (SUCCESS, hipStreamCaptureMode(previous))
 
 
-def _instantiate(graph: Any) -> GraphExec:
+def _instantiate(g: Graph) -> int:
     dev = _device.current()
-    g = _lookup(dev.graphs, graph, "graph")
     exe = GraphExec(dev.new_handle("graph_exec"), g.nodes)
     dev.graph_execs[exe.handle] = exe
-    return exe
+    return exe.handle
 
 
-@hip_api(3)
-def hipGraphInstantiate(graph: Any, bufferSize: int = 0) -> tuple:
-    exe = _instantiate(graph)
-    return (SUCCESS, ht.hipGraphExec(exe.handle), None, CStr(b""))
-
-
-@hip_api(1)
-def hipGraphInstantiateWithFlags(graph: Any, flags: int = 0) -> tuple:
-    return (SUCCESS, ht.hipGraphExec(_instantiate(graph).handle))
-
-
-@hip_api()
-def hipGraphLaunch(graphExec: Any, stream: Any) -> tuple:
-    exe = _lookup(_device.current().graph_execs, graphExec, "graph exec")
-    s = _stream(stream)
+def hipGraphLaunch(exe: GraphExec, s: Stream) -> None:
     for make in exe.nodes:
         _submit(s, make)
-    return (SUCCESS,)
-
-
-@hip_api()
-def hipGraphExecDestroy(graphExec: Any) -> tuple:
-    exe = _lookup(_device.current().graph_execs, graphExec, "graph exec")
-    del _device.current().graph_execs[exe.handle]
-    return (SUCCESS,)
-
-
-@hip_api()
-def hipGraphDestroy(graph: Any) -> tuple:
-    g = _lookup(_device.current().graphs, graph, "graph")
-    del _device.current().graphs[g.handle]
-    return (SUCCESS,)
 
 
 # -- modules and launches -----------------------------------------------------------------
@@ -945,7 +719,6 @@ def _image_bytes(image: Any) -> bytes:
     return ctypes.string_at(addr, total)
 
 
-@hip_api(1)
 def hipModuleLoadData(image: Any) -> tuple:
     try:
         library, co = resolve_code_object(_image_bytes(image))
@@ -957,10 +730,8 @@ def hipModuleLoadData(image: Any) -> tuple:
     return (SUCCESS, ht.ihipModule_t(module.handle))
 
 
-@hip_api(1)
-def hipModuleGetFunction(module: Any, kname: Any) -> tuple:
+def hipModuleGetFunction(mod: Module, kname: Any) -> tuple:
     dev = _device.current()
-    mod = _lookup(dev.modules, module, "module")
     name = bytes(kname).decode(errors="replace") if not isinstance(kname, str) else kname
     name = name.rstrip("\0")
     if name not in mod.kernels:
@@ -970,18 +741,14 @@ def hipModuleGetFunction(module: Any, kname: Any) -> tuple:
     return (SUCCESS, ht.ihipModuleSymbol_t(fn.handle))
 
 
-@hip_api()
-def hipModuleUnload(module: Any) -> tuple:
+def hipModuleUnload(mod: Module) -> None:
     dev = _device.current()
-    mod = _lookup(dev.modules, module, "module")
     del dev.modules[mod.handle]
     for handle in [h for h, f in dev.functions.items() if f.module is mod]:
         del dev.functions[handle]
-    return (SUCCESS,)
 
 
-def _launch(fn: Function, grid: tuple, block: tuple, stream: Any,
-            kernel_params: Any, extra: Any) -> tuple:
+def _launch(fn: Function, grid: tuple, block: tuple, stream: Any, kernel_params: Any, extra: Any) -> None:
     grid = tuple(int(v) for v in grid)
     block = tuple(int(v) for v in block)
     if min(grid + block) < 1 or block[0] * block[1] * block[2] > 1024:
@@ -996,33 +763,66 @@ def _launch(fn: Function, grid: tuple, block: tuple, stream: Any,
                                              memory.resolve_for_kernel))
         return Op(f"{kernel.name}<<<{grid}, {block}>>>", run, 10.0)
     _submit(s, make)
-    return (SUCCESS,)
 
 
-@hip_api()
+@irregular(raw=True)  # the launch shape is checked before the stream is looked up
 def hipModuleLaunchKernel(f: Any, gridDimX: int, gridDimY: int, gridDimZ: int,
                           blockDimX: int, blockDimY: int, blockDimZ: int,
                           sharedMemBytes: int, stream: Any, kernelParams: Any,
-                          extra: Any) -> tuple:
+                          extra: Any) -> None:
     fn = _lookup(_device.current().functions, f, "function")
-    return _launch(fn, (gridDimX, gridDimY, gridDimZ), (blockDimX, blockDimY, blockDimZ),
-                   stream, kernelParams, extra)
+    _launch(fn, (gridDimX, gridDimY, gridDimZ), (blockDimX, blockDimY, blockDimZ),
+            stream, kernelParams, extra)
 
 
-def _dims(d: Any) -> tuple:
-    if isinstance(d, int):
-        return (d, 1, 1)
-    if isinstance(d, ht.dim3) or hasattr(d, "x"):
-        return (d.x, d.y, d.z)
-    return tuple(d) + (1,) * (3 - len(tuple(d)))
-
-
-@hip_api()
+@irregular(raw=True)  # an unknown function is hipErrorInvalidDeviceFunction, not InvalidHandle
 def hipLaunchKernel(function_address: Any, numBlocks: Any, dimBlocks: Any, args: Any,
-                    sharedMemBytes: int, stream: Any) -> tuple:
+                    sharedMemBytes: int, stream: Any) -> None:
     fn = _lookup(_device.current().functions, function_address, "kernel function",
                  "hipErrorInvalidDeviceFunction")
-    return _launch(fn, _dims(numBlocks), _dims(dimBlocks), stream, args, None)
+    _launch(fn, surface.dims(numBlocks), surface.dims(dimBlocks), stream, args, None)
+
+
+def _forget(kind: str, obj: Any) -> None:
+    del getattr(_device.current(), kind)[obj.handle]
+
+
+# Calls that are a constant, a deletion or another call's body with fixed arguments.
+_H2D, _D2H, _D2D = (hipMemcpyKind.hipMemcpyHostToDevice, hipMemcpyKind.hipMemcpyDeviceToHost,
+                    hipMemcpyKind.hipMemcpyDeviceToDevice)
+TABLE: dict[str, Callable] = {
+    "hipInit": lambda flags: None,
+    "hipGetDeviceCount": lambda: (SUCCESS, 1),
+    "hipGetDevice": lambda: (SUCCESS, 0),
+    "hipEventDestroy": lambda ev: _forget("events", ev),
+    "hipGraphExecDestroy": lambda exe: _forget("graph_execs", exe),
+    "hipGraphDestroy": lambda g: _forget("graphs", g),
+    "hipMemcpyHtoD": lambda dst, src, n: hipMemcpy(dst, src, n, _H2D, "hipMemcpyHtoD"),
+    "hipMemcpyDtoH": lambda dst, src, n: hipMemcpy(dst, src, n, _D2H, "hipMemcpyDtoH"),
+    "hipMemcpyDtoD": lambda dst, src, n: hipMemcpy(dst, src, n, _D2D, "hipMemcpyDtoD"),
+    "hipMemcpyHtoDAsync": lambda dst, src, n, s: hipMemcpyAsync(dst, src, n, _H2D, s),
+    "hipMemcpyDtoHAsync": lambda dst, src, n, s: hipMemcpyAsync(dst, src, n, _D2H, s),
+    "hipMemcpyDtoDAsync": lambda dst, src, n, s: hipMemcpyAsync(dst, src, n, _D2D, s),
+    "hipHostMalloc": lambda size, flags: _host_malloc(size, flags, "hipHostMalloc"),
+    "hipMallocHost": lambda size: _host_malloc(size, 0, "hipMallocHost"),
+    "hipHostAlloc": lambda size, flags: _host_malloc(size, flags, "hipHostAlloc"),
+    "hipFreeHost": hipHostFree,
+    "hipStreamCreate": lambda: _create_stream(0),
+    "hipStreamCreateWithFlags": _create_stream,
+    "hipEventCreate": lambda: _create_event(0),
+    "hipEventCreateWithFlags": _create_event,
+    "hipGraphInstantiate": lambda g, size: (SUCCESS, ht.hipGraphExec(_instantiate(g)), None, CStr(b"")),
+    "hipGraphInstantiateWithFlags": lambda g, flags: (SUCCESS, ht.hipGraphExec(_instantiate(g))),
+}
+# On the sim's surface but not yet catalogue rows (name -> (body, outputs)): framed, with
+# their arguments as passed, and recorded only once their row exists.
+UNCATALOGUED: dict[str, tuple[Callable, int]] = {}
+
+BODIES: dict[str, Callable] = {**{name: fn for name, fn in globals().items() if name.startswith("hip")
+             and isinstance(fn, types.FunctionType)}, **TABLE}
+hip = surface.build("hrr.backends.sim.hip", "hrr sim backend: hip-python's hip surface", BODIES, FRAME,
+                    handle_lookup, enum_errors={"hipMemcpyKind": "hipErrorInvalidMemcpyDirection"},
+                    uncatalogued=UNCATALOGUED)
 
 
 def kernel_layout(function: Any) -> KernelLayout:
@@ -1038,7 +838,3 @@ def kernel_layout(function: Any) -> KernelLayout:
 def last_error_detail() -> str:
     """The message behind this thread's last error (e.g. which stream deadlocked)."""
     return _device.current().last_error()[1]
-
-
-SUPPORTED_APIS: tuple[str, ...] = tuple(SUPPORTED)
-UNCATALOGUED_APIS: tuple[str, ...] = tuple(UNCATALOGUED)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from typing import Any
 
 from hrr.backends.sim.memory import Memory
 from hrr.backends.sim.streams import Scheduler
@@ -37,13 +38,13 @@ class Device:
     def _fresh_state(self, memory: Memory) -> None:
         self.memory = memory
         self.scheduler = Scheduler(self.lock)
-        self.streams: dict[int, object] = {0: self.scheduler.null}
-        self.events: dict[int, object] = {}
-        self.modules: dict[int, object] = {}
-        self.functions: dict[int, object] = {}
-        self.graphs: dict[int, object] = {}
-        self.graph_execs: dict[int, object] = {}
-        self.programs: dict[int, object] = {}
+        self.streams: dict[int, Any] = {0: self.scheduler.null}
+        self.events: dict[int, Any] = {}
+        self.modules: dict[int, Any] = {}
+        self.functions: dict[int, Any] = {}
+        self.graphs: dict[int, Any] = {}
+        self.graph_execs: dict[int, Any] = {}
+        self.programs: dict[int, Any] = {}
         self.captures: list = []   # active CaptureSessions
         self._counters = {k: itertools.count(1) for k in _HANDLE_BASES}
         self._capture_ids = itertools.count(1)

@@ -15,7 +15,7 @@ import os
 import threading
 import time
 from collections import deque
-from typing import Callable
+from typing import Any, Callable
 
 import attrs
 
@@ -45,7 +45,7 @@ class Stream:
     queue: deque = attrs.Factory(deque)
     enqueued: int = 0    # seq of the last op enqueued
     completed: int = 0   # seq of the last op completed (ops complete in order)
-    capture: object = None  # the CaptureSession while capturing
+    capture: Any = None  # the CaptureSession while capturing
     destroyed: bool = False
 
     @property
@@ -73,7 +73,7 @@ class Event:
     seq: int = 0                   # the recorded position in that stream
     generation: int = 0            # bumps per record, so a stale record op keeps quiet
     timestamp_us: float | None = None
-    capture: object = None         # the CaptureSession it was recorded into, if any
+    capture: Any = None            # the CaptureSession it was recorded into, if any
 
     @property
     def complete(self) -> bool:
