@@ -105,10 +105,10 @@ def _app(hip, hiprtc, be) -> list[int]:
 def test_replay_wrappers_wrap_the_other_implementations(seen, tmp_path):
     root = tmp_path / "arch"
     assert capture(root, _app) == [7] * 16
-    code, _ = replay(root, plugins=["refuser"])          # without the wrapper: refused, strict fails
+    code = replay(root, plugins=["refuser"]).exit_code    # without the wrapper: refused, strict fails
     assert code != 0
     seen.clear()
-    code, _ = replay(root, plugins=["refuser", "forgiver"])
+    code = replay(root, plugins=["refuser", "forgiver"]).exit_code
     assert code == 0                                     # every refusal and strict failure swallowed
     assert [s for s in seen if s[0] == "forgiven"] == [("forgiven", "hipModuleLaunchKernel", "refuser")] * 2
     after = [s for s in seen if s[0] == "after"]        # the old-style wrapper saw every event
@@ -121,7 +121,7 @@ def test_specname_implementations_load_and_run(seen, tmp_path):
     assert loaded.versions == {"renamed": "1.0"} and loaded.broken == []
     root = tmp_path / "arch"
     capture(root, _app)
-    assert replay(root, plugins=["renamed"])[0] == 0
+    assert replay(root, plugins=["renamed"]).exit_code == 0
     assert ("renamed summary",) in seen
 
 
