@@ -53,6 +53,7 @@ BATCH_BYTES = 64 << 10
 _PAGE = mmap.PAGESIZE
 _RESERVED = b"\x00\x00\x00"
 _pack_header = FRAME_HEADER.pack_into
+_NATIVE_HINT = "records may hold only lists, str-keyed dicts, ints, floats, str, bytes, bools and None"
 
 
 def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[str, Any], *,
@@ -110,6 +111,8 @@ class ProcessWriter:
         self._pos = 0                      # end of the last whole frame
         self._cap = 0                      # bytes reserved on disk and mapped
         self._max_bytes, self._warn_bytes = max_bytes, warn_bytes
+        self._check_at = 0                 # append checks the cap and warning once past this total
+        self._set_check_at()
         self._stored = 0                   # bytes of blobs, code objects and pack entries written
         self._pack: PackWriter | None = None
         self._pack_below = SMALL_BLOB if pack_blobs else 0   # blobs smaller than this go into the pack
@@ -178,42 +181,58 @@ class ProcessWriter:
                 self._append_v1(record)
                 return
             new_tid = None
-            if type(record) is list and len(record) == 7 and type(record[1]) is int \
-                    and type(record[2]) is str and record[2] in self._api_numbers:
-                tid = record[1]
-                t: Any = self._threads.get(tid)
-                if t is None:
-                    new_tid = tid
-                    self._threads[tid] = len(self._threads)
-                    t = [tid]
-                record = [record[0], t, self._api_numbers[record[2]], record[3], record[4], record[5], record[6]]
+            if type(record) is list and len(record) == 7 and type(record[2]) is str \
+                    and type(record[1]) is int:
+                num = self._api_numbers.get(record[2])
+                if num is not None:
+                    tid = record[1]
+                    t: Any = self._threads.get(tid)
+                    if t is None:
+                        new_tid = tid
+                        self._threads[tid] = len(self._threads)
+                        t = [tid]
+                    record = [record[0], t, num, record[3], record[4], record[5], record[6]]
             else:
                 record = escape_record(record)
             try:
-                payload = self._pack_record(record)
-            except ArchiveError:
+                payload = self._packer.pack(record)
+            except (TypeError, ValueError, OverflowError) as exc:
+                self._packer.reset()
                 if new_tid is not None:
                     del self._threads[new_tid]
-                raise
+                raise ArchiveError(f"record is not msgpack-native: {exc}", where=self.path,
+                                   hint=_NATIVE_HINT) from None
+            n = len(payload)
             start = self._batch_start
-            begin = self._pos if start >= 0 else self._pos + FRAME_HEADER.size
-            end = begin + len(payload)
-            if not self._room(end, end - self._pos):
-                if new_tid is not None:
-                    del self._threads[new_tid]   # numbered for a record never written
-                return
+            pos = self._pos
+            begin = pos if start >= 0 else pos + FRAME_HEADER.size
+            end = begin + n
+            if n > MAX_RECORD_BYTES or end + TRAILER_RESERVE > self._cap \
+                    or end + self._stored > self._check_at:
+                if not self._slow_room(n, end, end - pos):
+                    if new_tid is not None:
+                        del self._threads[new_tid]   # numbered for a record never written
+                    return
             mm = self._mm
             # No Python-level call from here to the counters: a signal handler (close_on_signal)
             # sees either none or all of this record.
             mm[begin + 1:end] = payload[1:]
             mm[begin] = payload[0]         # last: the record exists once its first byte is non-zero
             if start < 0:
-                self._batch_start = self._pos
+                self._batch_start = start = pos
             self._pos = end
             self._events += 1
             self._batch_n += 1
-            if self._batch_n >= BATCH_RECORDS or end - self._batch_start >= BATCH_BYTES:
+            if self._batch_n >= BATCH_RECORDS or end - start >= BATCH_BYTES:
                 self._close_batch()
+
+    def _slow_room(self, n: int, end: int, more: int) -> bool:   # caller holds _lock
+        """The checks append's fast path skips: record size, size cap and warning, growth."""
+        if n > MAX_RECORD_BYTES:
+            raise LimitExceeded(f"record of {n} bytes is over {MAX_RECORD_BYTES}",
+                                where=f"{self.path} record {self._events}",
+                                hint="store large data with put_blob and record its name")
+        return self._room(end, more)
 
     def _pack_record(self, record: Any) -> bytes:   # caller holds _lock
         try:
@@ -221,8 +240,7 @@ class ProcessWriter:
         except (TypeError, ValueError, OverflowError) as exc:
             self._packer.reset()
             raise ArchiveError(f"record is not msgpack-native: {exc}", where=self.path,
-                               hint="records may hold only lists, str-keyed dicts, ints, floats, "
-                                    "str, bytes, bools and None") from None
+                               hint=_NATIVE_HINT) from None
         if len(payload) > MAX_RECORD_BYTES:
             raise LimitExceeded(f"record of {len(payload)} bytes is over {MAX_RECORD_BYTES}",
                                 where=f"{self.path} record {self._events}",
@@ -311,12 +329,17 @@ class ProcessWriter:
             old.close()
 
     # -- the size cap ---------------------------------------------------------------------
+    def _set_check_at(self) -> None:
+        limits = [x for x in (self._max_bytes, self._warn_bytes) if x is not None]
+        self._check_at = min(limits) if limits else 1 << 62
+
     def _over_size(self, more: int) -> bool:   # caller holds _lock
         """Warn once past the warning threshold; stop recording (True) if ``more`` bytes would pass the cap."""
         total = self._pos + self._stored + more
         warn = self._warn_bytes
         if warn is not None and total > warn:
             self._warn_bytes = None
+            self._set_check_at()
             _say(f"hrr: pid {self.pid}: warning: the archive {self.path} has passed {warn} bytes; "
                  f"`hrr capture --max-archive-bytes N` stops recording at N bytes per process")
         if self._max_bytes is None or total <= self._max_bytes:
@@ -477,6 +500,11 @@ class ProcessWriter:
             for lock in reversed(held):
                 lock.release()
         forking.untrack_writer(self)
+
+    @property
+    def bytes_written(self) -> int:
+        """Bytes this process directory holds so far: events.bin up to its last record, blobs, code objects."""
+        return self._pos + self._stored
 
     @property
     def closed(self) -> bool:
