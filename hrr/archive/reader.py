@@ -435,7 +435,6 @@ class ProcessArchive:
         if start:
             unpacker.feed(start)
         threads: list[int] = []
-        state.open_start = offset
         at = 0
         while True:
             try:
@@ -466,6 +465,7 @@ class ProcessArchive:
             at = unpacker.tell()
             state.frames += 1
             state.open_records += 1
+            state.open_start = offset
             state.valid_end, state.valid_frames = body + at, state.frames
 
     @property
