@@ -126,8 +126,10 @@ class Launcher:
         self.words = (ctypes.c_void_p(int(self.dev)), ctypes.c_uint32(1), ctypes.c_uint32(16))
         self.params = [ctypes.addressof(w) for w in self.words]
         self.pinned = hip.hipHostMalloc(pinned_bytes, 0)[1] if pinned_bytes else None
-        self.host = (np.frombuffer((ctypes.c_uint8 * pinned_bytes).from_address(int(self.pinned)), np.uint8)
-                     if pinned_bytes else None)
+        self.host: Any = None
+        if self.pinned is not None:
+            view: Any = (ctypes.c_uint8 * pinned_bytes).from_address(int(self.pinned))
+            self.host = np.frombuffer(view, np.uint8)
         self.nbytes = ctypes.c_uint64(64)
 
     def run(self, n: int) -> None:
@@ -211,7 +213,7 @@ def bench_snapshots(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[st
     bare, captured = Launcher(be.hip, be, nbytes), Launcher(cap.hip, be, nbytes)
     bare.run(1)
     captured.run(1)           # the first snapshot of the buffer stores it whole
-    buf = np.random.default_rng(0).integers(0, 255, nbytes, dtype=np.uint8)
+    buf: Any = np.random.default_rng(0).integers(0, 255, nbytes, dtype=np.uint8)
     n = sz.snapshot_launches
     med = alternate({"bare": lambda: timed(lambda: bare.run(n)),
                      "captured": lambda: timed(lambda: captured.run(n)),

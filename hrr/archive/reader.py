@@ -19,9 +19,9 @@ import msgpack
 
 from hrr.archive import manifest as manifest_mod
 from hrr.archive.blobs import StoreReader
-from hrr.archive.format import (BATCH_SLACK, HEADER_MIN_LIMIT, EVENTS_FILE, FILE_HEADER, FRAME_EVENT, FRAME_HEADER, FRAME_OPEN,
-                                FRAME_TRAILER, FRAME_TYPES, HEADER_SEED_TYPE, MANIFEST_FILE, MAX_BATCH_RECORDS,
-                                PID_DIR_RE, UNPACK_ERRORS, check_prefix, checksum, decode_record,
+from hrr.archive.format import (BATCH_SLACK, EVENTS_FILE, FILE_HEADER, FRAME_EVENT, FRAME_HEADER, FRAME_OPEN,
+                                FRAME_TRAILER, FRAME_TYPES, HEADER_MIN_LIMIT, HEADER_SEED_TYPE, MANIFEST_FILE,
+                                MAX_BATCH_RECORDS, PID_DIR_RE, UNPACK_ERRORS, check_prefix, checksum, decode_record,
                                 record_unpacker, unpack_untrusted)
 from hrr.archive.fsutil import open_dir_nofollow, open_file_nofollow, read_exact
 from hrr.archive.limits import Limits
@@ -327,7 +327,7 @@ class ProcessArchive:
                  progress: Callable[[int], None] | None) -> Iterator[Record | BadRecord]:
         """Version 2: batch frames of ``count`` records under one checksum; an open or torn
         last batch is read record by record (each whole by its own msgpack framing)."""
-        limits, where, apis = self.limits, self.events_path, self._apis
+        limits, where = self.limits, self.events_path
         most = limits.max_record_bytes + BATCH_SLACK
         with self._open_events() as f:
             offset = self._data_start

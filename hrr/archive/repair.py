@@ -154,8 +154,7 @@ def _repair_one(root: str, name: str, limits: Limits, result: ProcessRepair, pro
                 result.header_rewritten = True
             else:
                 trailer_ok = state.trailer is not None and state.trailer.get("events") == state.valid_frames
-                cut = state.valid_end if trailer_ok else (
-                    state.trailer_offset if state.trailer is not None else state.valid_end)
+                cut = state.valid_end if trailer_ok or state.trailer_offset is None else state.trailer_offset
                 data, kept = b"", state.valid_frames
                 if state.open_start is not None and not trailer_ok:
                     _close_open_batch(fd, state.open_start, state.valid_end, state.open_records)

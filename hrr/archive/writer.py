@@ -107,7 +107,7 @@ class ProcessWriter:
         self._off = False                  # closed, inert or stopped: append does nothing
         self.incomplete: dict[str, Any] | None = None   # why recording stopped early
         self._not_recorded = 0             # calls appended after recording stopped
-        self._mm: mmap.mmap | None = None
+        self._mm: Any = None               # the mmap.mmap of events.bin; None once unmapped
         self._pos = 0                      # end of the last whole frame
         self._cap = 0                      # bytes reserved on disk and mapped
         self._max_bytes, self._warn_bytes = max_bytes, warn_bytes
