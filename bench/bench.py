@@ -322,7 +322,8 @@ def run(argv: list[str] | None = None, say: Callable[[str], None] = print) -> di
     if hasattr(be, "reset_device"):
         be.reset_device()
     mode_name = "tiny" if args.tiny else "quick" if args.quick else "full"
-    say(f"backend {args.backend}; mode {mode_name}; python {sys.version.split()[0]}")
+    meta = machine()   # the commit measured, read before the run
+    say(f"backend {args.backend}; mode {mode_name}; python {sys.version.split()[0]}; commit {meta['commit']}")
     out: dict[str, Any] = {}
     bench_calls(be, sz, out, say)
     bench_launches(be, sz, out, say)
@@ -331,7 +332,7 @@ def run(argv: list[str] | None = None, say: Callable[[str], None] = print) -> di
     if args.backend == "cuda":
         bench_gpu(be, sz, out, say, args.backend)
     out = {k: float(v) for k, v in out.items()}
-    out["meta"] = {**machine(), "backend": args.backend, "mode": mode_name,
+    out["meta"] = {**meta, "backend": args.backend, "mode": mode_name,
                    "command": " ".join(["bench/bench.py", *(argv if argv is not None else sys.argv[1:])])}
     with open(args.out, "w") as f:
         json.dump(out, f, indent=2, sort_keys=True)

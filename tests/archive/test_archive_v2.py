@@ -232,3 +232,36 @@ def test_version_1_archives_still_read_and_repair(tmp_path):
     assert repair(root).count("repaired") == 1
     with open_archive(root) as a:
         assert a.processes[0].clean and a.processes[0].version == 1
+
+
+class _OrderedMap:
+    """Stands in for the writer's mapping and logs each write as (start, stop)."""
+
+    def __init__(self, mm, log):
+        self.mm, self.log = mm, log
+
+    def __setitem__(self, key, value):
+        start, stop = (key.start, key.stop) if isinstance(key, slice) else (key, key + 1)
+        self.log.append((start, stop))
+        self.mm[key] = value
+
+    def __getitem__(self, key):
+        return self.mm[key]
+
+
+def test_a_record_and_a_frame_header_are_each_written_first_byte_last(tmp_path):
+    """What a kill mid-copy leaves must read as the end of the stream: the byte that makes a
+    record (or a closed frame) visible is written after all of its other bytes."""
+    root = str(tmp_path / "a")
+    w = open_process_writer(root, 4242, {"backend": "sim"})
+    w.append(EVENTS[0])
+    log: list = []
+    w._mm = _OrderedMap(w._mm, log)
+    w.append(EVENTS[1])
+    assert len(log) == 2 and log[1][1] - log[1][0] == 1 and log[1][1] == log[0][0]   # rest, then first byte
+    log.clear()
+    w.flush()
+    assert len(log) == 2 and log[1][1] - log[1][0] == 1 and log[1][1] == log[0][0]   # header rest, then type
+    w._mm = w._mm.mm
+    w.close()
+    assert _values(root) == EVENTS[:2]
