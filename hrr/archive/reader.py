@@ -239,16 +239,14 @@ class ProcessArchive:
         """Like :meth:`events`, and each value is also checked against the event schema
         (``hrr.events.codec``): a Record carries its ``event``; a value of the wrong shape or
         type is a BadRecord naming the field, never an exception."""
-        for item in self._walk(decode=True):
-            if isinstance(item, BadRecord):
-                yield item
-                continue
-            try:
-                event = event_from_wire(item.value)
-            except FormatError as exc:
-                yield BadRecord(item.index, item.offset, exc.what, self.events_path)
-                continue
-            yield Record(item.index, item.offset, item.value, event)
+        return self._walk(decode=True, make=self._checked)
+
+    def _checked(self, index: int, offset: int, value: Any) -> Record | BadRecord:
+        try:
+            event = event_from_wire(value)
+        except FormatError as exc:
+            return BadRecord(index, offset, exc.what, self.events_path)
+        return Record(index, offset, value, event)
 
     def scan(self, progress: Callable[[int], None] | None = None) -> StreamState:
         """Walk the frames without decoding them (checksums checked) and return what was found.
@@ -259,13 +257,15 @@ class ProcessArchive:
         assert self._state is not None
         return self._state
 
-    def _walk(self, decode: bool, progress: Callable[[int], None] | None = None) -> Iterator[Record | BadRecord]:
+    def _walk(self, decode: bool, progress: Callable[[int], None] | None = None,
+              make: Callable[[int, int, Any], Record | BadRecord] = Record) -> Iterator[Record | BadRecord]:
+        """Every event record (``make(index, offset, value)`` builds what is yielded)."""
         state = StreamState(torn=self.header_torn, valid_end=self._data_start)
         if self.header_torn:
             self._state = state
             return
         if self.version >= 2:
-            yield from self._walk_v2(state, decode, progress)
+            yield from self._walk_v2(state, decode, progress, make)
             return
         limits, where = self.limits, self.events_path
         with self._open_events() as f:
@@ -314,7 +314,7 @@ class ProcessArchive:
                                         hint="raise the limit if you trust this archive")
                 if decode:
                     try:
-                        yield Record(state.frames, offset, unpack_untrusted(payload))
+                        yield make(state.frames, offset, unpack_untrusted(payload))
                     except ValueError as exc:
                         yield BadRecord(state.frames, offset, str(exc), where)
                 state.frames += 1
@@ -323,8 +323,8 @@ class ProcessArchive:
             state.size = os.fstat(f.fileno()).st_size
         self._state = state
 
-    def _walk_v2(self, state: StreamState, decode: bool,
-                 progress: Callable[[int], None] | None) -> Iterator[Record | BadRecord]:
+    def _walk_v2(self, state: StreamState, decode: bool, progress: Callable[[int], None] | None,
+                 make: Callable[[int, int, Any], Record | BadRecord]) -> Iterator[Record | BadRecord]:
         """Version 2: batch frames of ``count`` records under one checksum; an open or torn
         last batch is read record by record (each whole by its own msgpack framing)."""
         limits, where = self.limits, self.events_path
@@ -338,7 +338,7 @@ class ProcessArchive:
                 head = f.read(FRAME_HEADER.size)
                 if not head or head[0] == FRAME_OPEN:
                     if len(head) == FRAME_HEADER.size:
-                        yield from self._loose_records(f, state, offset, b"", decode)
+                        yield from self._loose_records(f, state, offset, b"", decode, make)
                     elif head.strip(b"\0"):
                         state.torn = True
                     break
@@ -357,7 +357,7 @@ class ProcessArchive:
                 body = offset + FRAME_HEADER.size
                 if len(payload) < length:
                     if ftype == FRAME_EVENT:   # cut short (a copy, a disk): keep its whole records
-                        yield from self._loose_records(f, state, offset, payload, decode, torn=True)
+                        yield from self._loose_records(f, state, offset, payload, decode, make, torn=True)
                     state.torn = True
                     break
                 end = body + length
@@ -386,15 +386,15 @@ class ProcessArchive:
                                               f"at offset {offset}",
                                         hint="raise the limit if you trust this archive")
                 if decode:
-                    yield from self._batch(payload, count, body, offset, state.frames)
+                    yield from self._batch(payload, count, body, offset, state.frames, make)
                 state.frames += count
                 state.valid_end, state.valid_frames = end, state.frames
                 offset = end
             state.size = os.fstat(f.fileno()).st_size
         self._state = state
 
-    def _batch(self, payload: bytes, count: int, body: int, offset: int,
-               index: int) -> Iterator[Record | BadRecord]:
+    def _batch(self, payload: bytes, count: int, body: int, offset: int, index: int,
+               make: Callable[[int, int, Any], Record | BadRecord]) -> Iterator[Record | BadRecord]:
         """The ``count`` records of one checked batch frame; the rest of the frame is refused
         at the first record that does not decode."""
         where, apis = self.events_path, self._apis
@@ -415,7 +415,7 @@ class ProcessArchive:
             try:
                 if size > self.limits.max_record_bytes:
                     raise ValueError(f"record of {size} bytes is over max_record_bytes")
-                yield Record(index + i, body + at, decode_record(value, apis, threads))
+                yield make(index + i, body + at, decode_record(value, apis, threads))
             except ValueError as exc:
                 yield BadRecord(index + i, body + at, str(exc), where)
             at += size
@@ -425,6 +425,7 @@ class ProcessArchive:
                             where)
 
     def _loose_records(self, f: Any, state: StreamState, offset: int, start: bytes, decode: bool,
+                       make: Callable[[int, int, Any], Record | BadRecord],
                        torn: bool = False) -> Iterator[Record | BadRecord]:
         """Records of the batch whose frame header starts at ``offset`` and was never written
         (or whose payload is cut short), one by one: up to a zero byte, the end of the file or
@@ -459,7 +460,7 @@ class ProcessArchive:
                                     hint="raise the limit if you trust this archive")
             if decode:
                 try:
-                    yield Record(state.frames, body + at, decode_record(value, apis, threads))
+                    yield make(state.frames, body + at, decode_record(value, apis, threads))
                 except ValueError as exc:
                     yield BadRecord(state.frames, body + at, str(exc), where)
             at = unpacker.tell()
