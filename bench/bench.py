@@ -1,137 +1,345 @@
-"""hrr's benchmark: ratios from one run, never timed assertions.
+"""hrr's benchmark: figures measured side by side in one run, never timed assertions.
 
-    python bench/bench.py [--backend sim|cuda] [--launches N] [--calls N] [--snapshot-mb M]
+    python bench/bench.py [--quick | --tiny] [--backend sim|cuda] [--out bench/results.json]
 
-Prints:
-  * capture overhead per non-launch call (µs) and captured/uncaptured ratio;
-  * captured/uncaptured wall time of an app making N small kernel launches;
-  * pinned-snapshot cost per launch vs. one xxh3-128 pass over the same bytes;
-  * replay time vs. the app's own (uncaptured) time.
+Each figure alternates its variants (uncaptured, captured, ...) round after round in one
+process and takes the median of the rounds. It prints one line per figure and writes
+``--out`` (default bench/results.json) with the issue-11 keys, each a number:
+
+  call_overhead_us          added per cheap call (hipGetDevice) when captured, all plugins
+  launch_overhead_us        added per small launch (no pinned argument), all plugins
+  snapshot_unchanged_ratio  added per launch reading an unchanged pinned buffer (64 MiB)
+                            / one xxh3-128 pass over as many bytes
+  snapshot_changed_bytes    archive bytes added by one launch after 4 KiB of it changed
+  archive_bytes_per_event   archive bytes per captured cheap call
+  replay_events_per_s       events replayed per second from an archive of cheap calls
+  h200_capture_ratio        --backend cuda only: captured / uncaptured, 100k small launches
+  h200_replay_ratio         --backend cuda only: replay / the program's own run
+
+plus ``*_format1`` figures: the same cheap-call figures with the version 1 writer
+(one frame per record), measured in the same rounds, and a ``meta`` map (machine, commit).
 """
 from __future__ import annotations
 
 import argparse
 import ctypes
+import functools
+import json
 import os
+import platform
+import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from typing import Any, Callable
 
 import attrs
 import numpy as np
 import xxhash
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
 
+from hrr.archive import open_process_writer  # noqa: E402
 from hrr.backends import load_backend  # noqa: E402
 from hrr.capture.session import CaptureSession  # noqa: E402
 from hrr.config import config  # noqa: E402
 from hrr.replay.engine import ReplayOptions  # noqa: E402
 from hrr.replay.run import replay_archive  # noqa: E402
 
-
-def small_calls(hip, n: int) -> None:
-    for _ in range(n):
-        hip.hipGetDevice()
-
-
-def launches(hip, be, n: int, pinned_bytes: int = 0) -> None:
-    mod = hip.hipModuleLoadData(be.builtin_code_object())[1]
-    fill = hip.hipModuleGetFunction(mod, b"fill_u32")[1]
-    copy = hip.hipModuleGetFunction(mod, b"copy_u8")[1]
-    s = hip.hipStreamCreate()[1]
-    d = hip.hipMalloc(max(pinned_bytes, 64))[1]
-    p = hip.hipHostMalloc(max(pinned_bytes, 64), 0)[1] if pinned_bytes else None
-    dp, v, cnt = ctypes.c_void_p(int(d)), ctypes.c_uint32(1), ctypes.c_uint32(16)
-    params = [ctypes.addressof(dp), ctypes.addressof(v), ctypes.addressof(cnt)]
-    host = np.frombuffer((ctypes.c_uint8 * pinned_bytes).from_address(int(p)), np.uint8) if p else None
-    for i in range(n):
-        if p is not None:
-            host[i % pinned_bytes] = i & 0xFF  # changes one chunk per launch
-            hip.hipModuleLaunchKernel(copy, 1, 1, 1, 64, 1, 1, 0, s, None,
-                                      (d, p, ctypes.c_uint64(pinned_bytes)))
-        else:
-            hip.hipModuleLaunchKernel(fill, 1, 1, 1, 32, 1, 1, 0, s, params, None)
-    hip.hipStreamSynchronize(s)
-    out = np.zeros(16, np.uint32)
-    hip.hipMemcpy(out, d, 64, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
-    hip.hipFree(d)
-    if p is not None:
-        hip.hipHostFree(p)
-    hip.hipStreamDestroy(s)
-    hip.hipModuleUnload(mod)
+CPU_KEYS = ("call_overhead_us", "launch_overhead_us", "snapshot_unchanged_ratio", "snapshot_changed_bytes",
+            "archive_bytes_per_event", "replay_events_per_s")
+GPU_KEYS = ("h200_capture_ratio", "h200_replay_ratio")
 
 
-def timed(fn) -> float:
+@attrs.define
+class Sizes:
+    """How much each figure runs (rounds are alternated variant by variant)."""
+    rounds: int
+    calls: int
+    launches: int
+    snapshot_mb: float
+    snapshot_launches: int
+    changed_launches: int
+    replay_events: int
+    gpu_launches: int
+
+
+FULL = Sizes(rounds=7, calls=100_000, launches=20_000, snapshot_mb=64, snapshot_launches=5,
+             changed_launches=9, replay_events=100_000, gpu_launches=100_000)
+QUICK = Sizes(rounds=5, calls=20_000, launches=3_000, snapshot_mb=64, snapshot_launches=2,
+              changed_launches=5, replay_events=20_000, gpu_launches=10_000)
+TINY = Sizes(rounds=2, calls=200, launches=20, snapshot_mb=1, snapshot_launches=1,
+             changed_launches=2, replay_events=200, gpu_launches=20)
+
+
+def timed(fn: Callable[[], Any]) -> float:
+    """Seconds ``fn()`` took."""
     t0 = time.perf_counter()
     fn()
     return time.perf_counter() - t0
 
 
-def fresh(be) -> None:
+def alternate(variants: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
+    """Run every variant once per round, in turn, and return each one's median."""
+    got: dict[str, list[float]] = {name: [] for name in variants}
+    for _ in range(rounds):
+        for name, fn in variants.items():
+            got[name].append(fn())
+    return {name: statistics.median(v) for name, v in got.items()}
+
+
+class Capture:
+    """One capture session kept open across rounds, in its own temp directory."""
+
+    def __init__(self, be: Any, plugins: list[str] | None, format_version: int = 2) -> None:
+        self.root = tempfile.mkdtemp(prefix="hrr-bench-")
+        cfg = attrs.evolve(config(), backend=be.NAME, content_mode="content")
+        factory = functools.partial(open_process_writer, format_version=format_version)
+        self.session = CaptureSession(be, cfg, self.root, plugins=plugins, writer_factory=factory)
+        self.hip = self.session.hip
+
+    @property
+    def size(self) -> int:
+        """Bytes the archive holds so far (events, blobs, code objects)."""
+        return self.session.writer.bytes_written
+
+    def close(self) -> None:
+        self.session.close()
+
+    def remove(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+class Launcher:
+    """A module, a stream and buffers set up once; ``run(n)`` makes n small launches and syncs."""
+
+    def __init__(self, hip: Any, be: Any, pinned_bytes: int = 0) -> None:
+        self.hip = hip
+        self.mod = hip.hipModuleLoadData(be.builtin_code_object())[1]
+        self.fill = hip.hipModuleGetFunction(self.mod, b"fill_u32")[1]
+        self.copy = hip.hipModuleGetFunction(self.mod, b"copy_u8")[1]
+        self.stream = hip.hipStreamCreate()[1]
+        self.dev = hip.hipMalloc(64)[1]
+        self.words = (ctypes.c_void_p(int(self.dev)), ctypes.c_uint32(1), ctypes.c_uint32(16))
+        self.params = [ctypes.addressof(w) for w in self.words]
+        self.pinned = hip.hipHostMalloc(pinned_bytes, 0)[1] if pinned_bytes else None
+        self.host: Any = None
+        if self.pinned is not None:
+            view: Any = (ctypes.c_uint8 * pinned_bytes).from_address(int(self.pinned))
+            self.host = np.frombuffer(view, np.uint8)
+        self.nbytes = ctypes.c_uint64(64)
+
+    def run(self, n: int) -> None:
+        hip, s = self.hip, self.stream
+        if self.pinned is None:
+            for _ in range(n):
+                hip.hipModuleLaunchKernel(self.fill, 1, 1, 1, 32, 1, 1, 0, s, self.params, None)
+        else:   # reads 64 bytes of the pinned buffer: the snapshot is of the whole allocation
+            for _ in range(n):
+                hip.hipModuleLaunchKernel(self.copy, 1, 1, 1, 64, 1, 1, 0, s, None,
+                                          (self.dev, self.pinned, self.nbytes))
+        hip.hipStreamSynchronize(s)
+
+    def close(self) -> None:
+        hip = self.hip
+        hip.hipStreamSynchronize(self.stream)
+        hip.hipFree(self.dev)
+        if self.pinned is not None:
+            self.host = None
+            hip.hipHostFree(self.pinned)
+        hip.hipStreamDestroy(self.stream)
+        hip.hipModuleUnload(self.mod)
+
+
+def cheap_calls(hip: Any, n: int) -> None:
+    get = hip.hipGetDevice
+    for _ in range(n):
+        get()
+
+
+def bench_calls(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:
+    """call_overhead_us and archive_bytes_per_event, with the v2 and the v1 writer."""
+    caps = {"v2": Capture(be, None), "v1": Capture(be, None, format_version=1)}
+    sizes: dict[str, list[float]] = {"v2": [], "v1": []}
+
+    def captured(name: str) -> float:
+        cap = caps[name]
+        before = cap.size
+        t = timed(lambda: cheap_calls(cap.hip, sz.calls))
+        sizes[name].append((cap.size - before) / sz.calls)
+        return t
+
+    med = alternate({"bare": lambda: timed(lambda: cheap_calls(be.hip, sz.calls)),
+                     "v2": lambda: captured("v2"), "v1": lambda: captured("v1")}, sz.rounds)
+    for cap in caps.values():
+        cap.close()
+        cap.remove()
+    per = {k: v / sz.calls * 1e6 for k, v in med.items()}
+    out["call_overhead_us"] = per["v2"] - per["bare"]
+    out["call_overhead_us_format1"] = per["v1"] - per["bare"]
+    out["archive_bytes_per_event"] = statistics.median(sizes["v2"])
+    out["archive_bytes_per_event_format1"] = statistics.median(sizes["v1"])
+    say(f"cheap call (hipGetDevice x{sz.calls}, all plugins, median of {sz.rounds}): uncaptured "
+        f"{per['bare']:.2f} us; captured {per['v2']:.2f} us (+{out['call_overhead_us']:.2f}), "
+        f"{out['archive_bytes_per_event']:.1f} B/event; with the v1 writer {per['v1']:.2f} us "
+        f"(+{out['call_overhead_us_format1']:.2f}), {out['archive_bytes_per_event_format1']:.1f} B/event")
+
+
+def bench_launches(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:
+    """launch_overhead_us: small launches with no pinned argument, all plugins."""
+    cap = Capture(be, None)
+    bare, captured = Launcher(be.hip, be), Launcher(cap.hip, be)
+    bare.run(5)
+    captured.run(5)
+    med = alternate({"bare": lambda: timed(lambda: bare.run(sz.launches)),
+                     "captured": lambda: timed(lambda: captured.run(sz.launches))}, sz.rounds)
+    bare.close()
+    captured.close()
+    cap.close()
+    cap.remove()
+    per = {k: v / sz.launches * 1e6 for k, v in med.items()}
+    out["launch_overhead_us"] = per["captured"] - per["bare"]
+    say(f"small launch (fill_u32 x{sz.launches}, all plugins, median of {sz.rounds}): uncaptured "
+        f"{per['bare']:.2f} us, captured {per['captured']:.2f} us (+{out['launch_overhead_us']:.2f})")
+
+
+def bench_snapshots(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:
+    """snapshot_unchanged_ratio and snapshot_changed_bytes (pinned_snapshot plugin only)."""
+    nbytes = int(sz.snapshot_mb * (1 << 20))
+    cap = Capture(be, ["pinned_snapshot"])
+    bare, captured = Launcher(be.hip, be, nbytes), Launcher(cap.hip, be, nbytes)
+    bare.run(1)
+    captured.run(1)           # the first snapshot of the buffer stores it whole
+    buf: Any = np.random.default_rng(0).integers(0, 255, nbytes, dtype=np.uint8)
+    n = sz.snapshot_launches
+    med = alternate({"bare": lambda: timed(lambda: bare.run(n)),
+                     "captured": lambda: timed(lambda: captured.run(n)),
+                     "hash": lambda: timed(lambda: xxhash.xxh3_128_digest(buf))}, sz.rounds)
+    added = (med["captured"] - med["bare"]) / n
+    out["snapshot_unchanged_ratio"] = added / med["hash"]
+    say(f"unchanged {sz.snapshot_mb:g} MiB pinned buffer per launch (median of {sz.rounds}): "
+        f"+{added * 1e3:.3f} ms; one xxh3-128 pass {med['hash'] * 1e3:.3f} ms; "
+        f"ratio {out['snapshot_unchanged_ratio']:.2f}")
+    grew = []
+    assert captured.host is not None
+    for i in range(sz.changed_launches):
+        at = (i * 7919 * 4096) % max(nbytes - 4096, 1)
+        captured.host[at:at + 4096] ^= 0xFF          # 4 KiB changed
+        before = cap.size
+        captured.run(1)
+        grew.append(cap.size - before)
+    out["snapshot_changed_bytes"] = statistics.median(grew)
+    say(f"one launch after 4 KiB of {sz.snapshot_mb:g} MiB changed: archive +{out['snapshot_changed_bytes']:.0f} "
+        f"bytes (median of {sz.changed_launches})")
+    bare.close()
+    captured.close()
+    cap.close()
+    cap.remove()
+
+
+def bench_replay(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None], backend: str) -> None:
+    """replay_events_per_s: an archive of cheap calls replayed, median of the rounds."""
+    cap = Capture(be, None)
+    cheap_calls(cap.hip, sz.replay_events)
+    cap.close()
+    lines: list[str] = []
+    med = alternate({"replay": lambda: timed(lambda: replay_archive(
+        cap.root, backend=backend, options=ReplayOptions(strict=False), echo=lines.append))}, sz.rounds)
+    cap.remove()
+    out["replay_events_per_s"] = sz.replay_events / med["replay"]
+    say(f"replay of {sz.replay_events} cheap calls (median of {sz.rounds}): {med['replay']:.3f} s, "
+        f"{out['replay_events_per_s']:.0f} events/s")
+
+
+def bench_gpu(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None], backend: str) -> None:
+    """h200_capture_ratio and h200_replay_ratio: whole small-launch programs, uncaptured,
+    captured (all plugins) and replayed, alternated."""
+    roots: list[str] = []
+
+    def program(hip: Any) -> None:
+        launcher = Launcher(hip, be)
+        launcher.run(sz.gpu_launches)
+        launcher.close()
+
+    def captured() -> float:
+        cap = Capture(be, None)
+        t = timed(lambda: program(cap.hip))
+        cap.close()
+        roots.append(cap.root)
+        return t
+
+    def replayed() -> float:
+        root = roots[-1]
+        t = timed(lambda: replay_archive(root, backend=backend, options=ReplayOptions(strict=False),
+                                         echo=lambda line: None))
+        shutil.rmtree(root, ignore_errors=True)
+        return t
+
+    program(be.hip)   # warm-up: code object build, context
+    med = alternate({"bare": lambda: timed(lambda: program(be.hip)), "captured": captured,
+                     "replay": replayed}, sz.rounds)
+    out["h200_capture_ratio"] = med["captured"] / med["bare"]
+    out["h200_replay_ratio"] = med["replay"] / med["bare"]
+    say(f"{sz.gpu_launches} small launches on {backend}: uncaptured {med['bare']:.3f} s, captured "
+        f"{med['captured']:.3f} s (x{out['h200_capture_ratio']:.2f}), replay {med['replay']:.3f} s "
+        f"(x{out['h200_replay_ratio']:.2f})")
+
+
+def machine() -> dict[str, Any]:
+    """What the figures were measured on."""
+    model = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
+    except OSError:
+        pass
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+                                text=True, check=False).stdout.strip()
+    except OSError:
+        commit = ""
+    return {"nproc": os.cpu_count(), "cpu": model or platform.processor(), "python": platform.python_version(),
+            "commit": commit, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+
+
+def run(argv: list[str] | None = None, say: Callable[[str], None] = print) -> dict[str, Any]:
+    """Parse ``argv``, measure every figure, write the results file and return its content."""
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    mode = ap.add_mutually_exclusive_group()
+    mode.add_argument("--quick", action="store_true", help="fewer rounds and calls (a few minutes on 2 cores)")
+    mode.add_argument("--tiny", action="store_true", help="the code path only, in seconds (CI)")
+    ap.add_argument("--backend", default="sim")
+    ap.add_argument("--rounds", type=int, help="override the mode's number of rounds")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results.json"))
+    args = ap.parse_args(argv)
+    sz = attrs.evolve(TINY if args.tiny else QUICK if args.quick else FULL)
+    if args.rounds:
+        sz.rounds = args.rounds
+    be = load_backend(args.backend)
     if hasattr(be, "reset_device"):
         be.reset_device()
-
-
-def captured(be, plugins, fn) -> tuple[float, str]:
-    root = tempfile.mkdtemp(prefix="hrr-bench-")
-    cfg = attrs.evolve(config(), backend=be.NAME, content_mode="content")
-    session = CaptureSession(be, cfg, root, plugins=plugins)
-    t = timed(lambda: fn(session.hip))
-    session.close()
-    return t, root
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--backend", default="sim")
-    ap.add_argument("--launches", type=int, default=20_000)
-    ap.add_argument("--calls", type=int, default=100_000)
-    ap.add_argument("--snapshot-mb", type=float, default=4.0)
-    ap.add_argument("--snapshot-launches", type=int, default=200)
-    args = ap.parse_args()
-    be = load_backend(args.backend)
-    hip = be.hip
-    print(f"backend {args.backend}; python {sys.version.split()[0]}")
-
-    fresh(be)
-    base = timed(lambda: small_calls(hip, args.calls))
-    fresh(be)
-    cap, _ = captured(be, [], lambda h: small_calls(h, args.calls))
-    print(f"non-launch call (hipGetDevice x{args.calls}): uncaptured {base / args.calls * 1e6:.2f} us, "
-          f"captured {cap / args.calls * 1e6:.2f} us, added {(cap - base) / args.calls * 1e6:.2f} us/call, "
-          f"ratio {cap / base:.2f}x")
-
-    fresh(be)
-    launches(hip, be, 10)  # warm-up: code object build and load
-    fresh(be)
-    base = timed(lambda: launches(hip, be, args.launches))
-    fresh(be)
-    cap, root = captured(be, None, lambda h: launches(h, be, args.launches))
-    print(f"{args.launches} small launches: uncaptured {base:.3f} s, captured (all plugins) {cap:.3f} s, "
-          f"ratio {cap / base:.2f}x")
-    fresh(be)
-    lines: list[str] = []
-    rep = timed(lambda: replay_archive(root, backend=args.backend, options=ReplayOptions(strict=False),
-                                       echo=lines.append))
-    print(f"replay of that archive: {rep:.3f} s, replay/original ratio {rep / base:.2f}x "
-          f"({lines[-1] if lines else ''})")
-
-    nbytes = int(args.snapshot_mb * 1024 * 1024)
-    n = args.snapshot_launches
-    fresh(be)
-    launches(hip, be, 2, pinned_bytes=nbytes)  # warm-up: code object build, first allocations
-    fresh(be)
-    base = timed(lambda: launches(hip, be, n, pinned_bytes=nbytes))
-    fresh(be)
-    cap, _ = captured(be, ["pinned_snapshot"], lambda h: launches(h, be, n, pinned_bytes=nbytes))
-    buf = np.random.default_rng(0).integers(0, 255, nbytes, dtype=np.uint8)
-    hash_t = min(timed(lambda: xxhash.xxh3_128_digest(buf)) for _ in range(5))
-    per_launch = (cap - base) / n
-    print(f"pinned snapshot of {args.snapshot_mb:g} MiB per launch ({n} launches, one byte changed each): "
-          f"{per_launch * 1e3:.3f} ms added; one xxh3-128 pass {hash_t * 1e3:.3f} ms; "
-          f"ratio {per_launch / hash_t:.2f}x")
+    mode_name = "tiny" if args.tiny else "quick" if args.quick else "full"
+    meta = machine()   # the commit measured, read before the run
+    say(f"backend {args.backend}; mode {mode_name}; python {sys.version.split()[0]}; commit {meta['commit']}")
+    out: dict[str, Any] = {}
+    bench_calls(be, sz, out, say)
+    bench_launches(be, sz, out, say)
+    bench_snapshots(be, sz, out, say)
+    bench_replay(be, sz, out, say, args.backend)
+    if args.backend == "cuda":
+        bench_gpu(be, sz, out, say, args.backend)
+    out = {k: float(v) for k, v in out.items()}
+    out["meta"] = {**meta, "backend": args.backend, "mode": mode_name,
+                   "command": " ".join(["bench/bench.py", *(argv if argv is not None else sys.argv[1:])])}
+    with open(args.out, "w") as f:
+        json.dump(out, f, indent=2, sort_keys=True)
+        f.write("\n")
+    say(f"wrote {args.out}")
+    return out
 
 
 if __name__ == "__main__":
-    main()
+    run()

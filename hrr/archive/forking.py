@@ -107,6 +107,7 @@ def _before() -> None:
         for lock in writer._fork_locks():
             lock.acquire()
             _held.append(lock)
+        writer._at_fork()    # the open batch is closed at every fork
 
 
 def _release_all() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hrr.archive.format import FORMAT_VERSION
+from hrr.archive.format import FORMAT_VERSION, READ_VERSIONS
 from hrr.errors import FormatError
 
 CONTENT_MODES = ("content", "metadata-only")
@@ -88,8 +88,8 @@ def decode(data: bytes, where: str) -> dict[str, Any]:
             if not check(value[field]):
                 raise FormatError(f"manifest field {field!r} must be {description}, got {value[field]!r:.80}",
                                   where=where, hint="the archive is corrupt or was tampered with")
-    if value["format_version"] != FORMAT_VERSION:
+    if value["format_version"] not in READ_VERSIONS:
         raise FormatError(f"manifest names format version {value['format_version']}, "
-                          f"this hrr reads version {FORMAT_VERSION}", where=where,
+                          f"this hrr reads versions {', '.join(map(str, READ_VERSIONS))}", where=where,
                           hint="read it with the hrr release that wrote it")
     return value

@@ -15,12 +15,14 @@ import os
 from typing import Any, Callable, Iterator
 
 import attrs
+import msgpack
 
 from hrr.archive import manifest as manifest_mod
 from hrr.archive.blobs import StoreReader
-from hrr.archive.format import (EVENTS_FILE, FILE_HEADER, FORMAT_VERSION, FRAME_HEADER,
-                                FRAME_TRAILER, FRAME_TYPES, HEADER_SEED_TYPE, MANIFEST_FILE, PID_DIR_RE,
-                                check_prefix, checksum, unpack_untrusted)
+from hrr.archive.format import (BATCH_SLACK, EVENTS_FILE, FILE_HEADER, FRAME_EVENT, FRAME_HEADER, FRAME_OPEN,
+                                FRAME_TRAILER, FRAME_TYPES, HEADER_MIN_LIMIT, HEADER_SEED_TYPE, MANIFEST_FILE,
+                                MAX_BATCH_RECORDS, PID_DIR_RE, UNPACK_ERRORS, check_prefix, checksum, decode_record,
+                                record_unpacker, unpack_untrusted)
 from hrr.archive.fsutil import open_dir_nofollow, open_file_nofollow, read_exact
 from hrr.archive.limits import Limits
 from hrr.errors import ArchiveError, FormatError, LimitExceeded
@@ -68,6 +70,10 @@ class StreamState:
     valid_end: int = 0           # end offset of the last frame with a good checksum (or of the header)
     valid_frames: int = 0        # event frames before valid_end
     size: int = 0
+    # v2: the last batch frame was open (never closed by the writer) or torn, and its records
+    # were read one by one by their own msgpack framing: where its frame header is, how many.
+    open_start: int | None = None
+    open_records: int = 0
 
 
 def open_archive(root: str | os.PathLike[str], limits: Limits = Limits()) -> "Archive":
@@ -143,6 +149,8 @@ class ProcessArchive:
                                hint="symlinked pid directories are refused") from None
         self._store = StoreReader(self._dir_fd, self.path, limits.max_file_bytes)
         self._state: StreamState | None = None
+        self.version = 0
+        self._apis: list[str] = []
         try:
             self.header, self._data_start, self.header_torn = self._read_header()
             self.manifest, self.manifest_error = self._read_manifest(tolerate_bad_manifest)
@@ -169,7 +177,7 @@ class ProcessArchive:
             if not check_prefix(prefix, where) or len(prefix) < FILE_HEADER.size:
                 return None, 0, True
             _, _, length, expected = FILE_HEADER.unpack(prefix)
-            if length > self.limits.max_record_bytes:
+            if length > max(self.limits.max_record_bytes, HEADER_MIN_LIMIT):
                 raise FormatError(f"header length {length} is over max_record_bytes", where=f"{where} at offset 12")
             body = f.read(length)
         if len(body) < length:
@@ -181,10 +189,16 @@ class ProcessArchive:
             header = unpack_untrusted(body)
         except ValueError as exc:
             raise FormatError(f"file header: {exc}", where=off) from None
-        if not isinstance(header, dict) or header.get("format_version") != FORMAT_VERSION \
+        version = int.from_bytes(prefix[8:12], "little")
+        if not isinstance(header, dict) or header.get("format_version") != version \
                 or header.get("pid") != self.pid or type(header.get("backend")) is not str:
             raise FormatError("file header must be a map with format_version, this directory's pid and backend",
                               where=off, hint="the archive is corrupt or was tampered with")
+        apis = header.get("apis", [])
+        if version >= 2 and (type(apis) is not list or not all(type(a) is str for a in apis)):
+            raise FormatError("file header field apis must be a list of API names", where=off,
+                              hint="the archive is corrupt or was tampered with")
+        self.version, self._apis = version, apis
         return header, FILE_HEADER.size + length, False
 
     def _read_manifest(self, tolerate: bool) -> tuple[dict[str, Any], str | None]:
@@ -225,16 +239,14 @@ class ProcessArchive:
         """Like :meth:`events`, and each value is also checked against the event schema
         (``hrr.events.codec``): a Record carries its ``event``; a value of the wrong shape or
         type is a BadRecord naming the field, never an exception."""
-        for item in self._walk(decode=True):
-            if isinstance(item, BadRecord):
-                yield item
-                continue
-            try:
-                event = event_from_wire(item.value)
-            except FormatError as exc:
-                yield BadRecord(item.index, item.offset, exc.what, self.events_path)
-                continue
-            yield Record(item.index, item.offset, item.value, event)
+        return self._walk(decode=True, make=self._checked)
+
+    def _checked(self, index: int, offset: int, value: Any) -> Record | BadRecord:
+        try:
+            event = event_from_wire(value)
+        except FormatError as exc:
+            return BadRecord(index, offset, exc.what, self.events_path)
+        return Record(index, offset, value, event)
 
     def scan(self, progress: Callable[[int], None] | None = None) -> StreamState:
         """Walk the frames without decoding them (checksums checked) and return what was found.
@@ -245,10 +257,15 @@ class ProcessArchive:
         assert self._state is not None
         return self._state
 
-    def _walk(self, decode: bool, progress: Callable[[int], None] | None = None) -> Iterator[Record | BadRecord]:
+    def _walk(self, decode: bool, progress: Callable[[int], None] | None = None,
+              make: Callable[[int, int, Any], Record | BadRecord] = Record) -> Iterator[Record | BadRecord]:
+        """Every event record (``make(index, offset, value)`` builds what is yielded)."""
         state = StreamState(torn=self.header_torn, valid_end=self._data_start)
         if self.header_torn:
             self._state = state
+            return
+        if self.version >= 2:
+            yield from self._walk_v2(state, decode, progress, make)
             return
         limits, where = self.limits, self.events_path
         with self._open_events() as f:
@@ -297,7 +314,7 @@ class ProcessArchive:
                                         hint="raise the limit if you trust this archive")
                 if decode:
                     try:
-                        yield Record(state.frames, offset, unpack_untrusted(payload))
+                        yield make(state.frames, offset, unpack_untrusted(payload))
                     except ValueError as exc:
                         yield BadRecord(state.frames, offset, str(exc), where)
                 state.frames += 1
@@ -305,6 +322,152 @@ class ProcessArchive:
                 offset = end
             state.size = os.fstat(f.fileno()).st_size
         self._state = state
+
+    def _walk_v2(self, state: StreamState, decode: bool, progress: Callable[[int], None] | None,
+                 make: Callable[[int, int, Any], Record | BadRecord]) -> Iterator[Record | BadRecord]:
+        """Version 2: batch frames of ``count`` records under one checksum; an open or torn
+        last batch is read record by record (each whole by its own msgpack framing)."""
+        limits, where = self.limits, self.events_path
+        most = limits.max_record_bytes + BATCH_SLACK
+        with self._open_events() as f:
+            offset = self._data_start
+            f.seek(offset)
+            while True:
+                if progress is not None:
+                    progress(state.frames)
+                head = f.read(FRAME_HEADER.size)
+                if not head or head[0] == FRAME_OPEN:
+                    if len(head) == FRAME_HEADER.size:
+                        yield from self._loose_records(f, state, offset, b"", decode, make)
+                    elif head.strip(b"\0"):
+                        state.torn = True
+                    break
+                if len(head) < FRAME_HEADER.size:
+                    state.torn = True
+                    break
+                ftype, count3, length, expected = FRAME_HEADER.unpack(head)
+                count = int.from_bytes(count3, "little")
+                if ftype not in FRAME_TYPES or length > most or count > MAX_BATCH_RECORDS \
+                        or (ftype == FRAME_TRAILER and count):
+                    state.stopped = (f"unreadable frame header (type {ftype}, count {count}, length {length}); "
+                                     f"the rest of the file is skipped")
+                    yield BadRecord(state.frames, offset, state.stopped, where)
+                    break
+                payload = f.read(length)
+                body = offset + FRAME_HEADER.size
+                if len(payload) < length:
+                    if ftype == FRAME_EVENT:   # cut short (a copy, a disk): keep its whole records
+                        yield from self._loose_records(f, state, offset, payload, decode, make, torn=True)
+                    state.torn = True
+                    break
+                end = body + length
+                if checksum(ftype, payload, count) != expected:
+                    state.bad_checksums += 1
+                    for _ in range(count or 1):
+                        yield BadRecord(state.frames, offset, f"{FRAME_TYPES[ftype]} frame checksum mismatch", where)
+                        state.frames += 1
+                    offset = end
+                    continue
+                if ftype == FRAME_TRAILER:
+                    state.valid_end, state.valid_frames = end, state.frames
+                    state.trailer_offset = offset
+                    try:
+                        trailer = unpack_untrusted(payload)
+                    except ValueError:
+                        trailer = None
+                    state.trailer = trailer if isinstance(trailer, dict) and type(trailer.get("events")) is int \
+                        else {"events": -1}
+                    state.after_trailer = bool(f.read(1))
+                    break
+                count = count or 1
+                if state.frames + count > limits.max_events:
+                    raise LimitExceeded(f"more than max_events={limits.max_events} events",
+                                        where=f"{where} record {max(state.frames, limits.max_events)} "
+                                              f"at offset {offset}",
+                                        hint="raise the limit if you trust this archive")
+                if decode:
+                    yield from self._batch(payload, count, body, offset, state.frames, make)
+                state.frames += count
+                state.valid_end, state.valid_frames = end, state.frames
+                offset = end
+            state.size = os.fstat(f.fileno()).st_size
+        self._state = state
+
+    def _batch(self, payload: bytes, count: int, body: int, offset: int, index: int,
+               make: Callable[[int, int, Any], Record | BadRecord]) -> Iterator[Record | BadRecord]:
+        """The ``count`` records of one checked batch frame; the rest of the frame is refused
+        at the first record that does not decode."""
+        where, apis = self.events_path, self._apis
+        unpacker = record_unpacker(len(payload))
+        unpacker.feed(payload)
+        threads: list[int] = []
+        at = 0
+        for i in range(count):
+            try:
+                value = unpacker.unpack()
+            except UNPACK_ERRORS as exc:
+                reason = "truncated" if isinstance(exc, msgpack.OutOfData) else f"{type(exc).__name__}: {exc}"
+                for j in range(i, count):
+                    yield BadRecord(index + j, body + at,
+                                    f"undecodable msgpack: {reason}", where)
+                return
+            size = unpacker.tell() - at
+            try:
+                if size > self.limits.max_record_bytes:
+                    raise ValueError(f"record of {size} bytes is over max_record_bytes")
+                yield make(index + i, body + at, decode_record(value, apis, threads))
+            except ValueError as exc:
+                yield BadRecord(index + i, body + at, str(exc), where)
+            at += size
+        if at != len(payload):
+            yield BadRecord(index + count - 1, body + at,
+                            f"undecodable msgpack: {len(payload) - at} bytes after the frame's {count} records",
+                            where)
+
+    def _loose_records(self, f: Any, state: StreamState, offset: int, start: bytes, decode: bool,
+                       make: Callable[[int, int, Any], Record | BadRecord],
+                       torn: bool = False) -> Iterator[Record | BadRecord]:
+        """Records of the batch whose frame header starts at ``offset`` and was never written
+        (or whose payload is cut short), one by one: up to a zero byte, the end of the file or
+        a record cut short. Each is whole by its own msgpack framing; none has a checksum."""
+        limits, where, apis = self.limits, self.events_path, self._apis
+        body = offset + FRAME_HEADER.size
+        unpacker = record_unpacker(limits.max_record_bytes + BATCH_SLACK)
+        if start:
+            unpacker.feed(start)
+        threads: list[int] = []
+        at = 0
+        while True:
+            try:
+                value = unpacker.unpack()
+            except msgpack.OutOfData:
+                chunk = b"" if torn else f.read(1 << 16)
+                if chunk:
+                    unpacker.feed(chunk)
+                    continue
+                state.torn = state.torn or unpacker.tell() > at or torn
+                break
+            except UNPACK_ERRORS as exc:
+                state.stopped = f"unreadable record in the unclosed last batch ({type(exc).__name__}); " \
+                                f"the rest of the file is skipped"
+                yield BadRecord(state.frames, body + at, state.stopped, where)
+                break
+            if value == 0 and type(value) is int:
+                break   # a zero byte: the writer's unused space (or a record it never finished)
+            if state.frames >= limits.max_events:
+                raise LimitExceeded(f"more than max_events={limits.max_events} events",
+                                    where=f"{where} record {state.frames} at offset {body + at}",
+                                    hint="raise the limit if you trust this archive")
+            if decode:
+                try:
+                    yield make(state.frames, body + at, decode_record(value, apis, threads))
+                except ValueError as exc:
+                    yield BadRecord(state.frames, body + at, str(exc), where)
+            at = unpacker.tell()
+            state.frames += 1
+            state.open_records += 1
+            state.open_start = offset
+            state.valid_end, state.valid_frames = body + at, state.frames
 
     @property
     def torn(self) -> bool:

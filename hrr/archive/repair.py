@@ -21,8 +21,9 @@ import attrs
 import msgpack
 
 from hrr.archive import manifest as manifest_mod
-from hrr.archive.format import (BLOBS_DIR, CODE_DIR, EVENTS_FILE, FILE_MODE, FORMAT_VERSION, FRAME_TRAILER, MANIFEST_FILE,
-                                PID_DIR_RE, TMP_PREFIX, encode_file_header, encode_frame, is_valid_name)
+from hrr.archive.format import (BLOBS_DIR, CODE_DIR, EVENTS_FILE, FILE_MODE, FORMAT_VERSION, FRAME_EVENT, FRAME_HEADER,
+                                FRAME_TRAILER, MANIFEST_FILE, PID_DIR_RE, TMP_PREFIX, api_table, encode_file_header,
+                                encode_frame, frame_header, is_valid_name)
 from hrr.archive.fsutil import is_out_of_space, open_dir_nofollow, open_single_link, replace_file
 from hrr.archive.limits import Limits
 from hrr.archive.reader import ProcessArchive
@@ -147,15 +148,18 @@ def _repair_one(root: str, name: str, limits: Limits, result: ProcessRepair, pro
             size = os.fstat(fd).st_size
             trailer_ok = False
             if proc.header_torn:
-                header = {"format_version": FORMAT_VERSION, "pid": proc.pid,
+                header = {"format_version": FORMAT_VERSION, "pid": proc.pid, "apis": api_table(),
                           "backend": proc.manifest.get("backend", "unknown"), "repaired": True}
                 cut, data, kept = 0, encode_file_header(header), 0
                 result.header_rewritten = True
             else:
                 trailer_ok = state.trailer is not None and state.trailer.get("events") == state.valid_frames
-                cut = state.valid_end if trailer_ok else (
-                    state.trailer_offset if state.trailer is not None else state.valid_end)
+                cut = state.valid_end if trailer_ok or state.trailer_offset is None else state.trailer_offset
                 data, kept = b"", state.valid_frames
+                if state.open_start is not None and not trailer_ok:
+                    _close_open_batch(fd, state.open_start, state.valid_end, state.open_records)
+                    if not state.open_records:
+                        cut = state.open_start
             if not trailer_ok:
                 body = msgpack.packb({"events": kept, "closed": time.time(), "repaired": True}, use_bin_type=True)
                 data += encode_frame(FRAME_TRAILER, body)
@@ -194,6 +198,18 @@ def _repair_one(root: str, name: str, limits: Limits, result: ProcessRepair, pro
             result.action, result.error = "failed", "archive still not clean after repair"
     finally:
         check.close()
+
+
+def _close_open_batch(fd: int, start: int, end: int, count: int) -> None:
+    """Write the frame header of a v2 batch the writer never closed (or that was cut short),
+    over the records read one by one from ``start`` + 16 to ``end``; writes in place."""
+    if not count:
+        return
+    body = start + FRAME_HEADER.size
+    payload = os.pread(fd, end - body, body)
+    head = frame_header(FRAME_EVENT, payload, count)
+    _pwrite_all(fd, head[1:], start + 1)
+    _pwrite_all(fd, head[:1], start)   # the type byte last, as the writer does
 
 
 def _write_end(fd: int, cut: int, data: bytes, size: int) -> bool:

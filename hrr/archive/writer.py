@@ -2,7 +2,12 @@
 
 ``append`` packs a record straight into a shared mapping of events.bin: no syscall per
 record, and once it returns the record is in the kernel's page cache, which keeps it
-whatever kills the process next (SIGKILL and segfaults included). The file is reserved on
+whatever kills the process next (SIGKILL and segfaults included). Records go into the
+open batch frame (format version 2): each record's bytes are copied in with its first byte
+last, so a record is either whole or starts with a zero byte, which readers take as the end.
+The batch is closed (its count, length and one xxh3 checksum written, type byte last) when
+it reaches BATCH_RECORDS records or BATCH_BYTES bytes, at ``flush()`` (sync points), at
+fork and at close. The file is reserved on
 disk (``posix_fallocate``) in growing steps *before* each mapping, so a full disk or the
 file-size limit is an error at growth time instead of a SIGBUS; the unused reserved tail
 stays zero, which readers take as the end of the stream. ``close`` writes the trailer into
@@ -28,8 +33,8 @@ import msgpack
 from hrr.archive import blobs, forking, manifest as manifest_mod
 from hrr.archive.pack import ENTRY, SMALL_BLOB, PackWriter
 from hrr.archive.format import (EVENTS_FILE, FILE_MODE, FORMAT_VERSION, FRAME_EVENT, FRAME_HEADER, FRAME_TRAILER,
-                                MANIFEST_FILE, PID_DIR_PREFIX, checksum, content_name, encode_file_header,
-                                encode_frame, BLOBS_DIR)
+                                MANIFEST_FILE, PID_DIR_PREFIX, api_table, checksum, content_name,
+                                encode_file_header, encode_frame, escape_record, BLOBS_DIR)
 from hrr.archive.fsutil import check_file_size_limit, make_private_dir, preallocate, replace_file, write_all
 from hrr.errors import ArchiveError, LimitExceeded
 
@@ -42,15 +47,20 @@ MAX_STEP = 64 << 20
 #: Space always kept free after the last record, so that close() can write the trailer
 #: without asking the disk for more (a trailer frame is under 64 bytes).
 TRAILER_RESERVE = 128
+#: A batch frame is closed once it holds this many records or bytes (one checksum each).
+BATCH_RECORDS = 256
+BATCH_BYTES = 64 << 10
 _PAGE = mmap.PAGESIZE
 _RESERVED = b"\x00\x00\x00"
 _pack_header = FRAME_HEADER.pack_into
+_NATIVE_HINT = "records may hold only lists, str-keyed dicts, ints, floats, str, bytes, bools and None"
 
 
 def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[str, Any], *,
                         manifest: Mapping[str, Any] | None = None,
                         flush_interval: float | None = None, max_bytes: int | None = -1,
-                        warn_bytes: int | None = -1, pack_blobs: bool | None = None) -> "ProcessWriter":
+                        warn_bytes: int | None = -1, pack_blobs: bool | None = None,
+                        format_version: int = FORMAT_VERSION) -> "ProcessWriter":
     """Create ``root/pid-<pid>/`` and return a writer for it (manifest written, clean_shutdown false).
 
     ``header`` must name ``backend``; its msgpack-native fields go into the events.bin header.
@@ -59,12 +69,14 @@ def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[
     ``max_bytes``/``warn_bytes``: size cap and warning threshold of this pid directory
     (None: none; default: HRR_MAX_ARCHIVE_BYTES / HRR_WARN_ARCHIVE_BYTES via hrr.config).
     ``pack_blobs``: small blobs go into a pack file (default: HRR_PACK_BLOBS, on).
+    ``format_version``: 1 writes one frame per record (for tests and benchmarks of the old format).
     """
     from hrr.config import config
     return ProcessWriter(os.fspath(root), pid, header, manifest or {},
                          max_bytes=config().max_archive_bytes if max_bytes == -1 else max_bytes,
                          warn_bytes=config().warn_archive_bytes if warn_bytes == -1 else warn_bytes,
-                         pack_blobs=config().pack_blobs if pack_blobs is None else pack_blobs)
+                         pack_blobs=config().pack_blobs if pack_blobs is None else pack_blobs,
+                         format_version=format_version)
 
 
 def _round_up(n: int) -> int:
@@ -75,7 +87,8 @@ class ProcessWriter:
     """Writes one process's events.bin, blobs, code objects and manifest. Thread-safe."""
 
     def __init__(self, root: str, pid: int, header: Mapping[str, Any], manifest: Mapping[str, Any], *,
-                 max_bytes: int | None = None, warn_bytes: int | None = None, pack_blobs: bool = False) -> None:
+                 max_bytes: int | None = None, warn_bytes: int | None = None, pack_blobs: bool = False,
+                 format_version: int = FORMAT_VERSION) -> None:
         backend = header.get("backend")
         if type(backend) is not str:
             raise ArchiveError("writer header must name the backend as a string", where=root)
@@ -94,13 +107,23 @@ class ProcessWriter:
         self._off = False                  # closed, inert or stopped: append does nothing
         self.incomplete: dict[str, Any] | None = None   # why recording stopped early
         self._not_recorded = 0             # calls appended after recording stopped
-        self._mm: mmap.mmap | None = None
+        self._mm: Any = None               # the mmap.mmap of events.bin; None once unmapped
         self._pos = 0                      # end of the last whole frame
         self._cap = 0                      # bytes reserved on disk and mapped
         self._max_bytes, self._warn_bytes = max_bytes, warn_bytes
+        self._check_at = 0                 # append checks the cap and warning once past this total
+        self._set_check_at()
         self._stored = 0                   # bytes of blobs, code objects and pack entries written
         self._pack: PackWriter | None = None
         self._pack_below = SMALL_BLOB if pack_blobs else 0   # blobs smaller than this go into the pack
+        if format_version not in (1, FORMAT_VERSION):
+            raise ArchiveError(f"cannot write format version {format_version}", where=root)
+        self.format_version = format_version
+        self._batch_start = -1             # offset of the open batch's frame header; -1: none open
+        self._batch_n = 0                  # records in the open batch
+        self._threads: dict[int, int] = {}   # thread id -> index in the open batch
+        apis = api_table()
+        self._api_numbers = {name: i for i, name in enumerate(apis)}
         try:
             make_private_dir(root)
             os.mkdir(self.path, 0o700)
@@ -108,10 +131,12 @@ class ProcessWriter:
         except OSError as exc:
             raise ArchiveError(f"cannot create the process directory: {exc}", where=self.path,
                                hint="choose a new archive directory for each capture") from None
-        fields = {**header, "format_version": FORMAT_VERSION, "pid": pid,
+        fields = {**header, "format_version": format_version, "pid": pid,
                   "created": header.get("created", time.time())}
+        if format_version >= 2:
+            fields["apis"] = apis
         try:
-            head = encode_file_header(fields)
+            head = encode_file_header(fields, format_version)
         except (TypeError, ValueError, OverflowError) as exc:
             raise ArchiveError(f"header is not msgpack-native: {exc}", where=self.path) from None
         flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -130,6 +155,7 @@ class ProcessWriter:
         self._pos = len(head)
         self._manifest = manifest_mod.default_manifest(pid, backend)
         self._manifest["created"] = fields["created"]
+        self._manifest["format_version"] = format_version
         self._manifest.update(manifest)
         try:
             self._write_manifest()
@@ -141,54 +167,148 @@ class ProcessWriter:
 
     # -- events ---------------------------------------------------------------------------
     def append(self, record: Any) -> None:
-        """Pack ``record`` (msgpack-native values) as an event frame into the mapped file.
+        """Pack ``record`` (msgpack-native values) into the open batch frame of the mapped file.
 
-        Once this returns the record survives any death of the process. The payload is
-        written before its frame header, so a frame is either whole or not there (zeros).
+        Once this returns the record survives any death of the process: its bytes are in
+        the mapping, first byte last, so a record is either whole or not there (a zero byte).
         """
         with self._lock:
             if self._off:
                 if self.incomplete is not None:
                     self._not_recorded += 1
                 return
+            if self.format_version == 1:
+                self._append_v1(record)
+                return
+            new_tid = None
+            if type(record) is list and len(record) == 7 and type(record[2]) is str \
+                    and type(record[1]) is int:
+                num = self._api_numbers.get(record[2])
+                if num is not None:
+                    tid = record[1]
+                    t: Any = self._threads.get(tid)
+                    if t is None:
+                        new_tid = tid
+                        self._threads[tid] = len(self._threads)
+                        t = [tid]
+                    record = [record[0], t, num, record[3], record[4], record[5], record[6]]
+            else:
+                record = escape_record(record)
             try:
                 payload = self._packer.pack(record)
             except (TypeError, ValueError, OverflowError) as exc:
                 self._packer.reset()
+                if new_tid is not None:
+                    del self._threads[new_tid]
                 raise ArchiveError(f"record is not msgpack-native: {exc}", where=self.path,
-                                   hint="records may hold only lists, str-keyed dicts, ints, floats, "
-                                        "str, bytes, bools and None") from None
+                                   hint=_NATIVE_HINT) from None
             n = len(payload)
-            if n > MAX_RECORD_BYTES:
-                raise LimitExceeded(f"record of {n} bytes is over {MAX_RECORD_BYTES}",
-                                    where=f"{self.path} record {self._events}",
-                                    hint="store large data with put_blob and record its name")
-            start = self._pos
-            body = start + FRAME_HEADER.size
-            end = body + n
-            if self._over_size(end - start):
-                self._not_recorded += 1
-                return
-            if end + TRAILER_RESERVE > self._cap:
-                try:
-                    self._grow(end + TRAILER_RESERVE)
-                except OSError as exc:
-                    self._stop(f"cannot grow {EVENTS_FILE}", exc)
-                    self._not_recorded += 1
+            start = self._batch_start
+            pos = self._pos
+            begin = pos if start >= 0 else pos + FRAME_HEADER.size
+            end = begin + n
+            if n > MAX_RECORD_BYTES or end + TRAILER_RESERVE > self._cap \
+                    or end + self._stored > self._check_at:
+                if not self._slow_room(n, end, end - pos):
+                    if new_tid is not None:
+                        del self._threads[new_tid]   # numbered for a record never written
                     return
             mm = self._mm
-            mm[body:end] = payload
-            _pack_header(mm, start, FRAME_EVENT, _RESERVED, n, checksum(FRAME_EVENT, payload))
+            # No Python-level call from here to the counters: a signal handler (close_on_signal)
+            # sees either none or all of this record.
+            mm[begin + 1:end] = payload[1:]
+            mm[begin] = payload[0]         # last: the record exists once its first byte is non-zero
+            if start < 0:
+                self._batch_start = start = pos
             self._pos = end
             self._events += 1
+            self._batch_n += 1
+            if self._batch_n >= BATCH_RECORDS or end - start >= BATCH_BYTES:
+                self._close_batch()
+
+    def _slow_room(self, n: int, end: int, more: int) -> bool:   # caller holds _lock
+        """The checks append's fast path skips: record size, size cap and warning, growth."""
+        if n > MAX_RECORD_BYTES:
+            raise LimitExceeded(f"record of {n} bytes is over {MAX_RECORD_BYTES}",
+                                where=f"{self.path} record {self._events}",
+                                hint="store large data with put_blob and record its name")
+        return self._room(end, more)
+
+    def _pack_record(self, record: Any) -> bytes:   # caller holds _lock
+        try:
+            payload = self._packer.pack(record)
+        except (TypeError, ValueError, OverflowError) as exc:
+            self._packer.reset()
+            raise ArchiveError(f"record is not msgpack-native: {exc}", where=self.path,
+                               hint=_NATIVE_HINT) from None
+        if len(payload) > MAX_RECORD_BYTES:
+            raise LimitExceeded(f"record of {len(payload)} bytes is over {MAX_RECORD_BYTES}",
+                                where=f"{self.path} record {self._events}",
+                                hint="store large data with put_blob and record its name")
+        return payload
+
+    def _room(self, end: int, more: int) -> bool:   # caller holds _lock
+        """Make the mapping reach ``end`` (+ the trailer's reserve); False (counted) when the
+        size cap or the disk says no."""
+        if self._over_size(more):
+            self._not_recorded += 1
+            return False
+        if end + TRAILER_RESERVE > self._cap:
+            try:
+                self._grow(end + TRAILER_RESERVE)
+            except OSError as exc:
+                self._stop(f"cannot grow {EVENTS_FILE}", exc)
+                self._not_recorded += 1
+                return False
+        return True
+
+    def _append_v1(self, record: Any) -> None:   # caller holds _lock
+        payload = self._pack_record(record)
+        n = len(payload)
+        start = self._pos
+        body = start + FRAME_HEADER.size
+        end = body + n
+        if not self._room(end, end - start):
+            return
+        mm = self._mm
+        mm[body:end] = payload
+        _pack_header(mm, start, FRAME_EVENT, _RESERVED, n, checksum(FRAME_EVENT, payload))
+        self._pos = end
+        self._events += 1
+
+    def _close_batch(self) -> None:   # caller holds _lock
+        """Write the open batch's frame header: count, length and checksum first, type byte last."""
+        start = self._batch_start
+        if start < 0:
+            return
+        mm = self._mm
+        body = start + FRAME_HEADER.size
+        n = self._batch_n
+        if n:
+            payload = mm[body:self._pos]
+            head = FRAME_HEADER.pack(FRAME_EVENT, n.to_bytes(3, "little"), len(payload),
+                                     checksum(FRAME_EVENT, payload, n))
+            mm[start + 1:body] = head[1:]
+            mm[start] = FRAME_EVENT
+        self._batch_start = -1
+        self._batch_n = 0
+        self._threads.clear()
 
     def flush(self) -> None:
-        """Ask the kernel to write the mapped records to the disk now (msync).
+        """Close the open batch (its checksum written): capture calls this at every sync point.
 
-        Not needed for a process crash (the page cache keeps them); this is for a machine crash.
+        Costs no syscall. The records were safe from a process crash already (the page
+        cache keeps them); :meth:`sync` also writes them to the disk (a machine crash).
         """
         with self._lock:
             if not self._off and self._mm is not None:
+                self._close_batch()
+
+    def sync(self) -> None:
+        """:meth:`flush`, then ask the kernel to write the mapped records to the disk now (msync)."""
+        with self._lock:
+            if not self._off and self._mm is not None:
+                self._close_batch()
                 self._mm.flush()
 
     def _grow(self, end: int) -> None:   # caller holds _lock (or is the constructor)
@@ -209,12 +329,17 @@ class ProcessWriter:
             old.close()
 
     # -- the size cap ---------------------------------------------------------------------
+    def _set_check_at(self) -> None:
+        limits = [x for x in (self._max_bytes, self._warn_bytes) if x is not None]
+        self._check_at = min(limits) if limits else 1 << 62
+
     def _over_size(self, more: int) -> bool:   # caller holds _lock
         """Warn once past the warning threshold; stop recording (True) if ``more`` bytes would pass the cap."""
         total = self._pos + self._stored + more
         warn = self._warn_bytes
         if warn is not None and total > warn:
             self._warn_bytes = None
+            self._set_check_at()
             _say(f"hrr: pid {self.pid}: warning: the archive {self.path} has passed {warn} bytes; "
                  f"`hrr capture --max-archive-bytes N` stops recording at N bytes per process")
         if self._max_bytes is None or total <= self._max_bytes:
@@ -342,6 +467,10 @@ class ProcessWriter:
         try:
             if self._closed or self._inert:
                 return
+            if self._mm is not None:
+                self._close_batch()    # safe without the lock too: append's state changes never straddle a call
+            if self._batch_start >= 0 and self._batch_n == 0:
+                self._pos = self._batch_start
             self._closed = self._off = True
             if self._pack is not None:
                 try:
@@ -373,6 +502,11 @@ class ProcessWriter:
         forking.untrack_writer(self)
 
     @property
+    def bytes_written(self) -> int:
+        """Bytes this process directory holds so far: events.bin up to its last record, blobs, code objects."""
+        return self._pos + self._stored
+
+    @property
     def closed(self) -> bool:
         """True after close(), or in a forked child (an inherited writer writes nothing)."""
         return self._closed or self._inert
@@ -398,6 +532,12 @@ class ProcessWriter:
     # -- fork support (see forking.py) ----------------------------------------------------
     def _fork_locks(self) -> tuple[threading.Lock, threading.Lock]:
         return (self._io_lock, self._lock)
+
+    def _at_fork(self) -> None:
+        """In the fork handler, with this writer's locks held: close the open batch, so the
+        parent's frames are whole at the instant the child was copied."""
+        if not self._off and self._mm is not None:
+            self._close_batch()
 
     def _become_inert(self) -> None:
         """In a forked child: unmap and close the parent's file; write nothing ever again."""

@@ -289,7 +289,9 @@ class CaptureSession:
 
     def _flush_d2h(self, stream: int | None, before: int | None = None) -> None:
         """Record what asynchronous device-to-host copies delivered, now that their
-        stream is synchronised (``None``: every stream)."""
+        stream is synchronised (``None``: every stream). A sync point also closes the
+        writer's open batch, so its records get their checksum now."""
+        self.writer.flush()
         if not self._pending_d2h:
             return
         streams = list(self._pending_d2h) if stream is None else [stream]

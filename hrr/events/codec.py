@@ -14,8 +14,10 @@ Schema (DESIGN.md, "Event records"):
 A wire value is None, bool, int, a finite float, str, bytes or a list of at most MAX_WIRE_LIST wire
 values nested at most MAX_WIRE_DEPTH deep (a copy endpoint ``[tag, addr, nbytes, blob]``
 is depth 2). A catalogue call has exactly one arg per catalogue parameter, each of the
-type capture writes for its role (ARG_ROLES), and at most MAX_OUTS outs. Every list the checks walk is bounded, so checking one record costs a
-bounded amount of work whatever the record's size.
+type capture writes for its role (ARG_ROLES), and at most MAX_OUTS outs. Every list the
+checks walk is bounded, so checking one record costs a bounded amount of work whatever the
+record's size. The common record is accepted by a check specialised once per API
+(``_well_formed``); anything it doubts goes through the full check, which names the field.
 Values inside plugin records (``extra.records[plugin]``) are the plugin's to validate;
 here they only have to be a list per plugin name.
 """
@@ -126,12 +128,72 @@ EXTRA_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
     "layout": (_layout, "a list of [offset, size, kind, name]"),
     "records": (_records, f"a map of plugin name to a list of at most {MAX_RECORDS_PER_PLUGIN} records"),
     "blob": (lambda v: v is None or type(v) is str, "a blob name or null"),
-    "n": (lambda v: _is_int(v) and v >= 0, "a non-negative int"),
+    "n": (lambda v: type(v) is int and v >= 0, "a non-negative int"),
 }
+
+
+_SCALARS = (type(None), bool, int, str, bytes)
+
+
+def _row_checks(row: Any) -> tuple[Callable[[object], bool] | None, ...]:
+    """The role check of each of ``row``'s parameters (None: any wire value), built once per row."""
+    return tuple(ARG_ROLES[p.role][0] if p.role in ARG_ROLES else None for p in row.params)
+
+
+# Per API, built once: the checks the fast path runs for its args; pseudo-events take any.
+_ROW_CHECKS: dict[str, tuple[Callable[[object], bool] | None, ...] | None] = {
+    **{name: _row_checks(row) for name, row in CATALOGUE.items()},
+    **{name: None for name in PSEUDO_EVENTS if len(name) <= MAX_API_NAME},
+}
+
+
+def _well_formed(value: Any) -> bool:
+    """True exactly when :func:`_schema_problem` finds nothing, specialised per API and
+    cheap for the common record; any doubt is settled by the full check, which names the field."""
+    if type(value) is not list or len(value) != 7:
+        return False
+    seq, tid, api, args, err, outs, extra = value
+    if type(seq) is not int or seq < 0 or type(tid) is not int or type(err) is not int or type(api) is not str:
+        return False
+    try:
+        checks = _ROW_CHECKS[api]
+    except KeyError:
+        return False
+    if type(args) is not list or type(outs) is not list or type(extra) is not dict:
+        return False
+    if len(args) > MAX_PSEUDO_ARGS or len(outs) > MAX_OUTS:
+        return False
+    if checks is not None:
+        if len(args) != len(checks):
+            return False
+        for check, x in zip(checks, args, strict=True):
+            if check is not None and not check(x):
+                return False
+            if type(x) not in _SCALARS and not _wire_value(x):
+                return False
+    else:
+        for x in args:
+            if type(x) not in _SCALARS and not _wire_value(x):
+                return False
+    for x in outs:
+        if type(x) not in _SCALARS and not _wire_value(x):
+            return False
+    for key, v in extra.items():
+        entry = EXTRA_KEYS.get(key)
+        if entry is None or not entry[0](v):
+            return False
+    return True
 
 
 def schema_error(value: Any) -> str | None:
     """What is wrong with a decoded record, or None when it matches the event schema."""
+    if _well_formed(value):
+        return None
+    return _schema_problem(value)
+
+
+def _schema_problem(value: Any) -> str | None:
+    """The full check: the first thing wrong with ``value``, named, or None."""
     if type(value) is not list or len(value) != len(WIRE_FIELDS):
         return "event record is not a 7-item array"
     seq, tid, api, args, err, outs, extra = value
@@ -156,7 +218,7 @@ def schema_error(value: Any) -> str | None:
             return f"event field {name} has {len(v)} items, more than {most}"
         for i, x in enumerate(v):
             role = ARG_ROLES.get(row.params[i].role) if name == "args" and row is not None else None
-            if role is not None and not role[0](x):
+            if role is not None and row is not None and not role[0](x):
                 return f"event field args[{i}] ({row.params[i].name}) must be {role[1]}"
             if not _wire_value(x):
                 return (f"event field {name}[{i}] must be a number, string, bytes, null "

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 from hrr.archive import open_process_writer
+from hrr.archive.format import FORMAT_VERSION, FRAME_HEADER
 
 RECORDS = [
     [0, "hipMalloc", {"size": 64}, None],
@@ -13,11 +14,16 @@ RECORDS = [
 ]
 
 
-def write_archive(root: str, pid: int = 4242, records=RECORDS, close: bool = True, **manifest):
-    """A small archive with ``records``; returns the writer (closed unless close=False)."""
-    w = open_process_writer(root, pid, {"backend": "sim"}, manifest=manifest, flush_interval=3600)
+def write_archive(root: str, pid: int = 4242, records=RECORDS, close: bool = True,
+                  version: int = FORMAT_VERSION, flush_each: bool = False, **manifest):
+    """A small archive with ``records``; returns the writer (closed unless close=False).
+    ``flush_each``: one frame per record in version 2 (the batch closed after each)."""
+    w = open_process_writer(root, pid, {"backend": "sim"}, manifest=manifest, flush_interval=3600,
+                            format_version=version)
     for r in records:
         w.append(r)
+        if flush_each:
+            w.flush()
     w.flush()
     if close:
         w.close()
@@ -35,3 +41,9 @@ def as_lists(value):
     if isinstance(value, dict):
         return {k: as_lists(v) for k, v in value.items()}
     return value
+
+
+def frame_at(record, version: int) -> int:
+    """Offset of the frame holding ``record`` when each record has its own frame: v1 records
+    are named by their frame's offset, v2 records by their own bytes' offset."""
+    return record.offset - (0 if version == 1 else FRAME_HEADER.size)

@@ -14,7 +14,7 @@ import msgpack
 import pytest
 import smallfs
 
-from archive_helpers import RECORDS, as_lists, pid_dir, write_archive
+from archive_helpers import RECORDS, as_lists, frame_at, pid_dir, write_archive
 from hrr.archive import BadRecord, Record, open_archive, repair
 from hrr.archive.format import FRAME_EVENT, FRAME_HEADER, encode_frame
 
@@ -22,10 +22,11 @@ from hrr.archive.format import FRAME_EVENT, FRAME_HEADER, encode_frame
 pytestmark = pytest.mark.usefixtures("loose_blobs")
 
 
-def _snapshot_unclosed(tmp_path):
-    """(events bytes with trailer, manifest bytes as a killed capture leaves it, record end offsets)."""
+def _snapshot_unclosed(tmp_path, version=2):
+    """(events bytes with trailer, manifest bytes as a killed capture leaves it, record end offsets),
+    one frame per record."""
     root = str(tmp_path / "src")
-    w = write_archive(root, close=False)
+    w = write_archive(root, close=False, version=version, flush_each=True)
     w.put_blob(b"some host bytes")
     d = pid_dir(root)
     manifest_unclosed = open(os.path.join(d, "manifest.json"), "rb").read()
@@ -33,12 +34,13 @@ def _snapshot_unclosed(tmp_path):
     full = open(os.path.join(d, "events.bin"), "rb").read()
     with open_archive(root) as a:
         recs = list(a.processes[0].events())
-    ends = [r.offset + FRAME_HEADER.size + len(msgpack.packb(RECORDS[r.index])) for r in recs]
-    return d, full, manifest_unclosed, recs[0].offset, ends
+    ends = [frame_at(r, version) + FRAME_HEADER.size + len(msgpack.packb(RECORDS[r.index])) for r in recs]
+    return d, full, manifest_unclosed, frame_at(recs[0], version), ends
 
 
-def test_truncated_at_every_offset_reads_complete_records_and_repairs(tmp_path):
-    src, full, manifest_unclosed, header_end, ends = _snapshot_unclosed(tmp_path)
+@pytest.mark.parametrize("version", [1, 2])
+def test_truncated_at_every_offset_reads_complete_records_and_repairs(tmp_path, version):
+    src, full, manifest_unclosed, header_end, ends = _snapshot_unclosed(tmp_path, version)
     boundaries = {header_end, *ends, len(full)}     # the only cuts that leave no torn tail
     blob = next(_blob_names(src))
     for n in range(len(full) + 1):
@@ -84,9 +86,9 @@ def test_torn_header_and_empty_file(tmp_path):
         assert proc.header is None and proc.torn and list(proc.events()) == []
 
 
-def _corrupt(tmp_path, mutate):
+def _corrupt(tmp_path, mutate, version=1):
     root = str(tmp_path / "a")
-    write_archive(root)
+    write_archive(root, version=version, flush_each=True)
     path = os.path.join(pid_dir(root), "events.bin")
     data = bytearray(open(path, "rb").read())
     recs = list(open_archive(root).processes[0].events())
@@ -95,13 +97,14 @@ def _corrupt(tmp_path, mutate):
     return root, recs
 
 
-def test_corrupted_middle_frame_is_a_bad_record_and_the_rest_read(tmp_path):
+@pytest.mark.parametrize("version", [1, 2])
+def test_corrupted_middle_frame_is_a_bad_record_and_the_rest_read(tmp_path, version):
     def flip(data, recs):
-        data[recs[1].offset + FRAME_HEADER.size + 2] ^= 0xFF
-    root, recs = _corrupt(tmp_path, flip)
+        data[frame_at(recs[1], version) + FRAME_HEADER.size + 2] ^= 0xFF
+    root, recs = _corrupt(tmp_path, flip, version)
     proc = open_archive(root).processes[0]
     got = list(proc.events())
-    assert isinstance(got[1], BadRecord) and got[1].index == 1 and got[1].offset == recs[1].offset
+    assert isinstance(got[1], BadRecord) and got[1].index == 1 and got[1].offset == frame_at(recs[1], version)
     assert "checksum" in got[1].reason
     assert [r.value for r in got if isinstance(r, Record)] == as_lists([RECORDS[0], *RECORDS[2:]])
     assert proc.clean            # a bad frame in the middle is refused, not a torn archive
@@ -112,7 +115,7 @@ def test_undecodable_msgpack_with_good_checksum_is_a_bad_record(tmp_path):
     write_archive(root, records=[[1]], close=False).close()
     path = os.path.join(pid_dir(root), "events.bin")
     data = open(path, "rb").read()
-    trailer_at = list(open_archive(root).processes[0].events())[-1].offset + FRAME_HEADER.size + 2
+    trailer_at = frame_at(list(open_archive(root).processes[0].events())[-1], 2) + FRAME_HEADER.size + 2
     bad = [encode_frame(FRAME_EVENT, b"\xc1"),                        # never-used msgpack byte
            encode_frame(FRAME_EVENT, b"\x92\x01"),                     # truncated array
            encode_frame(FRAME_EVENT, b"\x81\x01\x02"),                 # int map key (strict_map_key)
@@ -127,14 +130,15 @@ def test_undecodable_msgpack_with_good_checksum_is_a_bad_record(tmp_path):
     assert all("msgpack" in r.reason for r in got[1:-1])
 
 
-def test_implausible_frame_length_stops_without_allocating(tmp_path):
+@pytest.mark.parametrize("version", [1, 2])
+def test_implausible_frame_length_stops_without_allocating(tmp_path, version):
     def huge(data, recs):
-        struct.pack_into("<I", data, recs[2].offset + 4, 0xFFFFFFF0)
-    root, recs = _corrupt(tmp_path, huge)
+        struct.pack_into("<I", data, frame_at(recs[2], version) + 4, 0xFFFFFFF0)
+    root, recs = _corrupt(tmp_path, huge, version)
     proc = open_archive(root).processes[0]
     got = list(proc.events())
     assert [type(r) for r in got] == [Record, Record, BadRecord]
-    assert got[2].offset == recs[2].offset and "unreadable frame header" in got[2].reason
+    assert got[2].offset == frame_at(recs[2], version) and "unreadable frame header" in got[2].reason
     assert not proc.clean
     assert repair(root).count("repaired") == 1
     assert [r.value for r in open_archive(root).processes[0].events()] == as_lists(RECORDS[:2])

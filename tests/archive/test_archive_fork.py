@@ -17,7 +17,8 @@ def test_forked_child_writes_nothing_to_the_parents_files(tmp_path):
     w = open_process_writer(root, os.getpid(), {"backend": "sim"}, flush_interval=3600)
     w.append(["flushed", 0])
     w.flush()
-    w.append(["buffered", 1])          # still in the parent's buffer at fork time
+    w.append(["buffered", 1])          # in the parent's open batch
+    w.flush()                          # what the fork handler does in the parent (the batch closed)
     before = _files(root)
     pid = os.fork()
     if pid == 0:                       # child: every call must be a no-op on the parent's files

@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from archive_helpers import pid_dir, write_archive
+from archive_helpers import frame_at, pid_dir, write_archive
 from hrr.archive import Limits, open_archive, open_process_writer
 from hrr.archive import blobs as blobs_mod
 from hrr.archive.format import FILE_HEADER, MAGIC
@@ -32,12 +32,12 @@ def test_unknown_version_is_refused_before_anything_else(tmp_path):
     root = str(tmp_path / "a")
     write_archive(root)
     path = _events(root)
-    _patch(path, 8, struct.pack("<I", 2))
+    _patch(path, 8, struct.pack("<I", 3))
     _patch(path, 12, struct.pack("<I", 0xFFFFFFFF))      # a header length the reader must not trust yet
     with pytest.raises(FormatError) as exc:
         open_archive(root)
     msg = str(exc.value)
-    assert "unknown format version 2" in msg and path in msg and "offset 8" in msg
+    assert "unknown format version 3" in msg and path in msg and "offset 8" in msg
 
 
 def test_bad_magic_is_refused(tmp_path):
@@ -211,7 +211,7 @@ def _set_manifest(root, **changes):
 @pytest.mark.parametrize("field,value", [("host_snapshots", "yes"), ("pid", "4242"), ("clean_shutdown", 1),
                                          ("content_mode", "everything"), ("plugins", {"a": 1}),
                                          ("unreplayable_apis", [{"api": "hipFoo"}]), ("counts", {"events": -1}),
-                                         ("format_version", 2), ("pid", 1)])
+                                         ("format_version", 3), ("pid", 1)])
 def test_manifest_field_types_are_checked(tmp_path, field, value):
     root = str(tmp_path / "a")
     write_archive(root)
@@ -255,7 +255,7 @@ def test_event_and_process_limits(tmp_path):
 
 def test_record_over_max_record_bytes_is_not_decoded(tmp_path):
     root = str(tmp_path / "a")
-    write_archive(root, records=[[b"x" * 1000], [1]])
+    write_archive(root, records=[[b"x" * 1000], [1]], version=1)
     got = list(open_archive(root, Limits(max_record_bytes=100)).processes[0].events())
     assert type(got[0]).__name__ == "BadRecord" and len(got) == 1
 
@@ -312,11 +312,11 @@ def test_replay_refuses_records_that_are_not_events(tmp_path):
 def test_replay_fails_when_the_trailer_claims_records_events_bin_lacks(tmp_path):
     """A frame cut out of a closed archive, its trailer kept: the counts disagree."""
     root = str(tmp_path / "a")
-    write_archive(root)
+    write_archive(root, flush_each=True)
     path = _events(root)
     with open_archive(root) as a:
         proc = a.processes[0]
-        offsets = [r.offset for r in proc.events()]
+        offsets = [frame_at(r, 2) for r in proc.events()]
         trailer_at = proc.scan().trailer_offset
     raw = open(path, "rb").read()
     open(path, "wb").write(raw[:offsets[1]] + raw[offsets[2]:])   # the second record removed
@@ -326,3 +326,11 @@ def test_replay_fails_when_the_trailer_claims_records_events_bin_lacks(tmp_path)
     assert result.exit_code == 1, proc
     assert "its trailer says the process recorded 4 records, events.bin holds 3: records " \
            "were lost or removed" in proc.failures, proc
+
+
+def test_record_over_max_record_bytes_inside_a_batch_is_refused_and_the_rest_read(tmp_path):
+    root = str(tmp_path / "a")
+    write_archive(root, records=[[b"x" * 1000], [1]])
+    got = list(open_archive(root, Limits(max_record_bytes=100)).processes[0].events())
+    assert type(got[0]).__name__ == "BadRecord" and "max_record_bytes" in got[0].reason
+    assert [r.value for r in got[1:]] == [[1]]

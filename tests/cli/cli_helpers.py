@@ -13,15 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Iterator
 
-import msgpack
 
 from hrr.archive.format import (
     EVENTS_FILE,
-    FILE_HEADER,
-    FRAME_EVENT,
-    FRAME_HEADER,
-    FRAME_TRAILER,
-    encode_frame,
+    join_events,
+    split_events,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -115,28 +111,11 @@ def copy_archive(src: Path, dst: Path) -> Path:
 
 
 def rewrite_events(pid_dir: Path, change: Callable[[list], list]) -> None:
-    """Decode every event frame of ``pid_dir``'s events.bin, let ``change`` edit the list
+    """Decode every event record of ``pid_dir``'s events.bin, let ``change`` edit the list
     of event values, and write the stream back with valid checksums (a careful tamperer)."""
     path = Path(pid_dir) / EVENTS_FILE
-    data = path.read_bytes()
-    _, _, hlen, _ = FILE_HEADER.unpack_from(data, 0)
-    pos = FILE_HEADER.size + hlen
-    head, values, trailer = data[:pos], [], None
-    while pos < len(data):
-        ftype, _, length, _ = FRAME_HEADER.unpack_from(data, pos)
-        payload = data[pos + FRAME_HEADER.size: pos + FRAME_HEADER.size + length]
-        pos += FRAME_HEADER.size + length
-        if ftype == FRAME_EVENT:
-            values.append(msgpack.unpackb(payload, raw=False))
-        elif ftype == FRAME_TRAILER:
-            trailer = payload
-    values = change(values)
-    out = bytearray(head)
-    for v in values:
-        out += encode_frame(FRAME_EVENT, msgpack.packb(v, use_bin_type=True))
-    if trailer is not None:
-        out += encode_frame(FRAME_TRAILER, trailer)
-    path.write_bytes(bytes(out))
+    head, version, values, trailer = split_events(path.read_bytes())
+    path.write_bytes(join_events(head, change(values), trailer, version))
 
 
 def set_format_version(pid_dir: Path, version: int) -> None:

@@ -84,7 +84,11 @@ def _fmt() -> Any:
 
 
 def read_frames(path: str) -> tuple[bytes, list[tuple[int, bytes]], bytes]:
-    """(file header bytes, [(frame type, payload)], unparsed tail) of an events.bin."""
+    """(file header bytes, [(frame type, payload)], unparsed tail) of an events.bin.
+
+    A version 2 batch frame becomes one event frame per record, each record spelled out
+    (API name, thread id; see format.escape_record), so every mutation below works on
+    single records whatever the version; :func:`write_frames` batches them again."""
     fmt = _fmt()
     raw = open(path, "rb").read()
     if len(raw) < fmt.FILE_HEADER.size:
@@ -92,21 +96,99 @@ def read_frames(path: str) -> tuple[bytes, list[tuple[int, bytes]], bytes]:
     hlen = fmt.FILE_HEADER.unpack_from(raw)[2]
     pos = fmt.FILE_HEADER.size + hlen
     header, frames = raw[:pos], []
+    version = fmt.FILE_HEADER.unpack_from(raw)[1]
+    apis = _header_apis(header)
     while pos + fmt.FRAME_HEADER.size <= len(raw):
-        ftype, _, length, _ = fmt.FRAME_HEADER.unpack_from(raw, pos)
+        ftype, count3, length, _ = fmt.FRAME_HEADER.unpack_from(raw, pos)
         start = pos + fmt.FRAME_HEADER.size
-        if start + length > len(raw):
+        if start + length > len(raw) or (version >= 2 and ftype == fmt.FRAME_OPEN):
             break
-        frames.append((ftype, raw[start:start + length]))
+        payload = raw[start:start + length]
         pos = start + length
+        if version < 2 or ftype != fmt.FRAME_EVENT:
+            frames.append((ftype, payload))
+            continue
+        unpacker, threads = msgpack.Unpacker(raw=False, strict_map_key=False), []
+        unpacker.feed(payload)
+        at = 0
+        try:
+            for _ in range(int.from_bytes(count3, "little") or 1):
+                value = unpacker.unpack()
+                try:
+                    value = fmt.escape_record(fmt.decode_record(value, apis, threads))
+                    frames.append((ftype, _pack(value)))
+                except ValueError:
+                    frames.append((ftype, payload[at:unpacker.tell()]))   # kept as it was
+                at = unpacker.tell()
+        except Exception:  # noqa: BLE001 - a frame a previous mutation broke: keep its bytes whole
+            frames.append((ftype, payload[at:]))
     return header, frames, raw[pos:]
 
 
-def write_frames(path: str, header: bytes, frames: list[tuple[int, bytes]], tail: bytes = b"") -> None:
-    """events.bin from frames, every checksum recomputed (the framing layer passes)."""
+def _header_apis(header: bytes) -> list:
     fmt = _fmt()
-    data = header + b"".join(fmt.encode_frame(t, p) for t, p in frames) + tail
-    _replace(path, data)
+    try:
+        h = msgpack.unpackb(header[fmt.FILE_HEADER.size:], raw=False, strict_map_key=False)
+    except Exception:  # noqa: BLE001 - a mutated header
+        return []
+    apis = h.get("apis") if isinstance(h, dict) else None
+    return apis if isinstance(apis, list) else []
+
+
+def write_frames(path: str, header: bytes, frames: list[tuple[int, bytes]], tail: bytes = b"",
+                 rng: random.Random | None = None) -> None:
+    """events.bin from frames, every checksum recomputed (the framing layer passes). For a
+    version 2 header with ``rng``: runs of event frames are batched again (1 to 9 records a
+    frame) with API numbers and thread indexes as the writer writes them."""
+    fmt = _fmt()
+    version = fmt.FILE_HEADER.unpack_from(header)[1] if len(header) >= fmt.FILE_HEADER.size else 0
+    if version < 2 or rng is None:
+        _replace(path, header + b"".join(fmt.encode_frame(t, p) for t, p in frames) + tail)
+        return
+    numbers = {name: i for i, name in enumerate(_header_apis(header)) if isinstance(name, str)}
+    out, k = [header], 0
+    while k < len(frames):
+        t, p = frames[k]
+        if t != fmt.FRAME_EVENT:
+            out.append(fmt.encode_frame(t, p))
+            k += 1
+            continue
+        group = []
+        while k < len(frames) and frames[k][0] == fmt.FRAME_EVENT and len(group) < rng.randrange(1, 10):
+            group.append(frames[k][1])
+            k += 1
+        if not group:
+            group.append(p)
+            k += 1
+        threads: dict = {}
+        parts = [_numbered(q, numbers, threads) for q in group]
+        out.append(fmt.encode_frame(t, b"".join(parts), len(parts)))
+    _replace(path, b"".join(out) + tail)
+
+
+def _numbered(payload: bytes, numbers: dict, threads: dict) -> bytes:
+    """One record's bytes with its API numbered and its thread indexed, where it is an event."""
+    try:
+        v = msgpack.unpackb(payload, raw=False, strict_map_key=False)
+    except Exception:  # noqa: BLE001 - not a record: written as it is
+        return payload
+    if type(v) is list and len(v) == 7 and type(v[1]) is int and type(v[2]) is str and v[2] in numbers:
+        t = threads.get(v[1])
+        if t is None:
+            threads[v[1]] = len(threads)
+            t = [v[1]]
+        return _pack([v[0], t, numbers[v[2]], *v[3:]])
+    return payload
+
+
+def _rebuilt_header(old: bytes, h: Any) -> bytes:
+    """The file header for the mutated map ``h``, at the old header's version."""
+    fmt = _fmt()
+    if not isinstance(h, dict):
+        return old
+    version = fmt.FILE_HEADER.unpack_from(old)[1]
+    body = _pack(h)
+    return fmt.FILE_HEADER.pack(fmt.MAGIC, version, len(body), fmt.checksum(fmt.HEADER_SEED_TYPE, body)) + body
 
 
 def _replace(path: str, data: bytes) -> None:
@@ -273,14 +355,15 @@ class Mutator:
             frames[i] = (t, bytes(b))
         elif op == "type":
             frames[i] = (3 - frames[i][0] if frames[i][0] in (1, 2) else 1, frames[i][1])
-        write_frames(path, header, frames, tail)
+        write_frames(path, header, frames, tail, self.rng)
         self.note(f"{op} {i} {j} in {os.path.relpath(path, self.root)}")
 
     def huge_length(self) -> None:
         fmt = _fmt()
         path = self.events()
+        header, frames, tail = read_frames(path)
+        write_frames(path, header, frames, tail)       # one frame per record: the offsets below hold
         data = bytearray(open(path, "rb").read())
-        header, frames, _ = read_frames(path)
         n = self.rng.choice([0xFFFFFFFF, 0x7FFFFFFF, 1 << 27, 65 << 20])
         if self.rng.random() < 0.3 or not frames:
             data[12:16] = n.to_bytes(4, "little")
@@ -320,7 +403,7 @@ class Mutator:
                     self.note(f"record {k} {where} {str(old)[:40]!r}->{str(_get(value, where))[:40]!r}")
                 payload = _pack(value)
             frames[k] = (1, payload)
-        write_frames(path, header, frames, tail)
+        write_frames(path, header, frames, tail, self.rng)
 
     def raw_payload(self) -> None:
         """A frame whose payload is arbitrary msgpack (not a record at all), framed validly."""
@@ -330,7 +413,7 @@ class Mutator:
         payload = self.rng.choice([_pack(v), os.urandom(self.rng.randrange(1, 40)), _nest_bytes(3000),
                                    b"\xc1", b"\xd4\x05\x00", b"\x92\x01"])
         frames.insert(k, (1, payload))
-        write_frames(path, header, frames, tail)
+        write_frames(path, header, frames, tail, self.rng)
         self.note(f"at {k}")
 
     def header_value(self) -> None:
@@ -342,7 +425,7 @@ class Mutator:
         h = msgpack.unpackb(header[fmt.FILE_HEADER.size:], raw=False)
         where = self.rng.choice(_paths(h))
         h = _set(h, where, _tweak(self.rng, _get(h, where)))
-        write_frames(path, fmt.encode_file_header(h) if isinstance(h, dict) else header, frames, tail)
+        write_frames(path, _rebuilt_header(header, h), frames, tail, self.rng)
         self.note(str(where))
 
     # -- manifest
@@ -463,7 +546,7 @@ class Mutator:
             return v
         frames = [(t, _pack(rename(msgpack.unpackb(p, raw=False, strict_map_key=False)))) if t == 1 else (t, p)
                   for t, p in frames]
-        write_frames(ev, header, frames, tail)
+        write_frames(ev, header, frames, tail, self.rng)
         self.note(f"{kind} {old_name[:8]} -> {new_name[:8]} ({len(data)} bytes)")
 
     def edit_blob(self) -> None:

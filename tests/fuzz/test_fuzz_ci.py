@@ -39,3 +39,26 @@ def test_mutator_rewrites_frames_with_valid_checksums(tmp_path):
         seqs = [r.value[0] for r in a.processes[0].events()]
     assert state.bad_checksums == 0 and not state.stopped and state.frames == 5
     assert seqs == [4, 3, 2, 1, 0]
+
+
+def test_mutator_batches_v2_records_again_with_numbers_and_valid_checksums(tmp_path):
+    """write_frames with an rng puts the spelled-out records back into numbered batches."""
+    import random
+
+    from hrr.archive import open_archive, open_process_writer
+    root = tmp_path / "a"
+    w = open_process_writer(str(root), 78, {"backend": "sim"}, manifest={})
+    values = [[i, 1 + i % 2, "hipDeviceSynchronize", [], 0, [], {}] for i in range(20)] + [["odd", 1]]
+    for v in values:
+        w.append(v)
+    w.close()
+    path = str(root / "pid-78" / "events.bin")
+    header, frames, tail = mutate.read_frames(path)
+    assert len(frames) == 22                # 21 records spelled out one a frame, and the trailer
+    mutate.write_frames(path, header, frames, tail, random.Random(3))
+    with open_archive(str(root)) as a:
+        state = a.processes[0].scan()
+        got = [r.value for r in a.processes[0].events()]
+    assert state.bad_checksums == 0 and not state.stopped and state.frames == 21
+    assert got == values
+    assert len(open(path, "rb").read()) < len(header) + sum(len(p) + 16 for _, p in frames)   # batched, numbered

@@ -286,3 +286,39 @@ def test_info_turns_any_surprise_into_one_line(tmp_path, monkeypatch):
     assert result.exit_code == 4 and not isinstance(result.exception, RecursionError)
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and "RecursionError" in lines[0] and "bug in hrr" in lines[0]
+
+
+def test_the_fast_schema_path_accepts_exactly_what_the_full_check_accepts():
+    """codec._well_formed (specialised per API, on every replayed record) must agree with the
+    full check on every value: valid records and each one-field mutation of them."""
+    import random
+
+    from hrr.events import codec
+
+    rng = random.Random(11)
+    good = [
+        [0, 7, "hipGetDevice", [], 0, [0], {}],
+        [1, 7, "hipMalloc", [64], 0, [0x1000], {}],
+        [2, 7, "hipInit", [0], 0, [], {"records": {"p": [1]}}],
+        [3, 7, "@d2h", [1], 0, [], {"blob": None}],
+        [4, 7, "hipModuleLaunchKernel", [1, 1, 1, 1, 1, 1, 1, 0, 0, None, None], 0, [],
+         {"launch": {"kernel": "k", "grid": [1, 1, 1], "block": [1, 1, 1], "kernargs": b"\0" * 8,
+                     "ptrs": [[0, 1, 0]]}}],
+    ]
+    odd = [None, True, -1, 1.5, float("inf"), float("nan"), "s", b"b", [], [1], [[[[[1]]]]], {}, {"k": 1},
+           list(range(20)), 1 << 70]
+    checked = 0
+    for base in good:
+        assert codec._well_formed(base) and codec._schema_problem(base) is None, base
+        for _ in range(300):
+            v = [list(x) if isinstance(x, list) else dict(x) if isinstance(x, dict) else x for x in base]
+            field = rng.randrange(7)
+            if isinstance(v[field], list) and v[field] and rng.random() < 0.6:
+                v[field][rng.randrange(len(v[field]))] = rng.choice(odd)
+            elif isinstance(v[field], dict) and rng.random() < 0.6:
+                v[field][rng.choice(["launch", "layout", "records", "blob", "n", "other"])] = rng.choice(odd)
+            else:
+                v[field] = rng.choice(odd)
+            assert codec._well_formed(v) == (codec._schema_problem(v) is None), v
+            checked += 1
+    assert checked == 1500

@@ -13,7 +13,6 @@ import pytest
 from inspect_helpers import TraceError, by_track, describe, hrr_cli, make_app, validate_trace
 
 from hrr.archive import open_archive
-from hrr.archive.format import FRAME_HEADER
 from hrr.inspect.timeline import CLOCK_NOTE, export_chrome_trace
 
 
@@ -94,12 +93,14 @@ def test_threads_get_their_own_tracks_and_a_failed_call_is_marked(tmp_path):
 
 
 def test_bad_records_are_skipped_and_counted(tmp_path):
+    from cli.cli_helpers import rewrite_events
     hrrtest.capture(tmp_path / "a", make_app())
     proc = open_archive(str(tmp_path / "a")).processes[0]
-    offsets = [item.offset for item in proc.events()]
+    rewrite_events(Path(proc.path), lambda values: values)   # one frame (one checksum) per record
+    offsets = [item.offset for item in proc.events()]     # v2: a record's offset is its own bytes'
     path = Path(proc.events_path)
     data = bytearray(path.read_bytes())
-    data[offsets[3] + FRAME_HEADER.size + 2] ^= 0xFF      # one record's checksum now fails
+    data[offsets[3] + 2] ^= 0xFF      # one record's checksum now fails
     path.write_bytes(bytes(data))
     out = tmp_path / "t.json"
     summary = export_chrome_trace(str(tmp_path / "a"), str(out))

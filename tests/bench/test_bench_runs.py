@@ -1,0 +1,37 @@
+"""The benchmark's code path runs (tiny sizes) and writes every issue-11 key as a number.
+No time is asserted: figures come from `bash scripts/bench.sh`, never from tests."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import os
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _bench():
+    spec = importlib.util.spec_from_file_location("hrr_bench", os.path.join(REPO, "bench", "bench.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tiny_run_writes_every_cpu_key_as_a_number(tmp_path):
+    bench = _bench()
+    out = tmp_path / "results.json"
+    lines: list[str] = []
+    bench.run(["--tiny", "--out", str(out)], say=lines.append)
+    data = json.loads(out.read_text())
+    for key in (*bench.CPU_KEYS, "call_overhead_us_format1", "archive_bytes_per_event_format1"):
+        assert type(data[key]) is float and math.isfinite(data[key]), key
+    assert not set(bench.GPU_KEYS) & set(data)           # GPU ratios only with --backend cuda
+    assert data["archive_bytes_per_event"] > 0 and data["snapshot_changed_bytes"] > 0
+    assert data["meta"]["mode"] == "tiny" and data["meta"]["nproc"] >= 1
+    assert lines[-1] == f"wrote {out}"
+
+
+def test_quick_and_full_modes_measure_the_issue_sizes():
+    bench = _bench()
+    assert bench.QUICK.snapshot_mb == bench.FULL.snapshot_mb == 64
+    assert bench.QUICK.rounds >= 3 and bench.FULL.rounds >= bench.QUICK.rounds
