@@ -119,7 +119,8 @@ def H(name: str, kind: str) -> Param:
     return Param(name, "handle", kind)
 
 
-def O(name: str, role: str = "value", kind: str | None = None, size: str | None = None) -> Out:
+def O(name: str,  # noqa: E743 - the catalogue reads P(...), H(...), O(...)
+       role: str = "value", kind: str | None = None, size: str | None = None) -> Out:
     return Out(name, role, kind, size)
 
 

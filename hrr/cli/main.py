@@ -91,8 +91,8 @@ def _child_env(mode: str, backend: str | None, extra: dict[str, str]) -> dict[st
 
 
 def _run_child(command: tuple[str, ...], env: dict[str, str], started: list | None = None) -> int:
-    """Run COMMAND and wait for it (its pid is appended to ``started``). While it runs, SIGINT is left to the child (a terminal
-    sends it to both; the child closes its archive on its way out, and hrr must not kill
+    """Run COMMAND and wait for it (its pid is appended to ``started``). While it runs,
+    SIGINT is left to the child (a terminal sends it to both; the child closes its archive on its way out, and hrr must not kill
     it meanwhile) and SIGTERM/SIGHUP sent to hrr are passed on to the child."""
     if not command:
         raise UsageError("no command given", hint="put it after --, e.g. hrr capture -- python app.py")
@@ -341,7 +341,8 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
 @click.option("--allow-abnormal-end", is_flag=True, help="With --strict, accept a program that ended "
               "abnormally (non-zero exit status, signal, uncaught exception): that was the point.")
 @BACKEND_OPTION
-@click.option("--plugins", default=None, help="Comma list of plugins to run (default: those the archive recorded with).")
+@click.option("--plugins", default=None,
+              help="Comma list of plugins to run (default: those the archive recorded with).")
 @click.option("--max-file-bytes", type=int, default=None, help="Largest blob or code object read (bytes).")
 @click.option("--max-events", type=int, default=None, help="Most records replayed per process.")
 @click.option("--max-host-bytes", type=int, default=None, help="Most host memory replay allocates for the archive.")
@@ -581,7 +582,8 @@ def main() -> None:
 @click.option("--calls", "calls", default=None, metavar="RANGE",
               help="Only calls N (one), N:M (N to M-1), :M or N:, by sequence number.")
 @click.option("--api", "apis", multiple=True, metavar="NAME", help="Only this HIP call (repeat or comma list).")
-@click.option("--thread", default=None, metavar="T", help="Only thread T: t1, t2, ... as dump numbers them, or a thread id.")
+@click.option("--thread", default=None, metavar="T",
+              help="Only thread T: t1, t2, ... as dump numbers them, or a thread id.")
 @click.option("--pid", type=int, default=None, metavar="P", help="Only process P.")
 @click.option("--jsonl", is_flag=True, help="One JSON object per line instead of text.")
 @progress_option

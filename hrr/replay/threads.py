@@ -50,7 +50,8 @@ class ThreadRouter:
                 raise LimitExceeded(f"thread {tid} would be replay thread {len(self._workers) + 2}, over "
                                     f"--max-threads ({self.max_threads}): its records are not replayed")
             worker = self._workers[tid] = _Worker()
-        done, box = threading.Event(), []
+        done = threading.Event()
+        box: list[Any] = []
         worker.jobs.put((fn, done, box))
         done.wait()
         ok, value = box[0]

@@ -8,6 +8,8 @@ same value; the rows that differ say so. A CUDA value not in the table maps to
 """
 from __future__ import annotations
 
+from typing import Any
+
 from hrr.backends import hiptypes as ht
 
 # CUDA value -> hipError_t member name. Comments give the CUDA name where it differs.
@@ -106,7 +108,7 @@ for _cu, _hip in _HIP_BY_CUDA.items():
     HIP_TO_CUDA.setdefault(int(_hip), _cu)
 
 
-def to_hip(code) -> "ht.hipError_t":
+def to_hip(code: Any) -> "ht.hipError_t":
     """The hipError_t member for a CUDA error (CUresult, cudaError_t or int)."""
     return _HIP_BY_CUDA.get(int(code), _UNKNOWN)
 
@@ -124,6 +126,6 @@ _NVRTC_TO_HIPRTC_NAME = {
 _HIPRTC_BY_NVRTC = {k: ht.hiprtcResult[v] for k, v in _NVRTC_TO_HIPRTC_NAME.items()}
 
 
-def to_hiprtc(code) -> "ht.hiprtcResult":
+def to_hiprtc(code: Any) -> "ht.hiprtcResult":
     """The hiprtcResult member for an nvrtcResult (values above 11 are internal errors)."""
     return _HIPRTC_BY_NVRTC.get(int(code), ht.hiprtcResult.HIPRTC_ERROR_INTERNAL_ERROR)

@@ -81,7 +81,7 @@ def require_driver() -> None:
             raise DriverUnavailable(exc.what, hint=exc.hint, hip_error="hipErrorInsufficientDriver") from None
         try:
             lib = ctypes.CDLL("libcuda.so.1")
-        except OSError as exc:
+        except OSError:
             raise DriverUnavailable("no NVIDIA driver found", hint=NO_DRIVER_HINT) from None
         lib.cuLaunchHostFunc.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
         lib.cuLaunchHostFunc.restype = ctypes.c_int

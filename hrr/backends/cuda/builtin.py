@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from importlib import resources
+from typing import Sequence
 
 from hrr.backends.kernargs import POINTER, STRUCT, VALUE, KernelLayout, ParamSpec
 from hrr.errors import BackendError
@@ -44,7 +45,7 @@ def builtin_source() -> bytes:
     return resources.files(__package__).joinpath(SOURCE_NAME).read_bytes()
 
 
-def compile_to_cubin(source: bytes, name: bytes, arch: str, options: list[bytes] = ()) -> bytes:
+def compile_to_cubin(source: bytes, name: bytes, arch: str, options: Sequence[bytes] = ()) -> bytes:
     """Compile ``source`` with NVRTC to a cubin for ``arch`` (e.g. ``sm_90``)."""
     from hrr.backends.cuda._runtime import nvrtc_module
     nvrtc = nvrtc_module()

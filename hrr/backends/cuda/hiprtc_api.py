@@ -7,7 +7,7 @@ import ctypes
 import functools
 import threading
 import types
-from typing import Any
+from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
 from hrr.backends.cuda import _runtime
@@ -102,9 +102,9 @@ def _prog(prog: Any) -> Any:
     return _programs.get(ht.as_handle_value(prog))
 
 
-def _api(fn):
+def _api(fn: Callable[..., tuple]) -> Callable[..., tuple]:
     @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> tuple:
         _runtime.nvrtc_module()  # BackendError when cuda-bindings is missing
         return fn(*args, **kwargs)
     return wrapper
@@ -123,7 +123,7 @@ def _write_into(dest: Any, data: bytes) -> None:
 
 
 @_api
-def hiprtcCreateProgram(src, name, numHeaders, headers, includeNames):
+def hiprtcCreateProgram(src: Any, name: Any, numHeaders: Any, headers: Any, includeNames: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
     src = src.encode() if isinstance(src, str) else bytes(src)
     name = (name.encode() if isinstance(name, str) else bytes(name or b"prog.cu"))
@@ -146,7 +146,7 @@ def hiprtcCreateProgram(src, name, numHeaders, headers, includeNames):
 
 
 @_api
-def hiprtcCompileProgram(prog, numOptions, options):
+def hiprtcCompileProgram(prog: Any, numOptions: Any, options: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
     p = _prog(prog)
     if p is None:
@@ -157,7 +157,7 @@ def hiprtcCompileProgram(prog, numOptions, options):
 
 
 @_api
-def hiprtcGetCodeSize(prog):
+def hiprtcGetCodeSize(prog: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
     p = _prog(prog)
     if p is None:
@@ -167,7 +167,7 @@ def hiprtcGetCodeSize(prog):
 
 
 @_api
-def hiprtcGetCode(prog, code):
+def hiprtcGetCode(prog: Any, code: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
     p = _prog(prog)
     if p is None:
@@ -183,7 +183,7 @@ def hiprtcGetCode(prog, code):
 
 
 @_api
-def hiprtcGetProgramLogSize(prog):
+def hiprtcGetProgramLogSize(prog: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
     p = _prog(prog)
     if p is None:
@@ -193,7 +193,7 @@ def hiprtcGetProgramLogSize(prog):
 
 
 @_api
-def hiprtcGetProgramLog(prog, log):
+def hiprtcGetProgramLog(prog: Any, log: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
     p = _prog(prog)
     if p is None:
@@ -209,7 +209,7 @@ def hiprtcGetProgramLog(prog, log):
 
 
 @_api
-def hiprtcDestroyProgram(prog):
+def hiprtcDestroyProgram(prog: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
     with _prog_lock:
         p = _programs.pop(ht.as_handle_value(prog), None)
@@ -219,7 +219,7 @@ def hiprtcDestroyProgram(prog):
     return (to_hiprtc(err),)
 
 
-def hiprtcGetErrorString(result):
+def hiprtcGetErrorString(result: Any) -> tuple:
     try:
         member = R(int(result))
     except ValueError:
@@ -228,7 +228,7 @@ def hiprtcGetErrorString(result):
 
 
 @_api
-def hiprtcVersion():
+def hiprtcVersion() -> tuple:
     nvrtc = _runtime.nvrtc_module()
     try:
         err, major, minor = nvrtc.nvrtcVersion()

@@ -107,7 +107,7 @@ def compile_source(source: str) -> tuple[bytes | None, str]:
     kernels = defined_kernels(source)
     if not kernels:
         return None, 'error: the source defines no extern "C" __global__ kernels\n'
-    libraries = sorted(installed_libraries().values(), key=lambda l: (l.name != "builtin", l.name))
+    libraries = sorted(installed_libraries().values(), key=lambda lib: (lib.name != "builtin", lib.name))
     problems = []
     for lib in libraries:
         missing = [k for k in kernels if k not in lib.kernels]
