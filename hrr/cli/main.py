@@ -92,8 +92,9 @@ def _child_env(mode: str, backend: str | None, extra: dict[str, str]) -> dict[st
 
 def _run_child(command: tuple[str, ...], env: dict[str, str], started: list | None = None) -> int:
     """Run COMMAND and wait for it (its pid is appended to ``started``). While it runs,
-    SIGINT is left to the child (a terminal sends it to both; the child closes its archive on its way out, and hrr must not kill
-    it meanwhile) and SIGTERM/SIGHUP sent to hrr are passed on to the child."""
+    SIGINT is left to the child (a terminal sends it to both; the child closes its archive
+    on its way out, and hrr must not kill it meanwhile) and SIGTERM/SIGHUP sent to hrr are
+    passed on to the child."""
     if not command:
         raise UsageError("no command given", hint="put it after --, e.g. hrr capture -- python app.py")
     try:
