@@ -67,7 +67,7 @@ if [ "${1:-}" = "all" ]; then
   PATH="$VENV/bin:$PATH" hrr capture -o /tmp/hrr-demo-cuda --backend cuda --content -- python examples/serving_step.py 2>&1 | tee -a "$OUT/demo-cuda.log"
   PATH="$VENV/bin:$PATH" hrr replay /tmp/hrr-demo-cuda --strict 2>&1 | tee -a "$OUT/demo-cuda.log"
   echo "== benchmark (cuda)" | tee "$OUT/bench-cuda.log"
-  timeout 200 "$VPY" bench/bench.py --backend cuda --launches "${HRR_BENCH_LAUNCHES:-100000}" \
-      --calls 100000 --snapshot-mb 4 2>&1 | tee -a "$OUT/bench-cuda.log"
+  timeout "${HRR_BENCH_TIMEOUT:-300}" "$VPY" bench/bench.py --backend cuda ${HRR_BENCH_MODE:---quick} \
+      --out "$OUT/results-cuda.json" 2>&1 | tee -a "$OUT/bench-cuda.log"
 fi
 exit "$rc"
