@@ -248,7 +248,10 @@ def test_full_disk_stops_recording_not_the_program_and_repair_needs_no_space(tmp
     assert killed["rc"] == 128 + signal.SIGKILL and "fill: ok" in killed["out"], killed
     assert out["free_blocks"] == 0
     rep = out["repair_killed"]
-    assert rep["rc"] == 0 and "repaired" in rep["out"] and "in place" in rep["out"], rep
+    # Repaired on the full disk (free_blocks was 0). Whether the manifest needed rewriting in
+    # place depends on how many blocks cutting events.bin's reserved tail gives back, which
+    # the framing decides (v1: none; v2: enough for a new copy).
+    assert rep["rc"] == 0 and "repaired" in rep["out"], rep
     (info,) = out["info_killed"]["processes"]
     assert info["clean"] is True and info["manifest"]["repaired"] is True
     assert info["manifest"]["incomplete"]["events_recorded"] == sum(info["calls"].values()) > 0

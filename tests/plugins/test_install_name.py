@@ -4,6 +4,7 @@ scripts/test.sh makes, and in a wheel built from this tree and installed with pi
 from __future__ import annotations
 
 import json
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -82,7 +83,10 @@ def test_a_wheel_installs_hrr_plugins_and_no_plugins_package(tmp_path):
     dist, target = tmp_path / "dist", tmp_path / "site"
     env = {**os.environ, "PIP_NO_INPUT": "1", "TMPDIR": str(tmp_path)}
     pip = [sys.executable, "-m", "pip", "--disable-pip-version-check", "--no-cache-dir"]
-    proc = subprocess.run([*pip, "wheel", "--no-deps", "-w", str(dist), str(src)], env=env,
+    # Where setuptools is already importable (an offline GPU machine's venv) build with it;
+    # elsewhere pip fetches the build backend into an isolated environment, as for a user.
+    isolation = [] if importlib.util.find_spec("setuptools") is None else ["--no-build-isolation"]
+    proc = subprocess.run([*pip, "wheel", "--no-deps", *isolation, "-w", str(dist), str(src)], env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     assert proc.returncode == 0, describe(proc)
     (wheel,) = dist.glob("hrr-*.whl")
