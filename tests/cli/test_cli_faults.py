@@ -249,8 +249,9 @@ def test_full_disk_stops_recording_not_the_program_and_repair_needs_no_space(tmp
     assert out["free_blocks"] == 0
     rep = out["repair_killed"]
     # Repaired on the full disk (free_blocks was 0). Whether the manifest needed rewriting in
-    # place depends on whether cutting events.bin's reserved tail gives a block back (it did
-    # with framing v1 in our runs, not with v2 on the H200 machine's tmpfs).
+    # place depends on whether cutting events.bin's reserved tail gives a block back (with
+    # framing v1 it did not, so the manifest was rewritten in place; with v2 on the H200
+    # machine's tmpfs it did, and repair wrote a new copy).
     assert rep["rc"] == 0 and "repaired" in rep["out"], rep
     (info,) = out["info_killed"]["processes"]
     assert info["clean"] is True and info["manifest"]["repaired"] is True
