@@ -5,6 +5,7 @@ import hashlib
 import importlib.util
 import struct
 import sys
+import tracemalloc
 import zlib
 
 import pytest
@@ -92,9 +93,16 @@ def test_bad_compressed_bundles(fixture_bytes, kwargs, words, at):
 
 
 def test_decompression_is_capped():
-    bomb = ccob(b"\0" * (8 << 20), raw_size=1000)  # 8 KiB of zlib claiming 1000 bytes, inflating to 8 MiB
-    with pytest.raises(CodeObjectError, match="inflates to more than the 1000 bytes"):
-        decompress_bundle(bomb)
+    # 32 KiB of zlib that claims 1000 bytes and would inflate to 32 MiB: never inflated whole.
+    bomb = ccob(b"\0" * (32 << 20), raw_size=1000)
+    tracemalloc.start()
+    try:
+        with pytest.raises(CodeObjectError, match="inflates to more than the 1000 bytes"):
+            decompress_bundle(bomb)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20
     with pytest.raises(CodeObjectError, match="limit 4096"):
         decompress_bundle(ccob(b"\0" * 8192), max_size=4096)
 
