@@ -32,6 +32,9 @@ MAX_KERNELS = 1 << 16
 MAX_ARGS = 4096
 MAX_KERNARG_SEGMENT = 1 << 20
 MAX_NAME = 4096
+# Maps and arrays one metadata note may decode to: a note of empty maps would otherwise
+# cost ~64 bytes of memory per byte of input.
+MAX_CONTAINERS = 1 << 20
 
 _EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
 _SHDR = struct.Struct("<IIQQQQIIQQ")
@@ -279,8 +282,16 @@ def _kernel(meta: _Meta, k: Any, index: int) -> AmdKernel:
 def parse_metadata(desc: bytes, at: int = 0) -> CodeObject:
     """The kernels of a metadata note's msgpack descriptor (``at``: its offset, for errors)."""
     meta = _Meta(at)
+    budget = [MAX_CONTAINERS]
+
+    def spend(obj: Any) -> Any:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ValueError(f"more than {MAX_CONTAINERS} maps and arrays")
+        return obj
+
     try:
-        doc = msgpack.unpackb(desc, raw=False, strict_map_key=False)
+        doc = msgpack.unpackb(desc, raw=False, strict_map_key=False, object_hook=spend, list_hook=spend)
     except Exception as e:  # noqa: BLE001 - msgpack raises several types for malformed input
         raise meta.fail(f"not valid msgpack ({type(e).__name__}: {e})") from None
     if not isinstance(doc, dict):

@@ -107,6 +107,13 @@ def test_bad_metadata_document(doc, words):
     assert words in str(e.value)
 
 
+def test_metadata_container_budget(monkeypatch):
+    monkeypatch.setattr("hrr.backends.amdgpu.codeobject.MAX_CONTAINERS", 100)
+    parse_metadata(meta())  # a handful of maps and arrays
+    with pytest.raises(CodeObjectError, match="not valid msgpack .*more than 100 maps and arrays"):
+        parse_metadata(msgpack.packb([{}] * 101))
+
+
 def patched(data, offset, fmt, value):
     out = bytearray(data)
     struct.pack_into(fmt, out, offset, value)
