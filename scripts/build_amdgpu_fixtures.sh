@@ -34,6 +34,9 @@ clang -x hip --offload-arch=gfx90a -nogpulib -nogpuinc --cuda-device-only --no-g
       -O2 -c "$SRC/kernels.hip" -o "$FIX/hip_gfx90a.co"
 clang -x hip --offload-arch=gfx1030 -mcode-object-version=4 -nogpulib -nogpuinc --cuda-device-only \
       --no-gpu-bundle-output -O2 -c "$SRC/kernels.hip" -o "$FIX/hip_gfx1030_v4.co"
+# A generic target (code object v6): its name has dashes of its own.
+clang -x hip --offload-arch=gfx10-3-generic -mcode-object-version=6 -nogpulib -nogpuinc --cuda-device-only \
+      --no-gpu-bundle-output -O2 -c "$SRC/kernels.hip" -o "$WORK/generic.co"
 # OpenCL C, compiled then linked by hand (no OpenCL headers: -cl-no-stdinc).
 clang -target amdgcn-amd-amdhsa -mcpu=gfx1030 -nogpulib -x cl -cl-std=CL2.0 -cl-no-stdinc \
       -cl-kernel-arg-info -O2 -c "$SRC/kernels.cl" -o "$WORK/ocl.o"
@@ -77,11 +80,13 @@ def ccob(plain, version, method):
 
 gfx90a = (fix / "hip_gfx90a.co").read_bytes()
 gfx1030 = (fix / "hip_gfx1030_v4.co").read_bytes()
+generic = Path("generic.co").read_bytes()
 host = (b"host-x86_64-unknown-linux-gnu-", b"")
 plain = bundle([host, (b"hipv4-amdgcn-amd-amdhsa--gfx90a", gfx90a)], 4096)
 (fix / "hip_gfx90a.hipfb").write_bytes(plain)
 multi = bundle([host, (b"hipv4-amdgcn-amd-amdhsa--gfx1030", gfx1030),
-                (b"hipv4-amdgcn-amd-amdhsa--gfx90a", gfx90a)], 4096)
+                (b"hipv4-amdgcn-amd-amdhsa--gfx90a", gfx90a),
+                (b"hipv4-amdgcn-amd-amdhsa--gfx10-3-generic", generic)], 4096)
 (fix / "hip_multi_zlib.hipfb").write_bytes(ccob(multi, 2, 0))
 (fix / "hip_multi_zstd.hipfb").write_bytes(ccob(multi, 3, 1))
 PYEOF

@@ -17,6 +17,7 @@ from typing import Callable
 
 import attrs
 
+from hrr.backends.amdgpu.codeobject import split_target
 from hrr.backends.amdgpu.errors import CodeObjectError, check_range
 
 BUNDLE_MAGIC = b"__CLANG_OFFLOAD_BUNDLE__"
@@ -53,15 +54,9 @@ class BundleEntry:
 
 
 def split_bundle_id(bundle_id: str) -> tuple[str, str, str]:
-    """(offload kind, triple, target id) of ``hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-``; the
-    target id is the first component from the fourth on that starts with ``gfx`` (older
-    bundles write a three-part triple, newer ones a four-part one with an empty environment)."""
+    """(offload kind, triple, target id) of ``hipv4-amdgcn-amd-amdhsa--gfx90a:xnack-``."""
     kind, _, rest = bundle_id.partition("-")
-    parts = rest.split("-")
-    for i in range(3, len(parts)):
-        if parts[i].startswith("gfx"):
-            return kind, "-".join(parts[:i]).rstrip("-"), "-".join(parts[i:])
-    return kind, rest.rstrip("-"), ""
+    return (kind, *split_target(rest))
 
 
 def read_bundle(data: bytes) -> tuple[BundleEntry, ...]:

@@ -95,9 +95,8 @@ class CodeObject:
     @property
     def processor(self) -> str:
         """The GPU processor (``gfx90a``) from ``amdhsa.target``, or "" when absent (v3)."""
-        parts = self.target.split("-")
-        gfx = [p for p in parts[3:] if p.startswith("gfx")] if parts[0] == "amdgcn" else []
-        return gfx[0].split(":", 1)[0] if gfx else ""
+        triple, target_id = split_target(self.target)
+        return target_id.split(":", 1)[0] if triple.startswith("amdgcn-") else ""
 
     def kernel(self, name: str) -> AmdKernel:
         """The kernel named ``name`` (its source name, or its ``.kd`` symbol)."""
@@ -109,6 +108,17 @@ class CodeObject:
     def layouts(self) -> dict[str, KernelLayout]:
         """Each kernel's user-argument layout, by kernel name."""
         return {k.name: k.layout for k in self.kernels}
+
+
+def split_target(text: str) -> tuple[str, str]:
+    """(triple, target id) of ``amdgcn-amd-amdhsa--gfx90a:xnack-``: the target id starts at
+    the first component from the fourth on that starts with ``gfx`` (it may hold dashes, as
+    ``gfx10-3-generic`` and ``xnack-`` do); older texts write a three-part triple."""
+    parts = text.split("-")
+    for i in range(3, len(parts)):
+        if parts[i].startswith("gfx"):
+            return "-".join(parts[:i]).rstrip("-"), "-".join(parts[i:])
+    return text.rstrip("-"), ""
 
 
 def param_kind(arg: KernelArg) -> str:
@@ -314,5 +324,5 @@ def parse_code_object(data: bytes) -> CodeObject:
     return parse_metadata(data[at:at + size], at)
 
 
-__all__ = ["AmdKernel", "CodeObject", "KernelArg", "parse_code_object", "parse_metadata", "param_kind",
+__all__ = ["AmdKernel", "CodeObject", "KernelArg", "parse_code_object", "parse_metadata", "param_kind", "split_target",
            "ELF_MAGIC", "NT_AMDGPU_METADATA"]

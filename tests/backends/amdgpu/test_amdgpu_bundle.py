@@ -54,6 +54,12 @@ def test_compressed_zlib_bundle_picks_the_arch(fixture_bytes):
         read_code_object(data, "gfx1100")
 
 
+def test_generic_target_with_dashes_in_its_name(fixture_bytes):
+    co = read_code_object(fixture_bytes("hip_multi_zlib.hipfb"), "gfx10-3-generic")
+    assert (co.target, co.processor) == ("amdgcn-amd-amdhsa--gfx10-3-generic", "gfx10-3-generic")
+    assert [k.kernarg_segment_size for k in co.kernels] == [28, 44, 280]  # code object v6 keeps v5's hidden args
+
+
 def test_compressed_zstd_bundle(fixture_bytes):
     data = fixture_bytes("hip_multi_zstd.hipfb")
     if HAS_ZSTD:
@@ -136,6 +142,7 @@ def test_errors_inside_an_entry_carry_its_offset(fixture_bytes):
     ("hip-amdgcn-amd-amdhsa-gfx906", ("hip", "amdgcn-amd-amdhsa", "gfx906")),
     ("openmp-amdgcn-amd-amdhsa--gfx1100:sramecc+:xnack+", ("openmp", "amdgcn-amd-amdhsa", "gfx1100:sramecc+:xnack+")),
     ("host-x86_64-unknown-linux-gnu-", ("host", "x86_64-unknown-linux-gnu", "")),
+    ("hipv4-amdgcn-amd-amdhsa--gfx9-4-generic:xnack-", ("hipv4", "amdgcn-amd-amdhsa", "gfx9-4-generic:xnack-")),
     ("", ("", "", ""))])
 def test_split_bundle_id(bundle_id, want):
     assert split_bundle_id(bundle_id) == want
