@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 FIXTURES = Path(__file__).parent / "fixtures"
-ALL = sorted(p.name for p in FIXTURES.iterdir() if p.suffix in (".co", ".hipfb"))
 
 
 @pytest.fixture

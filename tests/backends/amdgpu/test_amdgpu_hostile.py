@@ -7,10 +7,14 @@ import random
 import re
 import struct
 
+from pathlib import Path
+
 import pytest
-from conftest import ALL, FIXTURES
 
 from hrr.backends.amdgpu import CodeObjectError, read_code_object
+
+FIXTURES = Path(__file__).parent / "fixtures"
+ALL = sorted(p.name for p in FIXTURES.iterdir() if p.suffix in (".co", ".hipfb"))
 
 WHERE = re.compile(r"\(at offset 0x[0-9a-f]+\)$")
 
