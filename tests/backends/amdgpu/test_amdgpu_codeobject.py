@@ -134,6 +134,17 @@ def test_bad_elf_header(fixture_bytes, offset, fmt, value, words, at):
     assert at is None or e.value.offset == at
 
 
+def test_notes_found_through_program_headers(fixture_bytes):
+    data = fixture_bytes("hip_gfx90a.co")
+    no_sections = patched(data, 0x3C, "<H", 0)  # e_shnum: the PT_NOTE segment is used instead
+    assert parse_code_object(no_sections) == parse_code_object(data)
+    with pytest.raises(CodeObjectError, match="neither section headers nor program headers"):
+        parse_code_object(patched(no_sections, 0x38, "<H", 0))
+    with pytest.raises(CodeObjectError, match="program header entry size is 32") as e:
+        parse_code_object(patched(no_sections, 0x36, "<H", 32))
+    assert e.value.offset == 0x36
+
+
 def metadata_note(data):
     pos = data.index(b"AMDGPU\0\0")
     return pos - 12
