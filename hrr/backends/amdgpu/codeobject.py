@@ -9,7 +9,7 @@ the input before use, sizes are capped, and every failure is a ``CodeObjectError
 from __future__ import annotations
 
 import struct
-from typing import Any
+from typing import Any, Iterator
 
 import attrs
 import msgpack
@@ -32,6 +32,7 @@ MAX_KERNELS = 1 << 16
 MAX_ARGS = 4096
 MAX_KERNARG_SEGMENT = 1 << 20
 MAX_NAME = 4096
+MAX_NOTES = 1 << 16
 # Maps and arrays one metadata note may decode to: a note of empty maps would otherwise
 # cost ~64 bytes of memory per byte of input.
 MAX_CONTAINERS = 1 << 20
@@ -167,9 +168,8 @@ def _segment_notes(data: bytes, phoff: int, phentsize: int, phnum: int) -> list[
     return found
 
 
-def _notes(data: bytes, off: int, size: int, align: int) -> list[tuple[bytes, int, int, int]]:
+def _notes(data: bytes, off: int, size: int, align: int) -> Iterator[tuple[bytes, int, int, int]]:
     """(owner, type, descriptor offset, descriptor size) of each note in a note area."""
-    out = []
     end = off + size
     pos = off
     while pos < end:
@@ -183,9 +183,8 @@ def _notes(data: bytes, off: int, size: int, align: int) -> list[tuple[bytes, in
         if descsz > MAX_NOTE_DESC or descsz > end - desc_at:
             raise CodeObjectError(f"note descriptor of {descsz} bytes overruns its note area", pos)
         owner = data[name_at:name_at + namesz].rstrip(b"\0")
-        out.append((owner, ntype, desc_at, descsz))
+        yield owner, ntype, desc_at, descsz
         pos = desc_at + -(-descsz // align) * align
-    return out
 
 
 def _metadata_note(data: bytes) -> tuple[int, int]:
@@ -212,8 +211,12 @@ def _metadata_note(data: bytes) -> tuple[int, int]:
     else:
         raise CodeObjectError("ELF has neither section headers nor program headers to find notes by", 0x20)
     legacy = None
+    seen = 0
     for area in areas:
         for owner, ntype, desc_at, descsz in _notes(data, *area):
+            seen += 1
+            if seen > MAX_NOTES:  # many note headers may name the same bytes: bound the walk
+                raise CodeObjectError(f"more than {MAX_NOTES} notes and no AMDGPU metadata among them", desc_at)
             if owner == b"AMDGPU" and ntype == NT_AMDGPU_METADATA:
                 return desc_at, descsz
             if owner == b"AMD" and ntype == NT_AMD_HSA_METADATA:

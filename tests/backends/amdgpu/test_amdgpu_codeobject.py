@@ -145,6 +145,20 @@ def test_notes_found_through_program_headers(fixture_bytes):
     assert e.value.offset == 0x36
 
 
+def test_note_walk_is_bounded(fixture_bytes, monkeypatch):
+    # Every section header made a note section over the same 12-byte empty note: the walk
+    # stops at the cap instead of visiting sections x notes.
+    data = bytearray(fixture_bytes("hip_gfx90a.co"))
+    shoff, = struct.unpack_from("<Q", data, 0x28)
+    shnum, = struct.unpack_from("<H", data, 0x3C)
+    data[0x100:0x10C] = struct.pack("<III", 0, 0, 1)
+    for i in range(shnum):
+        struct.pack_into("<IIQQQQ", data, shoff + 64 * i, 0, 7, 0, 0, 0x100, 12)
+    monkeypatch.setattr("hrr.backends.amdgpu.codeobject.MAX_NOTES", 5)
+    with pytest.raises(CodeObjectError, match="more than 5 notes and no AMDGPU metadata"):
+        parse_code_object(bytes(data))
+
+
 def metadata_note(data):
     pos = data.index(b"AMDGPU\0\0")
     return pos - 12
