@@ -78,6 +78,14 @@ def enum_converter(enum_type: type, error: str = "hipErrorInvalidValue") -> Call
     return convert
 
 
+def error_name(value: Any) -> str:
+    """hipGetErrorName's answer: the name of ``value``, hipErrorUnknown outside the enum."""
+    try:
+        return hipError_t(int(value)).name
+    except ValueError:
+        return "hipErrorUnknown"
+
+
 def dims(d: Any) -> tuple[int, int, int]:
     """A dim3 argument (hip.dim3, an int, or up to three ints) as ``(x, y, z)``."""
     if isinstance(d, int):
