@@ -251,21 +251,14 @@ _ERROR_STRINGS = {
 }
 
 
-def _error_name(hip_error: Any) -> str:
-    try:
-        return hipError_t(int(hip_error)).name
-    except ValueError:
-        return "hipErrorUnknown"
-
-
 @irregular(raw=True)  # any int is accepted: an unknown one is hipErrorUnknown, not a failure
 def hipGetErrorName(hip_error: Any) -> tuple:
-    return (SUCCESS, CStr(_error_name(hip_error)))
+    return (SUCCESS, CStr(surface.error_name(hip_error)))
 
 
 @irregular(raw=True)
 def hipGetErrorString(hipError: Any) -> tuple:
-    name = _error_name(hipError)
+    name = surface.error_name(hipError)
     return (SUCCESS, CStr(_ERROR_STRINGS.get(name, name)))
 
 
@@ -324,14 +317,12 @@ def hipFree(addr: int) -> None:
 
 
 def hipMallocAsync(size: int, s: Stream) -> tuple:
-    if s.capture is not None:  # no memory-allocation graph nodes in the sim
-        _refuse_if_capturing(s, "hipMallocAsync")
+    _refuse_if_capturing(s, "hipMallocAsync")  # no memory-allocation graph nodes in the sim
     return _device_malloc(_size(size))
 
 
 def hipFreeAsync(addr: int, s: Stream) -> None:
-    if s.capture is not None:
-        _refuse_if_capturing(s, "hipFreeAsync")
+    _refuse_if_capturing(s, "hipFreeAsync")
     if not addr:
         return
     memory = _device.current().memory
@@ -392,14 +383,6 @@ def _sync_on_null(make: Callable[[], Op], what: str) -> None:
     _wait(dev.scheduler.barrier_positions(dev.scheduler.null))
 
 
-def hipMemcpy(dst: int, src: int, sizeBytes: int, kind: hipMemcpyKind, what: str = "hipMemcpy") -> None:
-    _sync_on_null(_copy_op(dst, src, sizeBytes, kind), what)
-
-
-def hipMemcpyAsync(dst: int, src: int, sizeBytes: int, kind: hipMemcpyKind, s: Stream) -> None:
-    _submit(s, _copy_op(dst, src, sizeBytes, kind))
-
-
 def _memset_op(addr: int, value: int, size: Any) -> Callable[[], Op]:
     n, byte = _size(size), int(value) & 0xFF
     memory = _device.current().memory
@@ -416,14 +399,6 @@ def _memset_op(addr: int, value: int, size: Any) -> Callable[[], Op]:
                 raise DeviceFault("hipErrorIllegalAddress", str(exc)) from None
         return Op(f"memset(0x{addr:x}, {byte}, {n})", run, 1.0 + n / 20_000)
     return make
-
-
-def hipMemset(dst: int, value: int, sizeBytes: int) -> None:
-    _sync_on_null(_memset_op(dst, value, sizeBytes), "hipMemset")
-
-
-def hipMemsetAsync(dst: int, value: int, sizeBytes: int, s: Stream) -> None:
-    _submit(s, _memset_op(dst, value, sizeBytes))
 
 
 # -- pinned host memory ---------------------------------------------------------------------
@@ -499,12 +474,16 @@ def hipStreamSynchronize(s: Stream) -> None:
     _wait(_device.current().scheduler.barrier_positions(s))
 
 
+def _query(done: bool) -> tuple:
+    """A query's answer: an asynchronous device error first, then ready or not."""
+    _raise_device_error(_device.current().scheduler.take_async_error())
+    return (SUCCESS,) if done else (hipError_t.hipErrorNotReady,)
+
+
 def hipStreamQuery(s: Stream) -> tuple:
     _refuse_if_capturing(s, "hipStreamQuery")
     sched = _device.current().scheduler
-    done = sched.poll(sched.barrier_positions(s))
-    _raise_device_error(sched.take_async_error())
-    return (SUCCESS,) if done else (hipError_t.hipErrorNotReady,)
+    return _query(sched.poll(sched.barrier_positions(s)))
 
 
 def hipStreamWaitEvent(s: Stream, ev: Event, flags: int) -> None:
@@ -567,10 +546,7 @@ def hipEventSynchronize(ev: Event) -> None:
 
 def hipEventQuery(ev: Event) -> tuple:
     _refuse_captured_event(ev, "hipEventQuery")
-    sched = _device.current().scheduler
-    done = ev.stream is None or sched.poll([(ev.stream, ev.seq)])
-    _raise_device_error(sched.take_async_error())
-    return (SUCCESS,) if done else (hipError_t.hipErrorNotReady,)
+    return _query(ev.stream is None or _device.current().scheduler.poll([(ev.stream, ev.seq)]))
 
 
 def hipEventElapsedTime(a: Event, b: Event) -> tuple:
@@ -668,11 +644,6 @@ def hipStreamEndCapture(s: Stream) -> tuple:
     graph = Graph(dev.new_handle("graph"), tuple(session.nodes))
     dev.graphs[graph.handle] = graph
     return (SUCCESS, ht.ihipGraph(graph.handle))
-
-
-def hipStreamIsCapturing(s: Stream) -> tuple:
-    status = s.capture.status if s.capture is not None else 0
-    return (SUCCESS, hipStreamCaptureStatus(status))
 
 
 def hipStreamGetCaptureInfo(s: Stream) -> tuple:
@@ -794,15 +765,20 @@ TABLE: dict[str, Callable] = {
     "hipInit": lambda flags: None,
     "hipGetDeviceCount": lambda: (SUCCESS, 1),
     "hipGetDevice": lambda: (SUCCESS, 0),
+    "hipStreamIsCapturing": lambda s: hipStreamGetCaptureInfo(s)[:2],
     "hipEventDestroy": lambda ev: _forget("events", ev),
     "hipGraphExecDestroy": lambda exe: _forget("graph_execs", exe),
     "hipGraphDestroy": lambda g: _forget("graphs", g),
-    "hipMemcpyHtoD": lambda dst, src, n: hipMemcpy(dst, src, n, _H2D, "hipMemcpyHtoD"),
-    "hipMemcpyDtoH": lambda dst, src, n: hipMemcpy(dst, src, n, _D2H, "hipMemcpyDtoH"),
-    "hipMemcpyDtoD": lambda dst, src, n: hipMemcpy(dst, src, n, _D2D, "hipMemcpyDtoD"),
-    "hipMemcpyHtoDAsync": lambda dst, src, n, s: hipMemcpyAsync(dst, src, n, _H2D, s),
-    "hipMemcpyDtoHAsync": lambda dst, src, n, s: hipMemcpyAsync(dst, src, n, _D2H, s),
-    "hipMemcpyDtoDAsync": lambda dst, src, n, s: hipMemcpyAsync(dst, src, n, _D2D, s),
+    "hipMemset": lambda dst, value, n: _sync_on_null(_memset_op(dst, value, n), "hipMemset"),
+    "hipMemsetAsync": lambda dst, value, n, s: _submit(s, _memset_op(dst, value, n)),
+    "hipMemcpy": lambda dst, src, n, kind: _sync_on_null(_copy_op(dst, src, n, kind), "hipMemcpy"),
+    "hipMemcpyAsync": lambda dst, src, n, kind, s: _submit(s, _copy_op(dst, src, n, kind)),
+    "hipMemcpyHtoD": lambda dst, src, n: _sync_on_null(_copy_op(dst, src, n, _H2D), "hipMemcpyHtoD"),
+    "hipMemcpyDtoH": lambda dst, src, n: _sync_on_null(_copy_op(dst, src, n, _D2H), "hipMemcpyDtoH"),
+    "hipMemcpyDtoD": lambda dst, src, n: _sync_on_null(_copy_op(dst, src, n, _D2D), "hipMemcpyDtoD"),
+    "hipMemcpyHtoDAsync": lambda dst, src, n, s: _submit(s, _copy_op(dst, src, n, _H2D)),
+    "hipMemcpyDtoHAsync": lambda dst, src, n, s: _submit(s, _copy_op(dst, src, n, _D2H)),
+    "hipMemcpyDtoDAsync": lambda dst, src, n, s: _submit(s, _copy_op(dst, src, n, _D2D)),
     "hipHostMalloc": lambda size, flags: _host_malloc(size, flags, "hipHostMalloc"),
     "hipMallocHost": lambda size: _host_malloc(size, 0, "hipMallocHost"),
     "hipHostAlloc": lambda size, flags: _host_malloc(size, flags, "hipHostAlloc"),
