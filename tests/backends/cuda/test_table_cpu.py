@@ -199,3 +199,24 @@ def test_every_table_entry_is_checked_here():
         "hipStreamCreate", "hipStreamCreateWithFlags", "hipEventCreate", "hipEventCreateWithFlags",
         "hipGraphInstantiateWithFlags", "hipGraphInstantiate", "hipGetDeviceProperties", "hipPointerGetAttributes"}
     assert set(cuda_api.CALLS) <= checked
+
+
+def test_add_body_builds_a_fake_rows_function(cuda, monkeypatch):
+    """A body for a test-only row gets its handle as the CUDA handle; a failure is the error tuple."""
+    from hrr.api.catalogue import STREAM, Api, O, extended
+    from hrr.backends import cuda as backend
+    from hrr.backends.surface import HipError
+
+    def body(stream):
+        if stream == 0:
+            raise HipError("hipErrorInvalidHandle")
+        return (E.hipSuccess, stream)
+    row = Api("hipHrrTestStreamId", "test", (STREAM,), (O("id"),), pure=True)
+    with extended(row), monkeypatch.context() as m:
+        m.setattr(backend.hip, row.name, None, raising=False)
+        backend.add_body(row.name, body)
+        assert backend.hip.hipHrrTestStreamId(S) == (E.hipSuccess, 0x51)
+        assert backend.hip.hipHrrTestStreamId(None) == (E.hipErrorInvalidHandle, None)
+        assert cuda_api._tls.last == E.hipErrorInvalidHandle
+        cuda_api._tls.last = E.hipSuccess
+    assert not hasattr(backend.hip, row.name)
