@@ -302,16 +302,18 @@ def hipMalloc(size: int) -> tuple:
     return _device_malloc(_size(size))
 
 
-def hipFree(addr: int) -> None:
+def _free(addr: int, device: bool) -> None:
+    """hipFree (``device``: device memory, or pinned, as HIP's hipFree also frees
+    hipHostMalloc memory) and hipHostFree (pinned memory only)."""
     if not addr:
         return
     _wait_all()  # like a GPU's free, wait for work that may still use the memory
     memory = _device.current().memory
     try:
-        if memory.is_device_address(addr):
+        if device and memory.is_device_address(addr):
             memory.free_device(addr)
         else:
-            memory.free_host(addr, HOST_PINNED)  # HIP's hipFree also frees hipHostMalloc memory
+            memory.free_host(addr, HOST_PINNED)
     except MemoryError_ as exc:
         raise HipError("hipErrorInvalidValue", str(exc)) from None
 
@@ -413,16 +415,6 @@ def _host_malloc(size: Any, flags: int, what: str) -> tuple:
     return (SUCCESS, Pointer(alloc.base))
 
 
-def hipHostFree(addr: int) -> None:
-    if not addr:
-        return
-    _wait_all()
-    try:
-        _device.current().memory.free_host(addr, HOST_PINNED)
-    except MemoryError_ as exc:
-        raise HipError("hipErrorInvalidValue", str(exc)) from None
-
-
 def hipHostRegister(addr: int, sizeBytes: int, flags: int) -> None:
     n = _size(sizeBytes)
     memory = _device.current().memory
@@ -452,11 +444,9 @@ def hipHostGetDevicePointer(addr: int, flags: int) -> tuple:
 
 # -- streams and events ---------------------------------------------------------------------
 def _create_stream(flags: int) -> tuple:
-    dev = _device.current()
-    s = Stream(dev.new_handle("stream"), int(flags))
-    dev.streams[s.handle] = s
-    dev.scheduler.add_stream(s)
-    return (SUCCESS, ht.ihipStream_t(s.handle))
+    handle = _keep("stream", lambda h: Stream(h, int(flags)))
+    _device.current().scheduler.add_stream(_device.current().streams[int(handle)])
+    return (SUCCESS, handle)
 
 
 def hipStreamDestroy(s: Stream) -> None:
@@ -507,13 +497,6 @@ def hipStreamWaitEvent(s: Stream, ev: Event, flags: int) -> None:
         return  # never recorded: nothing to wait for
     target = (ev.stream, ev.seq)
     _submit(s, lambda: Op(f"wait(event 0x{ev.handle:x})", lambda: None, 0.0, [target]))
-
-
-def _create_event(flags: int) -> tuple:
-    dev = _device.current()
-    ev = Event(dev.new_handle("event"), int(flags))
-    dev.events[ev.handle] = ev
-    return (SUCCESS, ht.ihipEvent_t(ev.handle))
 
 
 def hipEventRecord(ev: Event, s: Stream) -> None:
@@ -641,9 +624,7 @@ def hipStreamEndCapture(s: Stream) -> tuple:
     if session.invalidated_by:
         raise HipError("hipErrorStreamCaptureInvalidated",
                        f"capture {session.id} was invalidated: {session.invalidated_by}")
-    graph = Graph(dev.new_handle("graph"), tuple(session.nodes))
-    dev.graphs[graph.handle] = graph
-    return (SUCCESS, ht.ihipGraph(graph.handle))
+    return (SUCCESS, _keep("graph", lambda h: Graph(h, tuple(session.nodes))))
 
 
 def hipStreamGetCaptureInfo(s: Stream) -> tuple:
@@ -660,13 +641,6 @@ def hipThreadExchangeStreamCaptureMode(mode: hipStreamCaptureMode | None) -> tup
     if mode is not None:
         dev.thread_capture_mode = int(mode)
     return (SUCCESS, hipStreamCaptureMode(previous))
-
-
-def _instantiate(g: Graph) -> int:
-    dev = _device.current()
-    exe = GraphExec(dev.new_handle("graph_exec"), g.nodes)
-    dev.graph_execs[exe.handle] = exe
-    return exe.handle
 
 
 def hipGraphLaunch(exe: GraphExec, s: Stream) -> None:
@@ -695,21 +669,15 @@ def hipModuleLoadData(image: Any) -> tuple:
         library, co = resolve_code_object(_image_bytes(image))
     except CodeObjectError as exc:
         raise HipError(exc.code, str(exc)) from None
-    dev = _device.current()
-    module = Module(dev.new_handle("module"), library, co.kernels)
-    dev.modules[module.handle] = module
-    return (SUCCESS, ht.ihipModule_t(module.handle))
+    return (SUCCESS, _keep("module", lambda h: Module(h, library, co.kernels)))
 
 
 def hipModuleGetFunction(mod: Module, kname: Any) -> tuple:
-    dev = _device.current()
     name = bytes(kname).decode(errors="replace") if not isinstance(kname, str) else kname
     name = name.rstrip("\0")
     if name not in mod.kernels:
         raise HipError("hipErrorNotFound", f"module has no kernel {name!r}")
-    fn = Function(dev.new_handle("function"), mod, mod.library.kernels[name])
-    dev.functions[fn.handle] = fn
-    return (SUCCESS, ht.ihipModuleSymbol_t(fn.handle))
+    return (SUCCESS, _keep("function", lambda h: Function(h, mod, mod.library.kernels[name])))
 
 
 def hipModuleUnload(mod: Module) -> None:
@@ -754,6 +722,18 @@ def hipLaunchKernel(function_address: Any, numBlocks: Any, dimBlocks: Any, args:
     _launch(fn, surface.dims(numBlocks), surface.dims(dimBlocks), stream, args, None)
 
 
+def _keep(kind: str, make: Callable[[int], Any]) -> Any:
+    """The hip handle of a new ``kind`` object, ``make(handle)``, kept live on the device."""
+    dev = _device.current()
+    obj = make(dev.new_handle(kind))
+    getattr(dev, kind + "s")[obj.handle] = obj
+    return _HANDLE_TYPES[kind](obj.handle)
+
+
+_HANDLE_TYPES = {"stream": ht.ihipStream_t, "event": ht.ihipEvent_t, "graph": ht.ihipGraph,
+                 "graph_exec": ht.hipGraphExec, "module": ht.ihipModule_t, "function": ht.ihipModuleSymbol_t}
+
+
 def _forget(kind: str, obj: Any) -> None:
     del getattr(_device.current(), kind)[obj.handle]
 
@@ -782,13 +762,16 @@ TABLE: dict[str, Callable] = {
     "hipHostMalloc": lambda size, flags: _host_malloc(size, flags, "hipHostMalloc"),
     "hipMallocHost": lambda size: _host_malloc(size, 0, "hipMallocHost"),
     "hipHostAlloc": lambda size, flags: _host_malloc(size, flags, "hipHostAlloc"),
-    "hipFreeHost": hipHostFree,
+    "hipFree": lambda ptr: _free(ptr, True),
+    "hipHostFree": lambda ptr: _free(ptr, False),
+    "hipFreeHost": lambda ptr: _free(ptr, False),
     "hipStreamCreate": lambda: _create_stream(0),
     "hipStreamCreateWithFlags": _create_stream,
-    "hipEventCreate": lambda: _create_event(0),
-    "hipEventCreateWithFlags": _create_event,
-    "hipGraphInstantiate": lambda g, size: (SUCCESS, ht.hipGraphExec(_instantiate(g)), None, CStr(b"")),
-    "hipGraphInstantiateWithFlags": lambda g, flags: (SUCCESS, ht.hipGraphExec(_instantiate(g))),
+    "hipEventCreate": lambda: (SUCCESS, _keep("event", lambda h: Event(h, 0))),
+    "hipEventCreateWithFlags": lambda flags: (SUCCESS, _keep("event", lambda h: Event(h, int(flags)))),
+    "hipGraphInstantiate": lambda g, size: (SUCCESS, _keep("graph_exec", lambda h: GraphExec(h, g.nodes)), None,
+                                            CStr(b"")),
+    "hipGraphInstantiateWithFlags": lambda g, flags: (SUCCESS, _keep("graph_exec", lambda h: GraphExec(h, g.nodes))),
 }
 # On the sim's surface but not yet catalogue rows (name -> (body, outputs)): framed, with
 # their arguments as passed, and recorded only once their row exists.
