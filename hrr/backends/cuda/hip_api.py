@@ -27,12 +27,10 @@ E = ht.hipError_t
 SUCCESS = E.hipSuccess
 S = _runtime.STATE
 
-CU_MEMHOSTALLOC_PORTABLE = 0x01
-CU_MEMHOSTALLOC_DEVICEMAP = 0x02
-CU_MEMHOSTALLOC_WRITECOMBINED = 0x04
-CU_MEMHOSTREGISTER_PORTABLE = 0x01
-CU_MEMHOSTREGISTER_DEVICEMAP = 0x02
-CU_MEMHOSTREGISTER_IOMEMORY = 0x04
+# cuMemHostAlloc's and cuMemHostRegister's flags: PORTABLE | DEVICEMAP (HIP's pinned memory
+# is both), plus bit 0x4 as HIP has it (WRITECOMBINED for an allocation, IOMEMORY for a
+# registration: hipHostMallocWriteCombined and hipHostRegisterIoMemory are 0x4 too)
+CU_PINNED = 0x01 | 0x02
 CU_LAUNCH_PARAM_END = 0
 
 _tls = threading.local()
@@ -263,10 +261,7 @@ def hipFree(addr: int) -> tuple:
 
 def _host_alloc(size: Any, flags: Any) -> tuple:
     size = int(size)
-    cu_flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP
-    if int(flags) & 0x4:  # hipHostMallocWriteCombined
-        cu_flags |= CU_MEMHOSTALLOC_WRITECOMBINED
-    res, p = _drv().cuMemHostAlloc(size, cu_flags)
+    res, p = _drv().cuMemHostAlloc(size, CU_PINNED | int(flags) & 0x4)
     if int(res) or not p:
         return (_err(res), None)
     with _lock:
@@ -453,11 +448,6 @@ def hipLaunchKernel(function_address: int, numBlocks: tuple, dimBlocks: tuple, a
                    E.hipErrorInvalidDeviceFunction)
 
 
-def _register_flags(ptr: int, size: Any, flags: Any) -> tuple:
-    cu_flags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP
-    return (ptr, size, cu_flags | CU_MEMHOSTREGISTER_IOMEMORY if int(flags) & 0x4 else cu_flags)
-
-
 def _wait_value_args(stream: int, ptr: int, value: Any, flags: Any, mask: Any) -> tuple:
     if (int(mask) & 0xFFFFFFFF) != 0xFFFFFFFF:
         raise HipError(E.hipErrorNotSupported)  # CUDA has no mask operand
@@ -492,7 +482,7 @@ CALLS: dict[str, Callable[..., tuple]] = {
     "hipMemcpyHtoDAsync": C("rt.cudaMemcpyAsync", args=lambda d, s, n, st: (d, s, n, 1, st)),
     "hipMemcpyDtoHAsync": C("rt.cudaMemcpyAsync", args=lambda d, s, n, st: (d, s, n, 2, st)),
     "hipMemcpyDtoDAsync": C("rt.cudaMemcpyAsync", args=lambda d, s, n, st: (d, s, n, 3, st)),
-    "hipHostRegister": C("drv.cuMemHostRegister", args=_register_flags),
+    "hipHostRegister": C("drv.cuMemHostRegister", args=lambda p, n, flags: (p, n, CU_PINNED | int(flags) & 0x4)),
     "hipHostUnregister": C("drv.cuMemHostUnregister"),
     "hipHostGetDevicePointer": C("drv.cuMemHostGetDevicePointer", _new(ht.Pointer), args=lambda p, flags: (p, 0)),
     "hipStreamWaitValue32": C("drv.cuStreamWaitValue32", args=_wait_value_args),

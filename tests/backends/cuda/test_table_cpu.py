@@ -220,3 +220,27 @@ def test_add_body_builds_a_fake_rows_function(cuda, monkeypatch):
         assert cuda_api._tls.last == E.hipErrorInvalidHandle
         cuda_api._tls.last = E.hipSuccess
     assert not hasattr(backend.hip, row.name)
+
+
+@pytest.mark.parametrize("name,args,cu_flags", [("hipHostMalloc", (64, 0), 3), ("hipHostMalloc", (64, 4), 7),
+                                                ("hipHostAlloc", (64, 5), 7), ("hipMallocHost", (64,), 3)])
+def test_pinned_allocations_are_portable_and_mapped(cuda, name, args, cu_flags):
+    hip, log, results = cuda
+    results["cuMemFreeHost"] = (0,)
+    err, ptr = getattr(hip, name)(*args)
+    assert err == E.hipSuccess and int(ptr) == 0x77
+    assert hip.hipHostFree(ptr) == (E.hipSuccess,)
+    assert log == [("drv", "cuMemHostAlloc", (64, cu_flags)), ("drv", "cuMemFreeHost", (0x77,))]
+
+
+@pytest.mark.parametrize("name,args,call", [("hipMalloc", (32,), ("rt", "cudaMalloc", (32,))),
+                                            ("hipMallocAsync", (32, S), ("rt", "cudaMallocAsync", (32, 0x51))),
+                                            ("hipMallocAsync", (32, None), ("rt", "cudaMallocAsync", (32, 0)))])
+@pytest.mark.parametrize("returned,expected", [((0, 0x77), (E.hipSuccess, 0x77)), ((0, 0), (E.hipSuccess, None)),
+                                               ((2, None), (E.hipErrorOutOfMemory, None))])
+def test_device_allocations_carry_their_size(cuda, name, args, call, returned, expected):
+    hip, log, results = cuda
+    results[call[1]] = returned
+    err, arr = getattr(hip, name)(*args)
+    assert log == [call] and (err, None if arr is None else int(arr)) == expected
+    assert arr is None or (type(arr) is ht.DeviceArray and arr.size == 32)
