@@ -18,45 +18,15 @@ import attrs
 
 from hrr.backends import hiptypes as ht
 from hrr.backends import surface
-from hrr.backends.hiptypes import (
-    CStr,
-    DeviceArray,
-    Pointer,
-    as_address,
-    as_handle_value,
-    hipError_t,
-    hipMemcpyKind,
-    hipMemoryType,
-    hipStreamCaptureMode,
-    hipStreamCaptureStatus,
-)
+from hrr.backends.hiptypes import (CStr, DeviceArray, Pointer, as_address, as_handle_value, hipError_t,
+                                   hipMemcpyKind, hipMemoryType, hipStreamCaptureMode, hipStreamCaptureStatus)
 from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
 from hrr.backends.sim import device as _device
-from hrr.backends.sim.graphs import (
-    RELAXED,
-    CaptureSession,
-    Graph,
-    GraphExec,
-    sessions_prohibiting,
-)
-from hrr.backends.sim.kernels import (
-    CodeObjectError,
-    DeviceFault,
-    KernelDef,
-    KernelLibrary,
-    LaunchContext,
-    code_object_size,
-    resolve_code_object,
-)
-from hrr.backends.sim.memory import (
-    DEVICE,
-    HOST_PINNED,
-    HOST_REGISTERED,
-    TOTAL_DEVICE_BYTES,
-    MemoryError_,
-    read_endpoint,
-    write_endpoint,
-)
+from hrr.backends.sim.graphs import RELAXED, CaptureSession, Graph, GraphExec, sessions_prohibiting
+from hrr.backends.sim.kernels import (CodeObjectError, DeviceFault, KernelDef, KernelLibrary, LaunchContext,
+                                      code_object_size, resolve_code_object)
+from hrr.backends.sim.memory import (DEVICE, HOST_PINNED, HOST_REGISTERED, TOTAL_DEVICE_BYTES, MemoryError_,
+                                     read_endpoint, write_endpoint)
 from hrr.backends.sim.streams import Event, Op, Stream
 from hrr.backends.surface import HipError, irregular
 
