@@ -311,14 +311,8 @@ def hipFreeAsync(addr: int, s: Stream) -> None:
     _submit(s, make)
 
 
-_MUST_BE_DEVICE = {  # kind -> (dst, src) must be device-visible
-    hipMemcpyKind.hipMemcpyHostToHost: (False, False),
-    hipMemcpyKind.hipMemcpyHostToDevice: (True, False),
-    hipMemcpyKind.hipMemcpyDeviceToHost: (False, True),
-    hipMemcpyKind.hipMemcpyDeviceToDevice: (True, True),
-    hipMemcpyKind.hipMemcpyDefault: (False, False),
-    hipMemcpyKind.hipMemcpyDeviceToDeviceNoCU: (True, True),
-}
+# kind -> whether (dst, src) must be device-visible: the device end(s) its name gives
+_MUST_BE_DEVICE = {k: (k.name.endswith(("ToDevice", "ToDeviceNoCU")), "DeviceTo" in k.name) for k in hipMemcpyKind}
 
 
 def _copy_op(dst_addr: int, src_addr: int, size: Any, kind: hipMemcpyKind) -> Callable[[], Op]:
