@@ -428,16 +428,12 @@ def hipStreamSynchronize(s: Stream) -> None:
     _wait(_device.current().scheduler.barrier_positions(s))
 
 
-def _query(done: bool) -> tuple:
-    """A query's answer: an asynchronous device error first, then ready or not."""
-    _raise_device_error(_device.current().scheduler.take_async_error())
-    return (SUCCESS,) if done else (hipError_t.hipErrorNotReady,)
-
-
 def hipStreamQuery(s: Stream) -> tuple:
     _refuse_if_capturing(s, "hipStreamQuery")
     sched = _device.current().scheduler
-    return _query(sched.poll(sched.barrier_positions(s)))
+    done = sched.poll(sched.barrier_positions(s))
+    _raise_device_error(sched.take_async_error())
+    return (SUCCESS,) if done else (hipError_t.hipErrorNotReady,)
 
 
 def hipStreamWaitEvent(s: Stream, ev: Event, flags: int) -> None:
@@ -493,7 +489,10 @@ def hipEventSynchronize(ev: Event) -> None:
 
 def hipEventQuery(ev: Event) -> tuple:
     _refuse_captured_event(ev, "hipEventQuery")
-    return _query(ev.stream is None or _device.current().scheduler.poll([(ev.stream, ev.seq)]))
+    sched = _device.current().scheduler
+    done = ev.stream is None or sched.poll([(ev.stream, ev.seq)])
+    _raise_device_error(sched.take_async_error())
+    return (SUCCESS,) if done else (hipError_t.hipErrorNotReady,)
 
 
 def hipEventElapsedTime(a: Event, b: Event) -> tuple:
