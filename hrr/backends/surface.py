@@ -19,7 +19,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 
 import attrs
 
-from hrr.api.catalogue import Api, rows
+from hrr.api.catalogue import Api, get, rows
 from hrr.backends.hiptypes import ENUM_TYPES, as_address, hipError_t, surface_module
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -76,6 +76,14 @@ def enum_converter(enum_type: type, error: str = "hipErrorInvalidValue") -> Call
         except (ValueError, TypeError):
             raise HipError(error, f"{value!r} is not a {enum_type.__name__}") from None
     return convert
+
+
+def error_name(value: Any) -> str:
+    """hipGetErrorName's answer: the name of ``value``, hipErrorUnknown outside the enum."""
+    try:
+        return hipError_t(int(value)).name
+    except ValueError:
+        return "hipErrorUnknown"
 
 
 def dims(d: Any) -> tuple[int, int, int]:
@@ -151,15 +159,23 @@ def build(name: str, doc: str, bodies: Mapping[str, Callable], frame: Frame,
     ``enum_errors`` names the error for a bad value of an enum (default invalid value);
     ``uncatalogued`` adds calls that are not rows yet (name -> (body, number of outputs)):
     framed, but with their arguments as passed since no row gives their roles."""
-    functions: dict[str, Callable] = {}
-    for row in rows() if catalogue is None else catalogue:
-        body = bodies.get(row.name)
-        if body is not None:
-            convs = _converters(row, handle, enum_errors or {})
-            functions[row.name] = make_function(row, body, frame, convs)
+    def function(row: Api, body: Callable) -> Callable:
+        return make_function(row, body, frame, _converters(row, handle, enum_errors or {}))
+    functions = {row.name: function(row, bodies[row.name])
+                 for row in (rows() if catalogue is None else catalogue) if row.name in bodies}
     for extra, (body, n_outs) in (uncatalogued or {}).items():
         ns = {"_body": body, "NONES": (None,) * n_outs}
         functions[extra] = _compile(extra, ["*args", "**kwargs"], "(_body(*args, **kwargs) or _OK)",
                                     frame, ns, Irregular(raw=True))
         functions[extra].__doc__ = body.__doc__
-    return surface_module(name, doc, functions)
+    module = surface_module(name, doc, functions)
+    module.__hrr_function__ = function  # type: ignore[attr-defined]  # for add_body
+    return module
+
+
+def add_body(module: types.ModuleType, name: str, body: Callable) -> Callable:
+    """Put on ``module`` (from ``build``) the function for catalogue row ``name`` (e.g. a
+    test-only extension row) around ``body``, built as every row's is; returns it."""
+    fn = module.__hrr_function__(get(name), body)
+    setattr(module, name, fn)
+    return fn

@@ -3,6 +3,7 @@ catalogue extension) with a body on the sim, are captured, replayed byte for byt
 validated by their roles and listed by ``hrr info``, with no other file touched."""
 from __future__ import annotations
 
+import inspect
 import json
 from typing import Any, Callable
 
@@ -17,6 +18,7 @@ from hrr.backends import sim
 from hrr.cli.main import cli
 from hrr.pipeline.manager import make_plugin_manager
 from hrr.backends.hiptypes import hipError_t
+from hrr.backends.surface import irregular
 from hrr.inspect.dump import parse_range
 from hrr.replay.engine import ProcessReplayer, ReplayOptions
 
@@ -32,9 +34,11 @@ ANSWER = Api("hipHrrTestAnswer", "test", (), (O("value"),), pure=True)
 
 def sim_bodies(shift: int = 1) -> dict[str, Callable[..., Any]]:
     """What the sim does for the fake calls (``shift``: the fill's offset from value)."""
+    @irregular(raw=True)  # another hip call: it takes the arguments as the app passed them
     def touch(dst: Any, value: int, sizeBytes: int, stream: Any) -> tuple:
         return sim.hip.hipMemsetAsync(dst, (int(value) + shift) & 0xFF, sizeBytes, stream)
 
+    @irregular(raw=True)
     def peek(dst: Any, src: Any, sizeBytes: int) -> tuple:
         return sim.hip.hipMemcpyDtoH(dst, src, sizeBytes)
     def answer() -> tuple:
@@ -43,9 +47,11 @@ def sim_bodies(shift: int = 1) -> dict[str, Callable[..., Any]]:
 
 
 def install_bodies(monkeypatch: pytest.MonkeyPatch, bodies: dict[str, Callable[..., Any]]) -> None:
-    """The one place a fake row's backend body is hooked up (the sim's hip module)."""
+    """The one place a fake row's backend body is hooked up: the sim builds its function
+    from the row (monkeypatch takes it away again when the test ends)."""
     for name, body in bodies.items():
-        monkeypatch.setattr(sim.hip, name, body, raising=False)
+        monkeypatch.setattr(sim.hip, name, None, raising=False)  # what the test's end restores
+        sim.add_body(name, body)
 
 
 @pytest.fixture
@@ -85,6 +91,21 @@ def test_the_extension_adds_rows_and_takes_them_away():
             extended(TOUCH)
     assert TOUCH.name not in CATALOGUE and len(CATALOGUE) == before
     assert all(r.name != TOUCH.name for r in rows())
+
+
+def test_a_fake_rows_function_is_built_from_the_row(monkeypatch):
+    """add_body: the body gets its arguments converted by role (a stream handle as the live
+    sim stream), a failure is the error tuple, and the function goes with the body."""
+    row = Api("hipHrrTestStreamFlags", "test", (STREAM,), (O("flags"),), pure=True)
+    with extended(row), monkeypatch.context() as m:
+        install_bodies(m, {row.name: lambda stream: (hipError_t.hipSuccess, stream.flags)})
+        assert list(inspect.signature(sim.hip.hipHrrTestStreamFlags).parameters) == ["stream"]
+        s = sim.hip.hipStreamCreateWithFlags(1)[1]
+        assert sim.hip.hipHrrTestStreamFlags(s) == (hipError_t.hipSuccess, 1)
+        assert sim.hip.hipHrrTestStreamFlags(0x7777) == (hipError_t.hipErrorInvalidHandle, None)
+        assert sim.hip.hipGetLastError() == (hipError_t.hipErrorInvalidHandle,)
+        assert sim.hip.hipStreamDestroy(s) == (hipError_t.hipSuccess,)
+    assert not hasattr(sim.hip, row.name)
 
 
 def test_a_fake_call_is_captured_replayed_and_listed(tmp_path, fake_api):

@@ -7,6 +7,9 @@ so ``builtin_code_object()``) works without a GPU.
 """
 from __future__ import annotations
 
+from typing import Callable
+
+from hrr.backends import surface as _surface
 from hrr.backends.cuda import hip_api as _hip_api
 from hrr.backends.cuda import hiprtc_api as _hiprtc_api
 from hrr.backends.cuda._errors import CUDA_TO_HIP_NAME, to_hip, to_hiprtc
@@ -22,6 +25,12 @@ SUPPORTED_APIS = hip.SUPPORTED_APIS  # every catalogue row that has a body
 SUPPORTED_HIPRTC_APIS = _hiprtc_api.HIPRTC_APIS
 
 
+def add_body(name: str, body: Callable) -> Callable:
+    """Give catalogue row ``name`` (e.g. a test-only extension row) the cuda body ``body``:
+    ``hip`` gains the function built from the row, as every call's is. Returns it."""
+    return _surface.add_body(hip, name, body)
+
+
 def reset_device() -> None:
     """``hipDeviceReset`` when the driver is already in use (tests leave the GPU as they
     found it); does nothing, and loads nothing, before the first driver call."""
@@ -33,4 +42,4 @@ def reset_device() -> None:
 __all__ = ["NAME", "hip", "hiprtc", "kernel_layout", "builtin_code_object", "builtin_source",
            "BUILTIN_KERNELS", "BUILTIN_LAYOUTS", "SUPPORTED_APIS", "SUPPORTED_HIPRTC_APIS",
            "CUDA_TO_HIP_NAME", "to_hip", "to_hiprtc", "driver_present", "require_driver", "gpu_unavailable_reason",
-           "reset_device"]
+           "reset_device", "add_body"]

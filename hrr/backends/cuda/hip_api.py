@@ -27,12 +27,10 @@ E = ht.hipError_t
 SUCCESS = E.hipSuccess
 S = _runtime.STATE
 
-CU_MEMHOSTALLOC_PORTABLE = 0x01
-CU_MEMHOSTALLOC_DEVICEMAP = 0x02
-CU_MEMHOSTALLOC_WRITECOMBINED = 0x04
-CU_MEMHOSTREGISTER_PORTABLE = 0x01
-CU_MEMHOSTREGISTER_DEVICEMAP = 0x02
-CU_MEMHOSTREGISTER_IOMEMORY = 0x04
+# cuMemHostAlloc's and cuMemHostRegister's flags: PORTABLE | DEVICEMAP (HIP's pinned memory
+# is both), plus bit 0x4 as HIP has it (WRITECOMBINED for an allocation, IOMEMORY for a
+# registration: hipHostMallocWriteCombined and hipHostRegisterIoMemory are 0x4 too)
+CU_PINNED = 0x01 | 0x02
 CU_LAUNCH_PARAM_END = 0
 
 _tls = threading.local()
@@ -88,19 +86,21 @@ def _drv() -> Any:
     return S.drv
 
 
-def _one_call(path: str, *outs: Callable[[Any], Any]) -> Callable[..., tuple]:
+def _one_call(path: str, *outs: Callable[[Any], Any], args: Callable[..., tuple] | None = None) -> Callable[..., tuple]:
     """The body of a call that is one CUDA call: ``rt.NAME`` (runtime), ``drv.NAME``
     (driver, with the context made current) or ``cu.NAME`` (driver, as is); arguments in
-    the row's order as ints; each of ``outs`` converts an output (None when it failed)."""
+    the row's order, or as ``args`` maps them, as ints; each of ``outs`` converts an output
+    (None when the call failed or CUDA has no such output)."""
     where, name = path.split(".")
 
-    def body(*args: Any) -> tuple:
+    def body(*a: Any) -> tuple:
+        a = a if args is None else args(*a)
         api = S.rt if where == "rt" else _drv() if where == "drv" else S.drv
-        res = getattr(api, name)(*map(int, args))
+        res = getattr(api, name)(*map(int, a))
         if not outs:
             return (_err(res[0]),)
-        ok = int(res[0]) == 0
-        return (_err(res[0]), *(conv(v if ok else None) for conv, v in zip(outs, res[1:], strict=False)))
+        vals = res[1:] if int(res[0]) == 0 else ()
+        return (_err(res[0]), *(conv(vals[i] if i < len(vals) else None) for i, conv in enumerate(outs)))
     return body
 
 
@@ -116,15 +116,20 @@ def _status(v: Any) -> ht.hipStreamCaptureStatus:
     return ht.hipStreamCaptureStatus(int(v or 0))
 
 
+def _live(cls: type) -> Callable[[Any], Any]:
+    """A handle output where CUDA's NULL handle means none."""
+    return lambda v: cls(int(v)) if v is not None and int(v) else None
+
+
+def _kind(kind: Any) -> int:
+    return 3 if int(kind) == 1024 else int(kind)  # DeviceToDeviceNoCU is CUDA's DeviceToDevice
+
+
 # ------------------------------------------------------------------ errors, device, init
 
 @irregular(bare=True)  # needs no driver
 def hipGetErrorName(hip_error: Any) -> tuple:
-    try:
-        member = E(int(hip_error))
-    except ValueError:
-        return (SUCCESS, ht.CStr(b"hipErrorUnknown"))
-    return (SUCCESS, ht.CStr(member.name.encode()))
+    return (SUCCESS, ht.CStr(surface.error_name(hip_error)))
 
 
 _HIP_STRINGS = {0: b"no error", 1: b"invalid argument", 2: b"out of memory",
@@ -161,33 +166,24 @@ def _s(v: Any) -> str:
     return str(v)
 
 
-def hipGetDeviceProperties(deviceId: Any) -> tuple:
-    err, p = S.rt.cudaGetDeviceProperties(int(deviceId))
-    if int(err):
-        return (_err(err), None)
-    arch = f"sm_{p.major}{p.minor}"
-    fields = dict(
-        name=_s(p.name), gcnArchName=arch, totalGlobalMem=int(p.totalGlobalMem),
-        sharedMemPerBlock=int(p.sharedMemPerBlock), regsPerBlock=int(p.regsPerBlock),
-        warpSize=int(p.warpSize), maxThreadsPerBlock=int(p.maxThreadsPerBlock),
-        maxThreadsDim=list(p.maxThreadsDim), maxGridSize=list(p.maxGridSize),
-        totalConstMem=int(p.totalConstMem), major=int(p.major), minor=int(p.minor),
-        multiProcessorCount=int(p.multiProcessorCount), l2CacheSize=int(p.l2CacheSize),
-        maxThreadsPerMultiProcessor=int(p.maxThreadsPerMultiProcessor),
-        memoryBusWidth=int(p.memoryBusWidth), pciBusID=int(p.pciBusID),
-        pciDeviceID=int(p.pciDeviceID), pciDomainID=int(p.pciDomainID),
-        integrated=int(p.integrated), canMapHostMemory=int(p.canMapHostMemory),
-        concurrentKernels=int(p.concurrentKernels), asyncEngineCount=int(p.asyncEngineCount),
-        unifiedAddressing=int(p.unifiedAddressing), managedMemory=int(p.managedMemory),
-        isMultiGpuBoard=int(p.isMultiGpuBoard),
-        sharedMemPerMultiprocessor=int(p.sharedMemPerMultiprocessor),
-        pageableMemoryAccess=int(p.pageableMemoryAccess),
-        concurrentManagedAccess=int(p.concurrentManagedAccess),
-    )
+# cudaDeviceProp's fields that hipDeviceProp_t has under the same name, as ints
+_PROPS = ("totalGlobalMem sharedMemPerBlock regsPerBlock warpSize maxThreadsPerBlock totalConstMem major minor "
+          "multiProcessorCount l2CacheSize maxThreadsPerMultiProcessor memoryBusWidth pciBusID pciDeviceID "
+          "pciDomainID integrated canMapHostMemory concurrentKernels asyncEngineCount unifiedAddressing "
+          "managedMemory isMultiGpuBoard sharedMemPerMultiprocessor pageableMemoryAccess "
+          "concurrentManagedAccess").split()
+
+
+def _props(p: Any) -> ht.hipDeviceProp_t | None:
+    if p is None:
+        return None
+    fields: dict[str, Any] = {f: int(getattr(p, f)) for f in _PROPS}
+    fields.update(name=_s(p.name), gcnArchName=f"sm_{p.major}{p.minor}", maxThreadsDim=list(p.maxThreadsDim),
+                  maxGridSize=list(p.maxGridSize))
     for extra in ("clockRate", "memoryClockRate", "computeMode"):
         if hasattr(p, extra):  # removed from cudaDeviceProp in CUDA 13
             fields[extra] = int(getattr(p, extra))
-    return (SUCCESS, ht.hipDeviceProp_t(**fields))
+    return ht.hipDeviceProp_t(**fields)
 
 
 def hipDeviceReset() -> tuple:
@@ -227,21 +223,21 @@ def hipPeekAtLastError() -> tuple:
     return (own if own else rt_err,)
 
 
-def hipPointerGetAttributes(ptr: int) -> tuple:
-    err, a = S.rt.cudaPointerGetAttributes(ptr)
-    if int(err):
-        return (_err(err), None)
+def _ptr_attrs(a: Any) -> ht.hipPointerAttribute_t | None:
+    if a is None:
+        return None
     mtype = ht.hipMemoryType(int(a.type))
-    return (SUCCESS, ht.hipPointerAttribute_t(
+    return ht.hipPointerAttribute_t(
         type=mtype, device=int(a.device), devicePointer=int(a.devicePointer or 0),
-        hostPointer=int(a.hostPointer or 0), isManaged=int(mtype == ht.hipMemoryType.hipMemoryTypeManaged)))
+        hostPointer=int(a.hostPointer or 0), isManaged=int(mtype == ht.hipMemoryType.hipMemoryTypeManaged))
 
 
 # ------------------------------------------------------------------------------ memory
 
-def hipMalloc(size: Any) -> tuple:
+def _malloc(size: Any, *stream: int) -> tuple:
+    """hipMalloc, and hipMallocAsync (with its stream)."""
     size = int(size)
-    err, p = S.rt.cudaMalloc(size)
+    err, p = (S.rt.cudaMallocAsync if stream else S.rt.cudaMalloc)(size, *stream)
     if int(err) or not p:
         return (_err(err), None)
     return (SUCCESS, ht.DeviceArray(int(p), size))
@@ -261,32 +257,11 @@ def hipFree(addr: int) -> tuple:
     return (_err(S.rt.cudaFree(addr)[0]),)
 
 
-def hipMallocAsync(size: Any, stream: int) -> tuple:
-    size = int(size)
-    err, p = S.rt.cudaMallocAsync(size, stream)
-    if int(err) or not p:
-        return (_err(err), None)
-    return (SUCCESS, ht.DeviceArray(int(p), size))
-
-
-def hipMemcpy(dst: int, src: int, sizeBytes: Any, kind: ht.hipMemcpyKind) -> tuple:
-    k = 3 if int(kind) == 1024 else int(kind)  # DeviceToDeviceNoCU
-    return (_err(S.rt.cudaMemcpy(dst, src, int(sizeBytes), k)[0]),)
-
-
-def hipMemcpyAsync(dst: int, src: int, sizeBytes: Any, kind: ht.hipMemcpyKind, stream: int) -> tuple:
-    k = 3 if int(kind) == 1024 else int(kind)  # DeviceToDeviceNoCU
-    return (_err(S.rt.cudaMemcpyAsync(dst, src, int(sizeBytes), k, stream)[0]),)
-
-
 # ---------------------------------------------------------------- pinned host memory
 
 def _host_alloc(size: Any, flags: Any) -> tuple:
     size = int(size)
-    cu_flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP
-    if int(flags) & 0x4:  # hipHostMallocWriteCombined
-        cu_flags |= CU_MEMHOSTALLOC_WRITECOMBINED
-    res, p = _drv().cuMemHostAlloc(size, cu_flags)
+    res, p = _drv().cuMemHostAlloc(size, CU_PINNED | int(flags) & 0x4)
     if int(res) or not p:
         return (_err(res), None)
     with _lock:
@@ -298,20 +273,6 @@ def hipHostFree(addr: int) -> tuple:
     if not addr:
         return (SUCCESS,)
     return (_free_pinned(addr),)
-
-
-def hipHostRegister(hostPtr: int, sizeBytes: Any, flags: Any) -> tuple:
-    cu_flags = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP
-    if int(flags) & 0x4:
-        cu_flags |= CU_MEMHOSTREGISTER_IOMEMORY
-    return (_err(_drv().cuMemHostRegister(hostPtr, int(sizeBytes), cu_flags)[0]),)
-
-
-def hipHostGetDevicePointer(hstPtr: int, flags: Any) -> tuple:
-    res, d = _drv().cuMemHostGetDevicePointer(hstPtr, 0)
-    if int(res):
-        return (_err(res), None)
-    return (SUCCESS, ht.Pointer(int(d)))
 
 
 # ------------------------------------------------------- host functions, stream memops
@@ -342,27 +303,7 @@ def hipLaunchHostFunc(stream: Any, fn: Any, userData: Any) -> tuple:
     return (_err(res),)
 
 
-def hipStreamWaitValue32(stream: int, ptr: int, value: Any, flags: Any, mask: Any) -> tuple:
-    if (int(mask) & 0xFFFFFFFF) != 0xFFFFFFFF:
-        return (E.hipErrorNotSupported,)  # CUDA has no mask operand
-    # hipStreamWaitValueGte/Eq/And/Nor have CU_STREAM_WAIT_VALUE_GEQ/EQ/AND/NOR's values
-    res = _drv().cuStreamWaitValue32(stream, ptr, int(value) & 0xFFFFFFFF, int(flags))
-    return (_err(res[0]),)
-
-
-def hipStreamWriteValue32(stream: int, ptr: int, value: Any, flags: Any) -> tuple:
-    res = _drv().cuStreamWriteValue32(stream, ptr, int(value) & 0xFFFFFFFF, int(flags))
-    return (_err(res[0]),)
-
-
 # ------------------------------------------------------------------- capture and graphs
-
-def hipStreamEndCapture(stream: int) -> tuple:
-    err, g = S.rt.cudaStreamEndCapture(stream)
-    if int(err) or g is None or not int(g):
-        return (_err(err), None)
-    return (SUCCESS, ht.ihipGraph(int(g)))
-
 
 def hipThreadExchangeStreamCaptureMode(mode: ht.hipStreamCaptureMode | None) -> tuple:
     """Exchange this thread's capture mode; without ``mode`` (hip-python's binding cannot
@@ -376,13 +317,6 @@ def hipThreadExchangeStreamCaptureMode(mode: ht.hipStreamCaptureMode | None) -> 
     if int(err):
         return (_err(err), None)
     return (SUCCESS, ht.hipStreamCaptureMode(int(prev)))
-
-
-def hipGraphInstantiate(graph: int, bufferSize: Any) -> tuple:
-    err, ex = S.rt.cudaGraphInstantiate(graph, 0)
-    if int(err):
-        return (_err(err), None, None, ht.CStr(b""))
-    return (SUCCESS, ht.hipGraphExec(int(ex)), None, ht.CStr(b""))
 
 
 # -------------------------------------------------------------------- modules, launches
@@ -514,57 +448,69 @@ def hipLaunchKernel(function_address: int, numBlocks: tuple, dimBlocks: tuple, a
                    E.hipErrorInvalidDeviceFunction)
 
 
-def _copy(kind: int) -> tuple[Callable[..., tuple], Callable[..., tuple]]:
-    """hipMemcpy{X} and hipMemcpy{X}Async: a copy whose direction the name fixes."""
-    def sync(dst: int, src: int, n: Any) -> tuple:
-        return (_err(S.rt.cudaMemcpy(dst, src, int(n), kind)[0]),)
-
-    def async_(dst: int, src: int, n: Any, stream: int) -> tuple:
-        return (_err(S.rt.cudaMemcpyAsync(dst, src, int(n), kind, stream)[0]),)
-    return sync, async_
+def _wait_value_args(stream: int, ptr: int, value: Any, flags: Any, mask: Any) -> tuple:
+    if (int(mask) & 0xFFFFFFFF) != 0xFFFFFFFF:
+        raise HipError(E.hipErrorNotSupported)  # CUDA has no mask operand
+    # hipStreamWaitValueGte/Eq/And/Nor have CU_STREAM_WAIT_VALUE_GEQ/EQ/AND/NOR's values
+    return (stream, ptr, int(value) & 0xFFFFFFFF, flags)
 
 
-# One CUDA call each (see _one_call), then how each output converts.
-CALLS: dict[str, tuple] = {
-    "hipInit": ("cu.cuInit",),
-    "hipGetDeviceCount": ("rt.cudaGetDeviceCount", _int),
-    "hipGetDevice": ("rt.cudaGetDevice", _int),
-    "hipMemGetInfo": ("rt.cudaMemGetInfo", _int, _int),
-    "hipEventElapsedTime": ("rt.cudaEventElapsedTime", lambda v: float(v or 0.0)),
-    "hipStreamBeginCapture": ("rt.cudaStreamBeginCapture",),
-    "hipStreamIsCapturing": ("rt.cudaStreamIsCapturing", _status),
-    "hipStreamGetCaptureInfo": ("rt.cudaStreamGetCaptureInfo", _status, _int),
-    "hipDeviceSynchronize": ("rt.cudaDeviceSynchronize",),
-    "hipFreeAsync": ("rt.cudaFreeAsync",),
-    "hipMemset": ("rt.cudaMemset",),
-    "hipMemsetAsync": ("rt.cudaMemsetAsync",),
-    "hipHostUnregister": ("drv.cuMemHostUnregister",),
-    "hipStreamCreate": ("rt.cudaStreamCreate", _new(ht.ihipStream_t)),
-    "hipStreamCreateWithFlags": ("rt.cudaStreamCreateWithFlags", _new(ht.ihipStream_t)),
-    "hipStreamDestroy": ("rt.cudaStreamDestroy",),
-    "hipStreamSynchronize": ("rt.cudaStreamSynchronize",),
-    "hipStreamQuery": ("rt.cudaStreamQuery",),
-    "hipStreamWaitEvent": ("rt.cudaStreamWaitEvent",),
-    "hipEventCreate": ("rt.cudaEventCreate", _new(ht.ihipEvent_t)),
-    "hipEventCreateWithFlags": ("rt.cudaEventCreateWithFlags", _new(ht.ihipEvent_t)),
-    "hipEventRecord": ("rt.cudaEventRecord",),
-    "hipEventSynchronize": ("rt.cudaEventSynchronize",),
-    "hipEventQuery": ("rt.cudaEventQuery",),
-    "hipEventDestroy": ("rt.cudaEventDestroy",),
-    "hipGraphInstantiateWithFlags": ("rt.cudaGraphInstantiateWithFlags", _new(ht.hipGraphExec)),
-    "hipGraphLaunch": ("rt.cudaGraphLaunch",),
-    "hipGraphExecDestroy": ("rt.cudaGraphExecDestroy",),
-    "hipGraphDestroy": ("rt.cudaGraphDestroy",),
+# Calls that are one CUDA call (see _one_call): its name, how each output converts and,
+# where they differ from the row's, the CUDA call's arguments.
+C = _one_call
+CALLS: dict[str, Callable[..., tuple]] = {
+    "hipInit": C("cu.cuInit"),
+    "hipGetDeviceCount": C("rt.cudaGetDeviceCount", _int),
+    "hipGetDevice": C("rt.cudaGetDevice", _int),
+    "hipGetDeviceProperties": C("rt.cudaGetDeviceProperties", _props),
+    "hipPointerGetAttributes": C("rt.cudaPointerGetAttributes", _ptr_attrs),
+    "hipMemGetInfo": C("rt.cudaMemGetInfo", _int, _int),
+    "hipEventElapsedTime": C("rt.cudaEventElapsedTime", lambda v: float(v or 0.0)),
+    "hipStreamBeginCapture": C("rt.cudaStreamBeginCapture"),
+    "hipStreamEndCapture": C("rt.cudaStreamEndCapture", _live(ht.ihipGraph)),
+    "hipStreamIsCapturing": C("rt.cudaStreamIsCapturing", _status),
+    "hipStreamGetCaptureInfo": C("rt.cudaStreamGetCaptureInfo", _status, _int),
+    "hipDeviceSynchronize": C("rt.cudaDeviceSynchronize"),
+    "hipFreeAsync": C("rt.cudaFreeAsync"),
+    "hipMemset": C("rt.cudaMemset"),
+    "hipMemsetAsync": C("rt.cudaMemsetAsync"),
+    "hipMemcpy": C("rt.cudaMemcpy", args=lambda d, s, n, k: (d, s, n, _kind(k))),
+    "hipMemcpyAsync": C("rt.cudaMemcpyAsync", args=lambda d, s, n, k, st: (d, s, n, _kind(k), st)),
+    "hipMemcpyHtoD": C("rt.cudaMemcpy", args=lambda d, s, n: (d, s, n, 1)),
+    "hipMemcpyDtoH": C("rt.cudaMemcpy", args=lambda d, s, n: (d, s, n, 2)),
+    "hipMemcpyDtoD": C("rt.cudaMemcpy", args=lambda d, s, n: (d, s, n, 3)),
+    "hipMemcpyHtoDAsync": C("rt.cudaMemcpyAsync", args=lambda d, s, n, st: (d, s, n, 1, st)),
+    "hipMemcpyDtoHAsync": C("rt.cudaMemcpyAsync", args=lambda d, s, n, st: (d, s, n, 2, st)),
+    "hipMemcpyDtoDAsync": C("rt.cudaMemcpyAsync", args=lambda d, s, n, st: (d, s, n, 3, st)),
+    "hipHostRegister": C("drv.cuMemHostRegister", args=lambda p, n, flags: (p, n, CU_PINNED | int(flags) & 0x4)),
+    "hipHostUnregister": C("drv.cuMemHostUnregister"),
+    "hipHostGetDevicePointer": C("drv.cuMemHostGetDevicePointer", _new(ht.Pointer), args=lambda p, flags: (p, 0)),
+    "hipStreamWaitValue32": C("drv.cuStreamWaitValue32", args=_wait_value_args),
+    "hipStreamWriteValue32": C("drv.cuStreamWriteValue32", args=lambda st, p, v, f: (st, p, int(v) & 0xFFFFFFFF, f)),
+    "hipStreamCreate": C("rt.cudaStreamCreate", _new(ht.ihipStream_t)),
+    "hipStreamCreateWithFlags": C("rt.cudaStreamCreateWithFlags", _new(ht.ihipStream_t)),
+    "hipStreamDestroy": C("rt.cudaStreamDestroy"),
+    "hipStreamSynchronize": C("rt.cudaStreamSynchronize"),
+    "hipStreamQuery": C("rt.cudaStreamQuery"),
+    "hipStreamWaitEvent": C("rt.cudaStreamWaitEvent"),
+    "hipEventCreate": C("rt.cudaEventCreate", _new(ht.ihipEvent_t)),
+    "hipEventCreateWithFlags": C("rt.cudaEventCreateWithFlags", _new(ht.ihipEvent_t)),
+    "hipEventRecord": C("rt.cudaEventRecord"),
+    "hipEventSynchronize": C("rt.cudaEventSynchronize"),
+    "hipEventQuery": C("rt.cudaEventQuery"),
+    "hipEventDestroy": C("rt.cudaEventDestroy"),
+    "hipGraphInstantiate": C("rt.cudaGraphInstantiate", _new(ht.hipGraphExec), lambda v: None, lambda v: ht.CStr(b""),
+                             args=lambda g, size: (g, 0)),
+    "hipGraphInstantiateWithFlags": C("rt.cudaGraphInstantiateWithFlags", _new(ht.hipGraphExec)),
+    "hipGraphLaunch": C("rt.cudaGraphLaunch"),
+    "hipGraphExecDestroy": C("rt.cudaGraphExecDestroy"),
+    "hipGraphDestroy": C("rt.cudaGraphDestroy"),
 }
 BODIES: dict[str, Callable] = {
     **{name: fn for name, fn in globals().items() if name.startswith("hip") and isinstance(fn, types.FunctionType)},
-    **{name: _one_call(*entry) for name, entry in CALLS.items()},
-    "hipHostMalloc": _host_alloc, "hipHostAlloc": _host_alloc, "hipMallocHost": lambda size: _host_alloc(size, 0),
-    "hipFreeHost": hipHostFree,
+    **CALLS, "hipMalloc": _malloc, "hipMallocAsync": _malloc, "hipHostMalloc": _host_alloc, "hipHostAlloc": _host_alloc,
+    "hipMallocHost": lambda size: _host_alloc(size, 0), "hipFreeHost": hipHostFree,
 }
-for _kind, _names in ((1, ("hipMemcpyHtoD", "hipMemcpyHtoDAsync")), (2, ("hipMemcpyDtoH", "hipMemcpyDtoHAsync")),
-                      (3, ("hipMemcpyDtoD", "hipMemcpyDtoDAsync"))):
-    BODIES.update(zip(_names, _copy(_kind), strict=True))
 
 
 def build_module() -> types.ModuleType:

@@ -6,7 +6,10 @@ returns, same enums and constants. See DESIGN.md ("The sim device") for the exec
 """
 from __future__ import annotations
 
+from typing import Callable
+
 from hrr.backends import hiptypes as _ht
+from hrr.backends import surface as _surface
 from hrr.backends.sim import api as _api
 from hrr.backends.sim import rtc as _rtc
 from hrr.backends.sim.builtin_kernels import LIBRARY as BUILTIN_LIBRARY
@@ -31,12 +34,18 @@ hiprtc = _ht.surface_module("hrr.backends.sim.hiprtc", "hrr sim backend: hip-pyt
                             {fn: getattr(_rtc, fn) for fn in SUPPORTED_RTC_APIS})
 
 
+def add_body(name: str, body: Callable) -> Callable:
+    """Give catalogue row ``name`` (e.g. a test-only extension row) the sim body ``body``:
+    ``hip`` gains the function built from the row, as every call's is. Returns it."""
+    return _surface.add_body(hip, name, body)
+
+
 def builtin_code_object() -> bytes:
     """The code object (bytes for hipModuleLoadData) of the built-in kernel library."""
     return BUILTIN_LIBRARY.code_object()
 
 
-__all__ = ["NAME", "hip", "hiprtc", "builtin_code_object", "kernel_layout", "reset_device",
+__all__ = ["NAME", "hip", "hiprtc", "add_body", "builtin_code_object", "kernel_layout", "reset_device",
            "SUPPORTED_APIS", "SUPPORTED_RTC_APIS", "last_error_detail", "KernelDef",
            "KernelLibrary", "LaunchContext", "register_library", "unregister_library",
            "BUILTIN_LIBRARY"]

@@ -18,45 +18,15 @@ import attrs
 
 from hrr.backends import hiptypes as ht
 from hrr.backends import surface
-from hrr.backends.hiptypes import (
-    CStr,
-    DeviceArray,
-    Pointer,
-    as_address,
-    as_handle_value,
-    hipError_t,
-    hipMemcpyKind,
-    hipMemoryType,
-    hipStreamCaptureMode,
-    hipStreamCaptureStatus,
-)
+from hrr.backends.hiptypes import (CStr, DeviceArray, Pointer, as_address, as_handle_value, hipError_t,
+                                   hipMemcpyKind, hipMemoryType, hipStreamCaptureMode, hipStreamCaptureStatus)
 from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
 from hrr.backends.sim import device as _device
-from hrr.backends.sim.graphs import (
-    RELAXED,
-    CaptureSession,
-    Graph,
-    GraphExec,
-    sessions_prohibiting,
-)
-from hrr.backends.sim.kernels import (
-    CodeObjectError,
-    DeviceFault,
-    KernelDef,
-    KernelLibrary,
-    LaunchContext,
-    code_object_size,
-    resolve_code_object,
-)
-from hrr.backends.sim.memory import (
-    DEVICE,
-    HOST_PINNED,
-    HOST_REGISTERED,
-    TOTAL_DEVICE_BYTES,
-    MemoryError_,
-    read_endpoint,
-    write_endpoint,
-)
+from hrr.backends.sim.graphs import RELAXED, CaptureSession, Graph, GraphExec, sessions_prohibiting
+from hrr.backends.sim.kernels import (CodeObjectError, DeviceFault, KernelDef, KernelLibrary, LaunchContext,
+                                      code_object_size, resolve_code_object)
+from hrr.backends.sim.memory import (DEVICE, HOST_PINNED, HOST_REGISTERED, TOTAL_DEVICE_BYTES, MemoryError_,
+                                     read_endpoint, write_endpoint)
 from hrr.backends.sim.streams import Event, Op, Stream
 from hrr.backends.surface import HipError, irregular
 
@@ -251,21 +221,14 @@ _ERROR_STRINGS = {
 }
 
 
-def _error_name(hip_error: Any) -> str:
-    try:
-        return hipError_t(int(hip_error)).name
-    except ValueError:
-        return "hipErrorUnknown"
-
-
 @irregular(raw=True)  # any int is accepted: an unknown one is hipErrorUnknown, not a failure
 def hipGetErrorName(hip_error: Any) -> tuple:
-    return (SUCCESS, CStr(_error_name(hip_error)))
+    return (SUCCESS, CStr(surface.error_name(hip_error)))
 
 
 @irregular(raw=True)
 def hipGetErrorString(hipError: Any) -> tuple:
-    name = _error_name(hipError)
+    name = surface.error_name(hipError)
     return (SUCCESS, CStr(_ERROR_STRINGS.get(name, name)))
 
 
@@ -309,29 +272,29 @@ def hipMalloc(size: int) -> tuple:
     return _device_malloc(_size(size))
 
 
-def hipFree(addr: int) -> None:
+def _free(addr: int, device: bool) -> None:
+    """hipFree (``device``: device memory, or pinned, as HIP's hipFree also frees
+    hipHostMalloc memory) and hipHostFree (pinned memory only)."""
     if not addr:
         return
     _wait_all()  # like a GPU's free, wait for work that may still use the memory
     memory = _device.current().memory
     try:
-        if memory.is_device_address(addr):
+        if device and memory.is_device_address(addr):
             memory.free_device(addr)
         else:
-            memory.free_host(addr, HOST_PINNED)  # HIP's hipFree also frees hipHostMalloc memory
+            memory.free_host(addr, HOST_PINNED)
     except MemoryError_ as exc:
         raise HipError("hipErrorInvalidValue", str(exc)) from None
 
 
 def hipMallocAsync(size: int, s: Stream) -> tuple:
-    if s.capture is not None:  # no memory-allocation graph nodes in the sim
-        _refuse_if_capturing(s, "hipMallocAsync")
+    _refuse_if_capturing(s, "hipMallocAsync")  # no memory-allocation graph nodes in the sim
     return _device_malloc(_size(size))
 
 
 def hipFreeAsync(addr: int, s: Stream) -> None:
-    if s.capture is not None:
-        _refuse_if_capturing(s, "hipFreeAsync")
+    _refuse_if_capturing(s, "hipFreeAsync")
     if not addr:
         return
     memory = _device.current().memory
@@ -348,14 +311,8 @@ def hipFreeAsync(addr: int, s: Stream) -> None:
     _submit(s, make)
 
 
-_MUST_BE_DEVICE = {  # kind -> (dst, src) must be device-visible
-    hipMemcpyKind.hipMemcpyHostToHost: (False, False),
-    hipMemcpyKind.hipMemcpyHostToDevice: (True, False),
-    hipMemcpyKind.hipMemcpyDeviceToHost: (False, True),
-    hipMemcpyKind.hipMemcpyDeviceToDevice: (True, True),
-    hipMemcpyKind.hipMemcpyDefault: (False, False),
-    hipMemcpyKind.hipMemcpyDeviceToDeviceNoCU: (True, True),
-}
+# kind -> whether (dst, src) must be device-visible: the device end(s) its name gives
+_MUST_BE_DEVICE = {k: (k.name.endswith(("ToDevice", "ToDeviceNoCU")), "DeviceTo" in k.name) for k in hipMemcpyKind}
 
 
 def _copy_op(dst_addr: int, src_addr: int, size: Any, kind: hipMemcpyKind) -> Callable[[], Op]:
@@ -392,14 +349,6 @@ def _sync_on_null(make: Callable[[], Op], what: str) -> None:
     _wait(dev.scheduler.barrier_positions(dev.scheduler.null))
 
 
-def hipMemcpy(dst: int, src: int, sizeBytes: int, kind: hipMemcpyKind, what: str = "hipMemcpy") -> None:
-    _sync_on_null(_copy_op(dst, src, sizeBytes, kind), what)
-
-
-def hipMemcpyAsync(dst: int, src: int, sizeBytes: int, kind: hipMemcpyKind, s: Stream) -> None:
-    _submit(s, _copy_op(dst, src, sizeBytes, kind))
-
-
 def _memset_op(addr: int, value: int, size: Any) -> Callable[[], Op]:
     n, byte = _size(size), int(value) & 0xFF
     memory = _device.current().memory
@@ -418,14 +367,6 @@ def _memset_op(addr: int, value: int, size: Any) -> Callable[[], Op]:
     return make
 
 
-def hipMemset(dst: int, value: int, sizeBytes: int) -> None:
-    _sync_on_null(_memset_op(dst, value, sizeBytes), "hipMemset")
-
-
-def hipMemsetAsync(dst: int, value: int, sizeBytes: int, s: Stream) -> None:
-    _submit(s, _memset_op(dst, value, sizeBytes))
-
-
 # -- pinned host memory ---------------------------------------------------------------------
 def _host_malloc(size: Any, flags: int, what: str) -> tuple:
     _check_capture_safe(what)
@@ -436,16 +377,6 @@ def _host_malloc(size: Any, flags: int, what: str) -> tuple:
     if alloc is None:
         raise HipError("hipErrorOutOfMemory", f"{what}: cannot allocate {n} bytes of pinned memory")
     return (SUCCESS, Pointer(alloc.base))
-
-
-def hipHostFree(addr: int) -> None:
-    if not addr:
-        return
-    _wait_all()
-    try:
-        _device.current().memory.free_host(addr, HOST_PINNED)
-    except MemoryError_ as exc:
-        raise HipError("hipErrorInvalidValue", str(exc)) from None
 
 
 def hipHostRegister(addr: int, sizeBytes: int, flags: int) -> None:
@@ -477,11 +408,9 @@ def hipHostGetDevicePointer(addr: int, flags: int) -> tuple:
 
 # -- streams and events ---------------------------------------------------------------------
 def _create_stream(flags: int) -> tuple:
-    dev = _device.current()
-    s = Stream(dev.new_handle("stream"), int(flags))
-    dev.streams[s.handle] = s
-    dev.scheduler.add_stream(s)
-    return (SUCCESS, ht.ihipStream_t(s.handle))
+    handle = _keep("stream", lambda h: Stream(h, int(flags)))
+    _device.current().scheduler.add_stream(_device.current().streams[int(handle)])
+    return (SUCCESS, handle)
 
 
 def hipStreamDestroy(s: Stream) -> None:
@@ -528,13 +457,6 @@ def hipStreamWaitEvent(s: Stream, ev: Event, flags: int) -> None:
         return  # never recorded: nothing to wait for
     target = (ev.stream, ev.seq)
     _submit(s, lambda: Op(f"wait(event 0x{ev.handle:x})", lambda: None, 0.0, [target]))
-
-
-def _create_event(flags: int) -> tuple:
-    dev = _device.current()
-    ev = Event(dev.new_handle("event"), int(flags))
-    dev.events[ev.handle] = ev
-    return (SUCCESS, ht.ihipEvent_t(ev.handle))
 
 
 def hipEventRecord(ev: Event, s: Stream) -> None:
@@ -665,14 +587,7 @@ def hipStreamEndCapture(s: Stream) -> tuple:
     if session.invalidated_by:
         raise HipError("hipErrorStreamCaptureInvalidated",
                        f"capture {session.id} was invalidated: {session.invalidated_by}")
-    graph = Graph(dev.new_handle("graph"), tuple(session.nodes))
-    dev.graphs[graph.handle] = graph
-    return (SUCCESS, ht.ihipGraph(graph.handle))
-
-
-def hipStreamIsCapturing(s: Stream) -> tuple:
-    status = s.capture.status if s.capture is not None else 0
-    return (SUCCESS, hipStreamCaptureStatus(status))
+    return (SUCCESS, _keep("graph", lambda h: Graph(h, tuple(session.nodes))))
 
 
 def hipStreamGetCaptureInfo(s: Stream) -> tuple:
@@ -689,13 +604,6 @@ def hipThreadExchangeStreamCaptureMode(mode: hipStreamCaptureMode | None) -> tup
     if mode is not None:
         dev.thread_capture_mode = int(mode)
     return (SUCCESS, hipStreamCaptureMode(previous))
-
-
-def _instantiate(g: Graph) -> int:
-    dev = _device.current()
-    exe = GraphExec(dev.new_handle("graph_exec"), g.nodes)
-    dev.graph_execs[exe.handle] = exe
-    return exe.handle
 
 
 def hipGraphLaunch(exe: GraphExec, s: Stream) -> None:
@@ -724,21 +632,15 @@ def hipModuleLoadData(image: Any) -> tuple:
         library, co = resolve_code_object(_image_bytes(image))
     except CodeObjectError as exc:
         raise HipError(exc.code, str(exc)) from None
-    dev = _device.current()
-    module = Module(dev.new_handle("module"), library, co.kernels)
-    dev.modules[module.handle] = module
-    return (SUCCESS, ht.ihipModule_t(module.handle))
+    return (SUCCESS, _keep("module", lambda h: Module(h, library, co.kernels)))
 
 
 def hipModuleGetFunction(mod: Module, kname: Any) -> tuple:
-    dev = _device.current()
     name = bytes(kname).decode(errors="replace") if not isinstance(kname, str) else kname
     name = name.rstrip("\0")
     if name not in mod.kernels:
         raise HipError("hipErrorNotFound", f"module has no kernel {name!r}")
-    fn = Function(dev.new_handle("function"), mod, mod.library.kernels[name])
-    dev.functions[fn.handle] = fn
-    return (SUCCESS, ht.ihipModuleSymbol_t(fn.handle))
+    return (SUCCESS, _keep("function", lambda h: Function(h, mod, mod.library.kernels[name])))
 
 
 def hipModuleUnload(mod: Module) -> None:
@@ -783,6 +685,18 @@ def hipLaunchKernel(function_address: Any, numBlocks: Any, dimBlocks: Any, args:
     _launch(fn, surface.dims(numBlocks), surface.dims(dimBlocks), stream, args, None)
 
 
+def _keep(kind: str, make: Callable[[int], Any]) -> Any:
+    """The hip handle of a new ``kind`` object, ``make(handle)``, kept live on the device."""
+    dev = _device.current()
+    obj = make(dev.new_handle(kind))
+    getattr(dev, kind + "s")[obj.handle] = obj
+    return _HANDLE_TYPES[kind](obj.handle)
+
+
+_HANDLE_TYPES = {"stream": ht.ihipStream_t, "event": ht.ihipEvent_t, "graph": ht.ihipGraph,
+                 "graph_exec": ht.hipGraphExec, "module": ht.ihipModule_t, "function": ht.ihipModuleSymbol_t}
+
+
 def _forget(kind: str, obj: Any) -> None:
     del getattr(_device.current(), kind)[obj.handle]
 
@@ -794,25 +708,33 @@ TABLE: dict[str, Callable] = {
     "hipInit": lambda flags: None,
     "hipGetDeviceCount": lambda: (SUCCESS, 1),
     "hipGetDevice": lambda: (SUCCESS, 0),
+    "hipStreamIsCapturing": lambda s: hipStreamGetCaptureInfo(s)[:2],
     "hipEventDestroy": lambda ev: _forget("events", ev),
     "hipGraphExecDestroy": lambda exe: _forget("graph_execs", exe),
     "hipGraphDestroy": lambda g: _forget("graphs", g),
-    "hipMemcpyHtoD": lambda dst, src, n: hipMemcpy(dst, src, n, _H2D, "hipMemcpyHtoD"),
-    "hipMemcpyDtoH": lambda dst, src, n: hipMemcpy(dst, src, n, _D2H, "hipMemcpyDtoH"),
-    "hipMemcpyDtoD": lambda dst, src, n: hipMemcpy(dst, src, n, _D2D, "hipMemcpyDtoD"),
-    "hipMemcpyHtoDAsync": lambda dst, src, n, s: hipMemcpyAsync(dst, src, n, _H2D, s),
-    "hipMemcpyDtoHAsync": lambda dst, src, n, s: hipMemcpyAsync(dst, src, n, _D2H, s),
-    "hipMemcpyDtoDAsync": lambda dst, src, n, s: hipMemcpyAsync(dst, src, n, _D2D, s),
+    "hipMemset": lambda dst, value, n: _sync_on_null(_memset_op(dst, value, n), "hipMemset"),
+    "hipMemsetAsync": lambda dst, value, n, s: _submit(s, _memset_op(dst, value, n)),
+    "hipMemcpy": lambda dst, src, n, kind: _sync_on_null(_copy_op(dst, src, n, kind), "hipMemcpy"),
+    "hipMemcpyAsync": lambda dst, src, n, kind, s: _submit(s, _copy_op(dst, src, n, kind)),
+    "hipMemcpyHtoD": lambda dst, src, n: _sync_on_null(_copy_op(dst, src, n, _H2D), "hipMemcpyHtoD"),
+    "hipMemcpyDtoH": lambda dst, src, n: _sync_on_null(_copy_op(dst, src, n, _D2H), "hipMemcpyDtoH"),
+    "hipMemcpyDtoD": lambda dst, src, n: _sync_on_null(_copy_op(dst, src, n, _D2D), "hipMemcpyDtoD"),
+    "hipMemcpyHtoDAsync": lambda dst, src, n, s: _submit(s, _copy_op(dst, src, n, _H2D)),
+    "hipMemcpyDtoHAsync": lambda dst, src, n, s: _submit(s, _copy_op(dst, src, n, _D2H)),
+    "hipMemcpyDtoDAsync": lambda dst, src, n, s: _submit(s, _copy_op(dst, src, n, _D2D)),
     "hipHostMalloc": lambda size, flags: _host_malloc(size, flags, "hipHostMalloc"),
     "hipMallocHost": lambda size: _host_malloc(size, 0, "hipMallocHost"),
     "hipHostAlloc": lambda size, flags: _host_malloc(size, flags, "hipHostAlloc"),
-    "hipFreeHost": hipHostFree,
+    "hipFree": lambda ptr: _free(ptr, True),
+    "hipHostFree": lambda ptr: _free(ptr, False),
+    "hipFreeHost": lambda ptr: _free(ptr, False),
     "hipStreamCreate": lambda: _create_stream(0),
     "hipStreamCreateWithFlags": _create_stream,
-    "hipEventCreate": lambda: _create_event(0),
-    "hipEventCreateWithFlags": _create_event,
-    "hipGraphInstantiate": lambda g, size: (SUCCESS, ht.hipGraphExec(_instantiate(g)), None, CStr(b"")),
-    "hipGraphInstantiateWithFlags": lambda g, flags: (SUCCESS, ht.hipGraphExec(_instantiate(g))),
+    "hipEventCreate": lambda: (SUCCESS, _keep("event", lambda h: Event(h, 0))),
+    "hipEventCreateWithFlags": lambda flags: (SUCCESS, _keep("event", lambda h: Event(h, int(flags)))),
+    "hipGraphInstantiate": lambda g, size: (SUCCESS, _keep("graph_exec", lambda h: GraphExec(h, g.nodes)), None,
+                                            CStr(b"")),
+    "hipGraphInstantiateWithFlags": lambda g, flags: (SUCCESS, _keep("graph_exec", lambda h: GraphExec(h, g.nodes))),
 }
 # On the sim's surface but not yet catalogue rows (name -> (body, outputs)): framed, with
 # their arguments as passed, and recorded only once their row exists.

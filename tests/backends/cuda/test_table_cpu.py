@@ -2,6 +2,8 @@
 exactly the CUDA call (name, arguments, order) the hand-written functions made."""
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
 
 from hrr.backends import hiptypes as ht
@@ -64,6 +66,15 @@ CASES = [
      ("rt", "cudaMemcpy", (P, P + 8, 16, 3))),
     ("hipStreamBeginCapture", (S, ht.hipStreamCaptureMode.hipStreamCaptureModeRelaxed),
      ("rt", "cudaStreamBeginCapture", (0x51, 2))),
+    ("hipMemcpyAsync", (P, P + 8, 16, ht.hipMemcpyKind.hipMemcpyDeviceToDeviceNoCU, S),
+     ("rt", "cudaMemcpyAsync", (P, P + 8, 16, 3, 0x51))),
+    ("hipMemcpyAsync", (P, P + 8, 16, ht.hipMemcpyKind.hipMemcpyHostToDevice, None),
+     ("rt", "cudaMemcpyAsync", (P, P + 8, 16, 1, 0))),
+    ("hipHostRegister", (P, 64, 0), ("drv", "cuMemHostRegister", (P, 64, 3))),
+    ("hipHostRegister", (P, 64, 4), ("drv", "cuMemHostRegister", (P, 64, 7))),
+    ("hipStreamWaitValue32", (S, P, 0x1_0000_0005, 1), ("drv", "cuStreamWaitValue32", (0x51, P, 5, 1))),
+    ("hipStreamWaitValue32", (S, P, 5, 3, 0xFFFFFFFF), ("drv", "cuStreamWaitValue32", (0x51, P, 5, 3))),
+    ("hipStreamWriteValue32", (S, P, -1, 0), ("drv", "cuStreamWriteValue32", (0x51, P, 0xFFFFFFFF, 0))),
 ]
 
 
@@ -103,6 +114,14 @@ QUERIES = [  # name, args, CUDA call, what CUDA returns, the hip result
     ("hipStreamGetCaptureInfo", (S,), "cudaStreamGetCaptureInfo", (0, 1, 9, None, 0), (E.hipSuccess, ACTIVE, 9)),
     ("hipStreamGetCaptureInfo", (S,), "cudaStreamGetCaptureInfo", (400, 1, 9), (E.hipErrorInvalidHandle, NONE, 0)),
     ("hipStreamCreate", (), "cudaStreamCreate", (2, None), (E.hipErrorOutOfMemory, None)),
+    ("hipHostGetDevicePointer", (P, 0), "cuMemHostGetDevicePointer", (0, 0x2000), (E.hipSuccess, ht.Pointer(0x2000))),
+    ("hipHostGetDevicePointer", (P, 0), "cuMemHostGetDevicePointer", (1, None), (E.hipErrorInvalidValue, None)),
+    ("hipStreamEndCapture", (S,), "cudaStreamEndCapture", (0, 0x60), (E.hipSuccess, ht.ihipGraph(0x60))),
+    ("hipStreamEndCapture", (S,), "cudaStreamEndCapture", (0, 0), (E.hipSuccess, None)),
+    ("hipStreamEndCapture", (S,), "cudaStreamEndCapture", (0, None), (E.hipSuccess, None)),
+    ("hipStreamEndCapture", (S,), "cudaStreamEndCapture", (900, 0x60), (E.hipErrorStreamCaptureUnsupported, None)),
+    ("hipPointerGetAttributes", (P,), "cudaPointerGetAttributes", (1, None), (E.hipErrorInvalidValue, None)),
+    ("hipGetDeviceProperties", (0,), "cudaGetDeviceProperties", (101, None), (E.hipErrorInvalidDevice, None)),
 ]
 
 
@@ -115,8 +134,113 @@ def test_one_call_rows_convert_their_outputs(cuda, name, args, fn, returned, exp
     assert [entry[1] for entry in log] == [fn]
 
 
+def test_the_call_and_arguments_of_queries(cuda):
+    hip, log, results = cuda
+    results.update(cudaGetDeviceProperties=(101, None), cudaPointerGetAttributes=(1, None))
+    hip.hipHostGetDevicePointer(P, 5)
+    hip.hipGetDeviceProperties(1)
+    hip.hipPointerGetAttributes(ht.Pointer(P))
+    assert log == [("drv", "cuMemHostGetDevicePointer", (P, 0)), ("rt", "cudaGetDeviceProperties", (1,)),
+                   ("rt", "cudaPointerGetAttributes", (P,))]
+
+
+def test_a_masked_wait_is_not_supported_and_makes_no_call(cuda):
+    hip, log, _ = cuda
+    assert hip.hipStreamWaitValue32(S, P, 5, 0, 0xFF) == (E.hipErrorNotSupported,)
+    assert log == []
+
+
+@pytest.mark.parametrize("returned", [(0, 0x77), (400, None)])
+def test_graph_instantiate_returns_an_exec_no_error_node_and_an_empty_log(cuda, returned):
+    hip, log, results = cuda
+    results["cudaGraphInstantiate"] = returned
+    err, exe, node, text = hip.hipGraphInstantiate(G, 64)
+    assert log == [("rt", "cudaGraphInstantiate", (0x53, 0))]
+    assert node is None and type(text) is ht.CStr and bytes(text) == b""
+    if returned[0]:
+        assert err == E.hipErrorInvalidHandle and exe is None
+    else:
+        assert err == E.hipSuccess and type(exe) is ht.hipGraphExec and int(exe) == 0x77
+
+
+def test_device_properties_copy_cuda_fields(cuda):
+    hip, _, results = cuda
+    ints = {f: i + 1 for i, f in enumerate(PROP_FIELDS)}
+    ints.update(major=9, minor=0, totalGlobalMem=1 << 34, warpSize=32, pciBusID=3, clockRate=1500)
+    p = SimpleNamespace(**{**{f: 0 for f in PROP_FIELDS}, **ints}, name=b"H200\0junk",
+                        maxThreadsDim=(1024, 1024, 64), maxGridSize=(1, 2, 3))
+    results["cudaGetDeviceProperties"] = (0, p)
+    err, props = hip.hipGetDeviceProperties(0)
+    assert err == E.hipSuccess
+    assert (props.name, props.gcnArchName, props.maxThreadsDim, props.maxGridSize) == (
+        "H200", "sm_90", [1024, 1024, 64], [1, 2, 3])
+    assert (props.totalGlobalMem, props.warpSize, props.pciBusID, props.clockRate) == (1 << 34, 32, 3, 1500)
+    assert all(getattr(props, f) == getattr(p, f) and type(getattr(props, f)) is int for f in PROP_FIELDS)
+    assert props.memoryClockRate == 0 and "memoryClockRate" not in vars(props)  # absent in CUDA 13
+
+
+PROP_FIELDS = ("totalGlobalMem sharedMemPerBlock regsPerBlock warpSize maxThreadsPerBlock totalConstMem major minor "
+               "multiProcessorCount l2CacheSize maxThreadsPerMultiProcessor memoryBusWidth pciBusID pciDeviceID "
+               "pciDomainID integrated canMapHostMemory concurrentKernels asyncEngineCount unifiedAddressing "
+               "managedMemory isMultiGpuBoard sharedMemPerMultiprocessor pageableMemoryAccess "
+               "concurrentManagedAccess").split()
+
+
+def test_pointer_attributes_convert_cuda_fields(cuda):
+    hip, _, results = cuda
+    results["cudaPointerGetAttributes"] = (0, SimpleNamespace(type=3, device=0, devicePointer=P, hostPointer=None))
+    err, a = hip.hipPointerGetAttributes(P)
+    assert err == E.hipSuccess and a.type == ht.hipMemoryType.hipMemoryTypeManaged and a.isManaged == 1
+    assert (a.device, int(a.devicePointer), int(a.hostPointer)) == (0, P, 0)
+
+
 def test_every_table_entry_is_checked_here():
     checked = {c[0] for c in CASES} | {q[0] for q in QUERIES} | {
         "hipStreamCreate", "hipStreamCreateWithFlags", "hipEventCreate", "hipEventCreateWithFlags",
-        "hipGraphInstantiateWithFlags"}
+        "hipGraphInstantiateWithFlags", "hipGraphInstantiate", "hipGetDeviceProperties", "hipPointerGetAttributes"}
     assert set(cuda_api.CALLS) <= checked
+
+
+def test_add_body_builds_a_fake_rows_function(cuda, monkeypatch):
+    """A body for a test-only row gets its handle as the CUDA handle; a failure is the error tuple."""
+    from hrr.api.catalogue import STREAM, Api, O, extended
+    from hrr.backends import cuda as backend
+    from hrr.backends.surface import HipError
+
+    def body(stream):
+        if stream == 0:
+            raise HipError("hipErrorInvalidHandle")
+        return (E.hipSuccess, stream)
+    row = Api("hipHrrTestStreamId", "test", (STREAM,), (O("id"),), pure=True)
+    with extended(row), monkeypatch.context() as m:
+        m.setattr(backend.hip, row.name, None, raising=False)
+        backend.add_body(row.name, body)
+        assert backend.hip.hipHrrTestStreamId(S) == (E.hipSuccess, 0x51)
+        assert backend.hip.hipHrrTestStreamId(None) == (E.hipErrorInvalidHandle, None)
+        assert cuda_api._tls.last == E.hipErrorInvalidHandle
+        cuda_api._tls.last = E.hipSuccess
+    assert not hasattr(backend.hip, row.name)
+
+
+@pytest.mark.parametrize("name,args,cu_flags", [("hipHostMalloc", (64, 0), 3), ("hipHostMalloc", (64, 4), 7),
+                                                ("hipHostAlloc", (64, 5), 7), ("hipMallocHost", (64,), 3)])
+def test_pinned_allocations_are_portable_and_mapped(cuda, name, args, cu_flags):
+    hip, log, results = cuda
+    results["cuMemFreeHost"] = (0,)
+    err, ptr = getattr(hip, name)(*args)
+    assert err == E.hipSuccess and int(ptr) == 0x77
+    assert hip.hipHostFree(ptr) == (E.hipSuccess,)
+    assert log == [("drv", "cuMemHostAlloc", (64, cu_flags)), ("drv", "cuMemFreeHost", (0x77,))]
+
+
+@pytest.mark.parametrize("name,args,call", [("hipMalloc", (32,), ("rt", "cudaMalloc", (32,))),
+                                            ("hipMallocAsync", (32, S), ("rt", "cudaMallocAsync", (32, 0x51))),
+                                            ("hipMallocAsync", (32, None), ("rt", "cudaMallocAsync", (32, 0)))])
+@pytest.mark.parametrize("returned,expected", [((0, 0x77), (E.hipSuccess, 0x77)), ((0, 0), (E.hipSuccess, None)),
+                                               ((2, None), (E.hipErrorOutOfMemory, None))])
+def test_device_allocations_carry_their_size(cuda, name, args, call, returned, expected):
+    hip, log, results = cuda
+    results[call[1]] = returned
+    err, arr = getattr(hip, name)(*args)
+    assert log == [call] and (err, None if arr is None else int(arr)) == expected
+    assert arr is None or (type(arr) is ht.DeviceArray and arr.size == 32)

@@ -105,6 +105,14 @@ def test_double_free_is_invalid_value():
     assert hip.hipFree(d) == (E.hipErrorInvalidValue,)
 
 
+def test_host_frees_do_not_free_device_memory():
+    _, d = hip.hipMalloc(16)
+    assert hip.hipHostFree(d) == (E.hipErrorInvalidValue,)
+    assert hip.hipFreeHost(d) == (E.hipErrorInvalidValue,)
+    assert hip.hipMemset(d, 1, 16) == (OK,)  # still live
+    assert hip.hipFree(d) == (OK,)
+
+
 def test_free_waits_for_outstanding_work(kernels):
     _, d = hip.hipMalloc(16)
     _, h = hip.hipHostMalloc(16, 0)
