@@ -35,6 +35,9 @@ def cuda(monkeypatch):
     monkeypatch.setattr(_runtime.STATE, "ready", True)
     monkeypatch.setattr(_runtime.STATE, "rt", FakeCuda("rt", log, results))
     monkeypatch.setattr(_runtime.STATE, "drv", FakeCuda("drv", log, results))
+    # This thread's context counts as current, whatever a real GPU test did before (after a
+    # device reset ensure_context would otherwise look the device up through the fake).
+    monkeypatch.setattr(_runtime._tls, "ctx", _runtime.STATE.generation, raising=False)
     return cuda_api.build_module(), log, results
 
 
