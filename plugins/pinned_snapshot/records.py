@@ -134,9 +134,12 @@ def restore(ctx: ReplayContext, event: Event, stream: Any, records: list, *, lab
     writes: list[tuple[int, bytes]] = []
     restored = 0
     for i, (during, plan) in enumerate(plans):
+        # Counted per allocation: a record lists each run of changed chunks as its own snap.
+        allocations = len({alloc.capture_base for alloc, _start, _parts in plan})
         if during or skip_capture:
-            ctx.counters["pinned_skipped_graph_capture"] += len(plan)
+            ctx.counters["pinned_skipped_graph_capture"] += allocations
             continue
+        restored += allocations
         for alloc, start, parts in plan:
             addr = alloc.replay_base + start
             for name, n in parts:
@@ -148,7 +151,6 @@ def restore(ctx: ReplayContext, event: Event, stream: Any, records: list, *, lab
                     _refuse(ctx, event, label, i, f"names blob {name} of {len(data)} bytes, not {n}")
                 writes.append((addr, data))
                 addr += n
-            restored += 1
     if not writes:
         return 0
 
