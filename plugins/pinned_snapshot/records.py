@@ -6,12 +6,15 @@ plugin's name in ``extra["records"]``::
     {"v": 1,                     # record version
      "stream": <int>,            # the launch stream's handle value at capture (0: null)
      "during_capture": <bool>,   # made while the launch stream was capturing a graph
-     "snaps": [                  # one per pinned allocation the launch points into
+     "snaps": [                  # one per run of chunks recorded (several per allocation)
         {"base": <int>,          # capture-time base of the host allocation
-         "offset": <int>,        # first byte snapshotted (0: the whole allocation)
-         "length": <int>,        # bytes snapshotted
+         "offset": <int>,        # first byte of the run, from base
+         "length": <int>,        # bytes recorded
          "chunks": [[<blob name>, <n>], ...]},   # consecutive chunks; sum(n) == length
         ...]}
+
+Capture lists the runs of chunks changed since the allocation's last record (the whole
+allocation when it has none on the launch stream); replay writes every run in order.
 
 Replay treats every field as untrusted: see :func:`validate` and DESIGN ("Threat model").
 This module is shared by the pinned_snapshot and graph_capture plugins.
