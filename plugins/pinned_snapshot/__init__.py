@@ -215,12 +215,11 @@ class Tracker:
                       kind: str) -> list[dict] | None:
         """The snaps of one allocation: its chunks changed since its last record, or all
         of them when it has none on this stream (None: nothing to record)."""
-        where = {"address": f"0x{entry.base:x}", "size": entry.size}
         if entry.size > self.max_bytes:
             ctx.add_unreplayable(UNREPLAYABLE_API,
                                  f"a {entry.size}-byte pinned allocation is over the snapshot "
                                  f"cap of {self.max_bytes} bytes; raise {MAX_MB_VAR}",
-                                 variable=MAX_MB_VAR, **where)
+                                 variable=MAX_MB_VAR, address=f"0x{entry.base:x}", size=entry.size)
             return None
         views = entry.views
         if views is None:   # made once: views of the live memory, nothing copied
