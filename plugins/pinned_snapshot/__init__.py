@@ -48,7 +48,7 @@ from hrr.pipeline import (
     result_at,
     hrr_version,
 )
-from hrr_plugins.pinned_snapshot.records import CHUNK_BYTES, make_record, restore
+from hrr_plugins.pinned_snapshot.records import CHUNK_BYTES, MAX_SNAPS_PER_RECORD, make_record, restore
 
 NAME = "pinned_snapshot"
 KIND = "pinned_snapshot"
@@ -192,7 +192,7 @@ class Tracker:
         for the event (None when no allocation needs one)."""
         if not ctx.content_allowed(kind):
             return None
-        snaps: list[dict] = []
+        made: list[tuple[_Entry, tuple[str | None, ...], tuple[str | None, ...] | None]] = []
         with self.lock:
             seen: set[int] = set()
             for addr in addrs:
@@ -206,15 +206,21 @@ class Tracker:
                 entry = self.entries.get(base)
                 if entry is None or entry.freeing:
                     continue
-                made = self._snapshot_one(ctx, entry, stream, during_capture, kind)
-                if made:
-                    snaps.extend(made)
-        return make_record(stream, during_capture, snaps) if snaps else None
+                one = self._snapshot_one(ctx, entry, stream, during_capture, kind)
+                if one is not None:
+                    made.append((entry, *one))
+        if not made:
+            return None
+        c = self.chunk_bytes
+        snaps = [s for e, names, since in made for s in snaps_of(e.base, e.size, c, names, since)]
+        if len(snaps) > MAX_SNAPS_PER_RECORD:   # replay refuses longer lists: one span each
+            snaps = [s for e, names, since in made for s in snaps_of(e.base, e.size, c, names, since, 1)]
+        return make_record(stream, during_capture, snaps)
 
     def _snapshot_one(self, ctx: Any, entry: _Entry, stream: int, during_capture: bool,
-                      kind: str) -> list[dict] | None:
-        """The snaps of one allocation: its chunks changed since its last record, or all
-        of them when it has none on this stream (None: nothing to record)."""
+                      kind: str) -> tuple[tuple[str | None, ...], tuple[str | None, ...] | None] | None:
+        """(every chunk's blob name, the names of the last record to list changes against
+        or None to list them all) for one allocation; None: nothing to record."""
         if entry.size > self.max_bytes:
             ctx.add_unreplayable(UNREPLAYABLE_API,
                                  f"a {entry.size}-byte pinned allocation is over the snapshot "
@@ -248,7 +254,7 @@ class Tracker:
             pending.append((entry, key))
             entry.inflight += 1
             entry.contended = entry.contended or contended
-        return snaps_of(entry.base, entry.size, self.chunk_bytes, names, since)
+        return names, since
 
     def _store_changed(self, ctx: Any, entry: _Entry, views: list[memoryview], live: tuple[str, ...],
                        kind: str) -> tuple[str | None, ...] | None:
@@ -289,10 +295,10 @@ class Tracker:
 
 
 def snaps_of(base: int, size: int, chunk: int, names: tuple[str | None, ...],
-             since: tuple[str | None, ...] | None) -> list[dict]:
+             since: tuple[str | None, ...] | None, max_runs: int = MAX_RUNS) -> list[dict]:
     """The snaps (version-1 form) listing the chunks of ``names`` that differ from
     ``since`` (all of them when None): one snap per run of changed chunks, runs a chunk
-    apart merged, and one snap from the first to the last change past MAX_RUNS runs."""
+    apart merged, and one snap from the first to the last change past ``max_runs`` runs."""
     if since is None:
         runs = [(0, len(names))]
     else:
@@ -304,7 +310,7 @@ def snaps_of(base: int, size: int, chunk: int, names: tuple[str | None, ...],
                 runs[-1] = (runs[-1][0], i + 1)
             else:
                 runs.append((i, i + 1))
-        if len(runs) > MAX_RUNS:
+        if len(runs) > max_runs:
             runs = [(runs[0][0], runs[-1][1])]
     snaps = []
     for lo, hi in runs:

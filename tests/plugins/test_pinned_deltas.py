@@ -152,3 +152,27 @@ def test_many_scattered_changes_become_one_span():
     for i in range(0, 300, 3):
         buf[i * CHUNK] = b"!"
     assert _spans(_launch(t, ctx, addr)) == [(0, 298 * CHUNK)]   # 100 runs: one span
+
+
+def test_a_record_stays_within_replays_snapshot_limit(monkeypatch):
+    """Runs of several allocations in one launch: past the number of snaps replay accepts
+    in a record, each allocation's runs become one span."""
+    import hrr_plugins.pinned_snapshot as plugin
+
+    monkeypatch.setattr(plugin, "MAX_SNAPS_PER_RECORD", 4)
+    ctx = _Ctx()
+    made = [_tracker() for _ in range(3)]
+    t = made[0][0]
+    for _t, addr, _buf in made[1:]:
+        t.add(addr, 4 * CHUNK, "pinned")
+    addrs = [addr for _t, addr, _buf in made]
+    t.begin_call()
+    t.snapshot(ctx, addrs, 0, False)
+    t.end_call(True)
+    for _t, _addr, buf in made:
+        buf[0] = b"!"
+        buf[3 * CHUNK] = b"!"
+    t.begin_call()
+    rec = t.snapshot(ctx, addrs, 0, False)
+    t.end_call(True)
+    assert [(s["base"], s["offset"], s["length"]) for s in rec["snaps"]] == [(a, 0, 4 * CHUNK) for a in addrs]
