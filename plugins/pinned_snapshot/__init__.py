@@ -1,11 +1,14 @@
 """pinned_snapshot: snapshots of pinned host memory that kernels read directly.
 
 A kernel can read pinned host memory (what the catalogue's ``allocating("pinned")`` and
-``registering()`` calls make) directly, so no HIP call carries those bytes. Capture
-copies each pinned allocation a launch points into (under the tracking lock), hashes and
-writes the *copy* in fixed-size chunks, and attaches a record to the launch event; replay
-validates the record and queues a host function on the launch stream that writes the
-bytes back ahead of the kernel. Records: ``records.py``; design: DESIGN.md.
+``registering()`` calls make) directly, so no HIP call carries those bytes. At each
+launch, under the tracking lock, capture hashes each fixed-size chunk of every pinned
+allocation the launch points into straight from the live memory; a chunk whose digest
+changed is copied, and the *copy* is hashed and written as a blob. The launch event gets
+a record listing the chunks changed since the allocation's last record (all of them the
+first time). Replay validates the record and queues a host function on the launch
+stream that writes the chunks back ahead of the kernel. Records: ``records.py``; design:
+docs/pinned-snapshots.md.
 
 Like any plugin, it imports the plugin API (``hrr.pipeline``) and nothing else of hrr.
 """
@@ -15,6 +18,8 @@ import ctypes
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
+
+from xxhash import xxh3_128_hexdigest
 
 from hrr.pipeline import (
     DEVICE,
@@ -43,39 +48,47 @@ from hrr.pipeline import (
     result_at,
     hrr_version,
 )
-from hrr_plugins.pinned_snapshot.records import CHUNK_BYTES, make_record, restore
+from hrr_plugins.pinned_snapshot.records import CHUNK_BYTES, MAX_SNAPS_PER_RECORD, make_record, restore
 
 NAME = "pinned_snapshot"
 KIND = "pinned_snapshot"
 UNREPLAYABLE_API = "pinned host snapshot"
 MAX_MB_VAR = "HIP_HRR_HOST_SNAPSHOT_MAX_MB"
+# A changed record lists runs of changed chunks: runs this many unchanged chunks apart are
+# merged (a listed chunk costs less than a snap's header), and past MAX_RUNS runs one snap
+# spans the first to the last change.
+MERGE_GAP = 1
+MAX_RUNS = 64
 
 
 class _Entry:
     """Capture's state for one tracked host allocation."""
 
-    __slots__ = ("base", "freeing", "kind", "last", "names", "shadow", "size")
+    __slots__ = ("base", "contended", "freeing", "inflight", "kind", "last", "names", "size", "views")
 
     def __init__(self, base: int, size: int, kind: str) -> None:
         self.base, self.size, self.kind = base, size, kind
-        self.shadow: bytes | None = None          # the bytes last snapshotted
-        self.names: list[str | None] = []         # the blob name of each shadow chunk
+        self.views: list[memoryview] | None = None      # the live chunks, made at the first snapshot
+        self.names: tuple[str | None, ...] | None = None  # each chunk's blob name when last snapshotted
         self.last: tuple | None = None            # (chunk names, stream) of the last record
+        self.inflight = 0                         # records whose call has not returned, any thread
+        self.contended = False                    # a record was made while another was in flight
         self.freeing = 0                          # frees in flight: snapshot nothing
 
     def forget_content(self) -> None:
-        self.shadow, self.names, self.last = None, [], None
+        self.names, self.last, self.inflight, self.contended = None, None, 0, False
 
 
 class Tracker:
     """The tracked pinned ranges and their snapshot state, under one tracking lock.
 
-    The lock is held while a snapshot copies, hashes and writes (so a free of the same
+    The lock is held while a snapshot hashes, copies and writes (so a free of the same
     allocation cannot unmap it mid-copy); it is taken in the fork handler before the
     archive writer's locks (``hrr.archive.forking.register_fork_lock``)."""
 
-    #: Test seam: called as ``after_copy(base, size)`` right after the copy is made and
-    #: before it is hashed (the concurrent-writer test mutates the live buffer here).
+    #: Test seam: called as ``after_copy(base, size)`` right after the changed chunks are
+    #: copied and before the copies are hashed (the concurrent-writer test mutates the
+    #: live buffer here).
     after_copy: Callable[[int, int], None] | None = None
 
     def __init__(self, max_bytes: int, chunk_bytes: int = CHUNK_BYTES) -> None:
@@ -138,6 +151,7 @@ class Tracker:
 
     def reset_after_fork(self) -> None:
         """A forked child's archive holds none of the parent's blobs: start over."""
+        self._pending.items = []
         for entry in self.entries.values():
             entry.forget_content()
             entry.freeing = 0
@@ -146,7 +160,10 @@ class Tracker:
     def begin_call(self) -> None:
         """A launch (or graph launch) begins on this thread: forget what an earlier call
         that never returned (it raised) left pending."""
+        stale = getattr(self._pending, "items", None)
         self._pending.items = []
+        if stale:
+            self._settle(stale, False)
 
     def end_call(self, ok: bool) -> None:
         """The call returned. Only a call that succeeded enqueued the kernel that reads the
@@ -154,13 +171,19 @@ class Tracker:
         become their allocations' last: a failed launch must not deduplicate the next."""
         items = getattr(self._pending, "items", None)
         self._pending.items = []
-        if not ok or not items:
-            return
+        if items:
+            self._settle(items, ok)
+
+    def _settle(self, items: list[tuple[_Entry, tuple]], ok: bool) -> None:
         with self.lock:
             for entry, key in items:
-                current = self.entries.get(entry.base)
-                if current is not None and current is entry:  # still tracked, not re-allocated
-                    current.last = key
+                entry.inflight = max(0, entry.inflight - 1)
+                if ok and self.entries.get(entry.base) is entry:  # still tracked, not re-allocated
+                    # Records made while another was in flight may reach the archive in
+                    # either order: the next one lists the whole allocation again.
+                    entry.last = None if entry.contended else key
+                if not entry.inflight:
+                    entry.contended = False
 
     # -- snapshots ------------------------------------------------------------------------
     def snapshot(self, ctx: Any, addrs: Iterable[int], stream: int, during_capture: bool,
@@ -169,7 +192,7 @@ class Tracker:
         for the event (None when no allocation needs one)."""
         if not ctx.content_allowed(kind):
             return None
-        snaps: list[dict] = []
+        made: list[tuple[_Entry, tuple[str | None, ...], tuple[str | None, ...] | None]] = []
         with self.lock:
             seen: set[int] = set()
             for addr in addrs:
@@ -183,71 +206,118 @@ class Tracker:
                 entry = self.entries.get(base)
                 if entry is None or entry.freeing:
                     continue
-                snap = self._snapshot_one(ctx, entry, stream, during_capture, kind)
-                if snap is not None:
-                    snaps.append(snap)
-        return make_record(stream, during_capture, snaps) if snaps else None
+                one = self._snapshot_one(ctx, entry, stream, during_capture, kind)
+                if one is not None:
+                    made.append((entry, *one))
+        if not made:
+            return None
+        c = self.chunk_bytes
+        snaps = [s for e, names, since in made for s in snaps_of(e.base, e.size, c, names, since)]
+        if len(snaps) > MAX_SNAPS_PER_RECORD:   # replay refuses longer lists: one span each
+            snaps = [s for e, names, since in made for s in snaps_of(e.base, e.size, c, names, since, 1)]
+        return make_record(stream, during_capture, snaps)
 
     def _snapshot_one(self, ctx: Any, entry: _Entry, stream: int, during_capture: bool,
-                      kind: str) -> dict | None:
-        where = {"address": f"0x{entry.base:x}", "size": entry.size}
+                      kind: str) -> tuple[tuple[str | None, ...], tuple[str | None, ...] | None] | None:
+        """(every chunk's blob name, the names of the last record to list changes against
+        or None to list them all) for one allocation; None: nothing to record."""
         if entry.size > self.max_bytes:
             ctx.add_unreplayable(UNREPLAYABLE_API,
                                  f"a {entry.size}-byte pinned allocation is over the snapshot "
                                  f"cap of {self.max_bytes} bytes; raise {MAX_MB_VAR}",
-                                 variable=MAX_MB_VAR, **where)
+                                 variable=MAX_MB_VAR, address=f"0x{entry.base:x}", size=entry.size)
             return None
-        try:
-            copy = ctypes.string_at(entry.base, entry.size)  # the private copy
-        except Exception as exc:  # noqa: BLE001 - MemoryError and the like
-            ctx.add_unreplayable(UNREPLAYABLE_API, f"the pinned allocation could not be copied: {exc}",
-                                 variable=MAX_MB_VAR, **where)
-            return None
-        if self.after_copy is not None:
-            self.after_copy(entry.base, entry.size)
-        names = self._chunk_names(ctx, entry, copy, kind)
-        if names is None:
-            return None
-        key = (tuple(names), stream)
-        if not during_capture:
-            if entry.last == key:
+        views = entry.views
+        if views is None:   # made once: views of the live memory, nothing copied
+            whole = memoryview((ctypes.c_char * entry.size).from_address(entry.base))
+            c = self.chunk_bytes
+            views = entry.views = [whole[off:off + c] for off in range(0, entry.size, c)]
+        # Hashed in place; only a chunk whose digest changed is copied, and the blob is
+        # named by the hash of the copy (the app may write the buffer meanwhile). A blob's
+        # name is the xxh3-128 hex of its bytes, so an unchanged chunk's digest is its name.
+        live = tuple(map(xxh3_128_hexdigest, views))
+        names = entry.names
+        if live != names:
+            names = self._store_changed(ctx, entry, views, live, kind)
+            if names is None:
                 return None
+        contended = entry.inflight > 0 and not during_capture
+        key = (names, stream)
+        if not during_capture and not contended and entry.last == key:
+            return None
+        last = entry.last
+        since = last[0] if last is not None and last[1] == stream and not (during_capture or contended) else None
+        if not during_capture:
             pending = getattr(self._pending, "items", None)
             if pending is None:
                 pending = self._pending.items = []
             pending.append((entry, key))
-        c = self.chunk_bytes
-        return {"base": entry.base, "offset": 0, "length": len(copy),
-                "chunks": [[name, min(c, len(copy) - i * c)] for i, name in enumerate(names)]}
+            entry.inflight += 1
+            entry.contended = entry.contended or contended
+        return names, since
 
-    def _chunk_names(self, ctx: Any, entry: _Entry, copy: bytes, kind: str) -> list[str] | None:
-        """The blob name of each chunk of ``copy``; only chunks that differ from the
-        shadow are hashed and written. The shadow becomes ``copy``."""
-        c = self.chunk_bytes
-        view = memoryview(copy)
-        prev = entry.shadow
-        prev_view = memoryview(prev) if prev is not None and len(prev) == len(copy) else None
-        names: list[str | None] = []
+    def _store_changed(self, ctx: Any, entry: _Entry, views: list[memoryview], live: tuple[str, ...],
+                       kind: str) -> tuple[str | None, ...] | None:
+        """Copy the chunks whose live digest differs from the last snapshot's, write the
+        copies as blobs and return every chunk's name (None: the allocation is dropped
+        from this launch, and its next record lists it whole)."""
+        known = entry.names
+        if known is None:
+            changed: Iterable[int] = range(len(views))
+            names: list[str | None] = [None] * len(views)
+        else:
+            changed = [i for i, (a, b) in enumerate(zip(live, known, strict=True)) if a != b]
+            names = list(known)
+        try:
+            copies = [(i, views[i].tobytes()) for i in changed]   # the private copies
+        except Exception as exc:  # noqa: BLE001 - MemoryError and the like
+            ctx.add_unreplayable(UNREPLAYABLE_API, f"the pinned allocation could not be copied: {exc}",
+                                 variable=MAX_MB_VAR, address=f"0x{entry.base:x}", size=entry.size)
+            return None
+        if self.after_copy is not None:
+            self.after_copy(entry.base, entry.size)
         ok = True
-        for i, off in enumerate(range(0, len(copy), c)):
-            piece = view[off:off + c]
-            if prev_view is not None and entry.names[i] is not None and prev_view[off:off + c] == piece:
-                names.append(entry.names[i])
-                continue
+        for i, data in copies:
             try:
-                name = ctx.put_blob(kind, piece)
+                name = ctx.put_blob(kind, data)
             except Exception:  # noqa: BLE001 - the archive is failing: write it again next time
                 name = None
             if name is None:
                 ok = False
             else:
                 self.chunks_written += 1
-            names.append(name)
-        entry.shadow, entry.names = copy, names
+            names[i] = name
+        entry.names = tuple(names)
         if not ok:
             entry.last = None
             return None
-        return names  # type: ignore[return-value]
+        return entry.names
+
+
+def snaps_of(base: int, size: int, chunk: int, names: tuple[str | None, ...],
+             since: tuple[str | None, ...] | None, max_runs: int = MAX_RUNS) -> list[dict]:
+    """The snaps (version-1 form) listing the chunks of ``names`` that differ from
+    ``since`` (all of them when None): one snap per run of changed chunks, runs a chunk
+    apart merged, and one snap from the first to the last change past ``max_runs`` runs."""
+    if since is None:
+        runs = [(0, len(names))]
+    else:
+        runs = []
+        for i, (a, b) in enumerate(zip(names, since, strict=True)):
+            if a == b:
+                continue
+            if runs and i - runs[-1][1] <= MERGE_GAP:
+                runs[-1] = (runs[-1][0], i + 1)
+            else:
+                runs.append((i, i + 1))
+        if len(runs) > max_runs:
+            runs = [(runs[0][0], runs[-1][1])]
+    snaps = []
+    for lo, hi in runs:
+        chunks = [[names[i], min(chunk, size - i * chunk)] for i in range(lo, hi)]
+        snaps.append({"base": base, "offset": lo * chunk, "length": min(hi * chunk, size) - lo * chunk,
+                      "chunks": chunks})
+    return snaps
 
 
 class PinnedSnapshotPlugin:

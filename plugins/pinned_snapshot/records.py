@@ -6,12 +6,15 @@ plugin's name in ``extra["records"]``::
     {"v": 1,                     # record version
      "stream": <int>,            # the launch stream's handle value at capture (0: null)
      "during_capture": <bool>,   # made while the launch stream was capturing a graph
-     "snaps": [                  # one per pinned allocation the launch points into
+     "snaps": [                  # one per run of chunks recorded (several per allocation)
         {"base": <int>,          # capture-time base of the host allocation
-         "offset": <int>,        # first byte snapshotted (0: the whole allocation)
-         "length": <int>,        # bytes snapshotted
+         "offset": <int>,        # first byte of the run, from base
+         "length": <int>,        # bytes recorded
          "chunks": [[<blob name>, <n>], ...]},   # consecutive chunks; sum(n) == length
         ...]}
+
+Capture lists the runs of chunks changed since the allocation's last record (the whole
+allocation when it has none on the launch stream); replay writes every run in order.
 
 Replay treats every field as untrusted: see :func:`validate` and DESIGN ("Threat model").
 This module is shared by the pinned_snapshot and graph_capture plugins.
@@ -134,9 +137,12 @@ def restore(ctx: ReplayContext, event: Event, stream: Any, records: list, *, lab
     writes: list[tuple[int, bytes]] = []
     restored = 0
     for i, (during, plan) in enumerate(plans):
+        # Counted per allocation: a record lists each run of changed chunks as its own snap.
+        allocations = len({alloc.capture_base for alloc, _start, _parts in plan})
         if during or skip_capture:
-            ctx.counters["pinned_skipped_graph_capture"] += len(plan)
+            ctx.counters["pinned_skipped_graph_capture"] += allocations
             continue
+        restored += allocations
         for alloc, start, parts in plan:
             addr = alloc.replay_base + start
             for name, n in parts:
@@ -148,7 +154,6 @@ def restore(ctx: ReplayContext, event: Event, stream: Any, records: list, *, lab
                     _refuse(ctx, event, label, i, f"names blob {name} of {len(data)} bytes, not {n}")
                 writes.append((addr, data))
                 addr += n
-            restored += 1
     if not writes:
         return 0
 

@@ -101,6 +101,22 @@ def records(root: Any, plugin: str = "pinned_snapshot") -> list[tuple[str, list]
     return out
 
 
+def whole_chunks(recs: list[dict], chunk_bytes: int) -> list[list[list]]:
+    """Each record's allocation as replay holds it after that record: the ``[name, n]`` of
+    every chunk, the record's snaps (runs of changed chunks) applied over the earlier
+    records' (one allocation per record)."""
+    state: dict[int, list] = {}
+    out = []
+    for rec in recs:
+        for snap in rec["snaps"]:
+            assert snap["offset"] % chunk_bytes == 0
+            first = snap["offset"] // chunk_bytes
+            for k, chunk in enumerate(snap["chunks"]):
+                state[first + k] = chunk
+        out.append([state[i] for i in range(len(state))])
+    return out
+
+
 class Kernels:
     """The built-in kernels loaded through a (recorded) hip module."""
 

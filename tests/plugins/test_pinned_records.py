@@ -142,3 +142,18 @@ def test_blob_over_cap_and_failed_enqueue_refuse():
     with pytest.raises(EventRefused) as info:
         restore(ctx, _event(), None, [make_record(5, False, [_good(blobs)])], label="t", skip_capture=False)
     assert info.value.category == "enqueue" and ctx.counters["pinned_restored"] == 0
+
+
+def test_runs_of_changed_chunks_restore_in_place_and_count_one_allocation():
+    blobs: dict = {}
+    ctx = FakeCtx(blobs)
+    ctx.buf[:] = 7
+    runs = [{"base": CAP_BASE, "offset": 16, "length": 8, "chunks": [_blob(b"a" * 8, blobs)]},
+            {"base": CAP_BASE, "offset": 200, "length": 56,
+             "chunks": [_blob(b"b" * 50, blobs), _blob(b"c" * 6, blobs)]}]
+    assert restore(ctx, _event(), None, [make_record(5, False, runs)], label="t", skip_capture=False) == 1
+    ctx.queued[0]()
+    assert ctx.buf.tobytes() == b"\x07" * 16 + b"a" * 8 + b"\x07" * 176 + b"b" * 50 + b"c" * 6
+    assert ctx.counters["pinned_restored"] == 1
+    restore(ctx, _event(), None, [make_record(5, True, runs)], label="t", skip_capture=False)
+    assert ctx.counters["pinned_skipped_graph_capture"] == 1

@@ -9,6 +9,7 @@ from pinned_helpers import (
     manifest,
     read_blob,
     records,
+    whole_chunks,
     xxh,
 )
 
@@ -99,12 +100,12 @@ def test_one_byte_change_adds_exactly_one_chunk(cap):
     root = cap(app)
     recs = [r for _api, rs in records(root) for r in rs]
     assert len(recs) == 2
-    first, second = (r["snaps"][0]["chunks"] for r in recs)
+    first, second = whole_chunks(recs, CHUNK_BYTES)
     assert [n for _, n in first] == [CHUNK_BYTES] * 3 + [CHUNK_BYTES - 100]
     changed = [i for i, (a, b) in enumerate(zip(first, second, strict=False)) if a[0] != b[0]]
     assert changed == [2]
     assert manifest(root)["host_snapshot"]["chunks_written"] == nchunks + 1
-    snap_blobs = {name for r in recs for name, _ in r["snaps"][0]["chunks"]}
+    snap_blobs = {name for chunks in (first, second) for name, _ in chunks}
     assert len(snap_blobs) == nchunks + 1 and snap_blobs <= set(blob_files(root))
 
 
