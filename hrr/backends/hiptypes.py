@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import importlib
+import sys
 import types
 from typing import Any
 
@@ -79,14 +81,36 @@ _HIPRTC_RESULTS = {
 }
 
 
-def _hip_python_modules() -> tuple[Any, Any] | None:
-    """hip-python's real binding modules, imported by their own names (never ``hip``,
-    which hrr may have pointed at a backend), or None when hip-python is absent."""
+def _hip_python_modules() -> tuple[Any, Any, Any] | None:
+    """hip-python's real ``hip``, ``hiprtc`` and ``util`` modules, or None when hip-python
+    is absent. 10.x is imported by its own names (``rocm.bindings``); 7.x only lives under
+    ``hip``, which is taken only while it is not the package hrr installs there."""
     try:
-        from rocm.bindings import hip as real_hip, hiprtc as real_hiprtc  # hip-python 10.x
-        return real_hip, real_hiprtc
+        from rocm.bindings import hip as real_hip, hiprtc as real_hiprtc, util  # hip-python 10.x
+        if getattr(real_hip, "SUPPORTED_APIS", None) is None:
+            return real_hip, real_hiprtc, util
     except Exception:  # noqa: BLE001 - any import failure means "not available"
+        pass
+    try:
+        pkg = importlib.import_module("hip")
+        if not getattr(pkg, "__path__", None):  # hrr's own package (an empty __path__)
+            return None
+        real_hip = importlib.import_module("hip.hip")
+        real_hiprtc = importlib.import_module("hip.hiprtc")
+        importlib.import_module("hip._util.types")
+        return real_hip, real_hiprtc, sys.modules["hip._util"]
+    except Exception:  # noqa: BLE001
         return None
+
+
+def real_modules() -> tuple[Any, ...]:
+    """hip-python's own ``hip`` and ``hiprtc`` modules (empty when it is not installed)."""
+    return () if _real is None else (_real[0], _real[1])
+
+
+def real_util() -> Any:
+    """hip-python's ``util`` package (``util.types``: Pointer, DeviceArray, CStr), or None."""
+    return None if _real is None else _real[2]
 
 
 def _int_enum(name: str, members: Any) -> Any:
