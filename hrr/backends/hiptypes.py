@@ -179,6 +179,11 @@ class Pointer:
     def is_ptr_null(self) -> bool:
         return self._addr == 0
 
+    @classmethod
+    def fromObj(cls, obj: Any) -> Any:  # noqa: N802 - hip-python's name
+        """hip-python's constructor from anything pointer-like (its conversion rules)."""
+        return cls(as_address(obj))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Pointer) and other._addr == self._addr
 
@@ -190,18 +195,32 @@ class Pointer:
 
 
 class DeviceArray(Pointer):
-    """hipMalloc's result: a byte array on the device with ``__cuda_array_interface__``."""
+    """hipMalloc's result, as hip-python's: a 1-D array of ``size`` bytes (``itemsize`` 1,
+    typestr ``B``) on the device, with ``__cuda_array_interface__``."""
 
     __slots__ = ("size",)
+    itemsize = 1
+    typestr = "B"
+    rank = 1
+    is_read_only = False
 
     def __init__(self, addr: int, size: int) -> None:
         super().__init__(addr)
         self.size = int(size)
 
+    @classmethod
+    def fromObj(cls, obj: Any) -> Any:  # noqa: N802 - hip-python's name
+        """As hip-python's: one byte at the address ``obj`` converts to."""
+        return cls(as_address(obj), 1)
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (self.size,)
+
     @property
     def __cuda_array_interface__(self) -> dict:
-        return {"shape": (self.size,), "typestr": "|u1", "data": (self._addr, False),
-                "version": 3, "strides": None}
+        return {"shape": (self.size,), "typestr": "B", "data": (self._addr, False),
+                "strides": None, "offset": 0, "mask": None, "version": 3, "stream": None}
 
 
 class Handle:
@@ -216,6 +235,17 @@ class Handle:
         return self._value
 
     __index__ = __int__
+
+    @classmethod
+    def fromObj(cls, obj: Any) -> Any:  # noqa: N802 - hip-python's name
+        """hip-python's constructor from None, an int, ``c_void_p`` or another handle."""
+        return cls(as_handle_value(obj))
+
+    def as_c_void_p(self) -> ctypes.c_void_p:
+        return ctypes.c_void_p(self._value)
+
+    def is_ptr_null(self) -> bool:
+        return self._value == 0
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other._value == self._value
@@ -292,13 +322,17 @@ class CStr:
         return hash(self._b)
 
 
-class dim3:
-    """hip-python's ``dim3(x=..., y=..., z=...)``."""
+class _dim3:
+    """hip-python's ``dim3(x=..., y=..., z=...)``, where hip-python is absent: keyword
+    construction, ``.x/.y/.z``, indexable and iterable like hip-python's struct."""
 
     __slots__ = ("x", "y", "z")
 
     def __init__(self, x: int = 1, y: int = 1, z: int = 1) -> None:
         self.x, self.y, self.z = int(x), int(y), int(z)
+
+    def __getitem__(self, i: int) -> int:
+        return (self.x, self.y, self.z)[i]
 
     def __iter__(self):
         return iter((self.x, self.y, self.z))
@@ -307,16 +341,81 @@ class dim3:
         return f"dim3(x={self.x}, y={self.y}, z={self.z})"
 
 
-class hipDeviceProp_t:
-    """The subset of hipDeviceProp_t that backends fill in; other fields read as 0."""
+# hip-python's own struct when installed: it needs no HIP runtime.
+dim3: Any = _real[0].dim3 if _real is not None else _dim3
+
+# The Python type of hipDeviceProp_t's C strings (``name``, ``gcnArchName``): hip-python
+# 10.x gives str, 7.x bytes (its examples do ``b"--offload-arch=" + props.gcnArchName``).
+# With no hip-python installed, hrr mirrors 10.x.
+HIP_PYTHON_MAJOR = None if _real is None else (10 if _real[0].__name__.startswith("rocm.") else 7)
+TEXT_TYPE: type = bytes if HIP_PYTHON_MAJOR == 7 else str
+_TEXT_FIELDS = ("name", "gcnArchName")
+
+
+def as_text(value: Any) -> Any:
+    """A C string field in the installed hip-python's Python type (``TEXT_TYPE``)."""
+    if isinstance(value, (bytes, bytearray)):
+        raw = bytes(value).split(b"\0", 1)[0]
+        return raw if TEXT_TYPE is bytes else raw.decode(errors="replace")
+    return str(value).encode() if TEXT_TYPE is bytes else str(value)
+
+
+class _PropsLookAlike:
+    """hipDeviceProp_t where hip-python is absent: the fields backends fill in, every other
+    field reads as 0 (the C strings as empty strings)."""
 
     def __init__(self, **fields: Any) -> None:
-        self.__dict__.update(fields)
+        for key, value in fields.items():
+            self.__dict__[key] = as_text(value) if key in _TEXT_FIELDS else value
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        return 0
+        return TEXT_TYPE() if name in _TEXT_FIELDS else 0
+
+
+def _props_on_real(real_struct: Any) -> type:
+    """A subclass of hip-python's own ``hipDeviceProp_t`` (so ``isinstance``, ``PROPERTIES()``
+    and every field's default are hip-python's) whose read-only fields (C strings and
+    arrays, which hip-python only fills from C) a backend can set."""
+    probe = real_struct()
+    readonly = []
+    for field in real_struct.PROPERTIES():
+        try:
+            setattr(probe, field, getattr(probe, field))
+        except (AttributeError, TypeError, ValueError):
+            readonly.append(field)
+
+    def settable(field: str) -> property:
+        base = getattr(real_struct, field)
+        return property(lambda self: self.__dict__[field] if field in self.__dict__ else base.__get__(self))
+
+    def __init__(self: Any, **fields: Any) -> None:
+        real_struct.__init__(self)
+        for key, value in fields.items():
+            if key in _TEXT_FIELDS:
+                self.__dict__[key] = as_text(value)
+            elif key in readonly_set:
+                self.__dict__[key] = list(value) if isinstance(value, tuple) else value
+            else:
+                setattr(self, key, value)
+
+    readonly_set = frozenset(readonly)
+    body: dict[str, Any] = {name: settable(name) for name in readonly}
+    body.update(__init__=__init__, __doc__="hip-python's hipDeviceProp_t, filled in by an hrr backend.")
+    return type("hipDeviceProp_t", (real_struct,), body)
+
+
+def _device_props_type() -> type:
+    if _real is not None:
+        try:
+            return _props_on_real(_real[0].hipDeviceProp_t)
+        except Exception:  # noqa: BLE001 - a release whose struct differs: the look-alike
+            pass
+    return type("hipDeviceProp_t", (_PropsLookAlike,), {})
+
+
+hipDeviceProp_t: Any = _device_props_type()
 
 
 class hipPointerAttribute_t:
@@ -357,6 +456,11 @@ def surface_module(name: str, doc: str, functions: dict[str, Any]) -> types.Modu
     return mod
 
 
+# hip-python's Pointer base class (its handles and DeviceArray derive from it), accepted
+# as an argument by its address; a class nothing is an instance of when it is absent.
+_REAL_POINTER: Any = _real[2].types.Pointer if _real is not None else type("_NoPointer", (), {})
+
+
 class PointerConversionError(TypeError):
     """An argument that hip-python's pointer rules do not accept."""
 
@@ -385,6 +489,8 @@ def as_address(obj: Any) -> int:
         return obj._addr
     if isinstance(obj, ctypes.c_void_p):
         return obj.value or 0
+    if isinstance(obj, _REAL_POINTER):  # hip-python's own Pointer/DeviceArray/handles
+        return int(obj)
     try:
         memoryview(obj)
     except TypeError:
@@ -410,6 +516,8 @@ def as_handle_value(obj: Any) -> int:
         return int(obj)
     if isinstance(obj, ctypes.c_void_p):
         return obj.value or 0
+    if isinstance(obj, _REAL_POINTER):  # a handle made by hip-python's own classes
+        return int(obj)
     raise PointerConversionError(f"unsupported input type {type(obj).__name__} for a handle argument")
 
 
