@@ -109,6 +109,10 @@ from hip import hip, hiprtc
 import hip.hip as dotted
 from rocm.bindings import hip as rhip, hiprtc as rhiprtc
 import rocm.bindings.hip
+from rocm.bindings.hip import hipMalloc
+from hip.hip import hipFree
+assert hipMalloc is b.hip.hipMalloc and hipFree is b.hip.hipFree
+assert sys.modules["rocm.bindings.hip"] is b.hip and sys.modules["hip.hip"] is b.hip
 assert hip is b.hip is dotted is rhip is rocm.bindings.hip and hiprtc is b.hiprtc is rhiprtc
 assert bypassed_bindings() == []
 print("ok")
