@@ -421,8 +421,10 @@ hipDeviceProp_t: Any = _device_props_type()
 class hipPointerAttribute_t:
     """hipPointerGetAttributes' result."""
 
-    def __init__(self, type: Any, device: int, devicePointer: int, hostPointer: int,
-                 isManaged: int = 0, allocationFlags: int = 0) -> None:
+    def __init__(self, type: Any = None, device: int = 0, devicePointer: int = 0,
+                 hostPointer: int = 0, isManaged: int = 0, allocationFlags: int = 0) -> None:
+        # hip-python 7.x programs make an empty one and pass it in to be filled
+        type = hipMemoryType.hipMemoryTypeUnregistered if type is None else type
         self.type = type
         self.device = device
         self.devicePointer = Pointer(devicePointer)
@@ -436,6 +438,65 @@ TYPE_ALIASES = {"hipFunction_t": ihipModuleSymbol_t, "hipStream_t": ihipStream_t
                 "hipEvent_t": ihipEvent_t, "hipModule_t": ihipModule_t, "hipGraph_t": ihipGraph,
                 "hipGraphExec_t": hipGraphExec}
 VALUE_TYPES = (dim3, CStr, Pointer, DeviceArray, hipDeviceProp_t, hipPointerAttribute_t)
+
+
+def _fill(dst: Any, src: Any, fields: Any) -> None:
+    """Copy ``fields`` of ``src`` into the struct ``dst`` a 7.x program passed in; a field
+    hip-python keeps read-only goes into the instance (hrr's subclass reads it from there)."""
+    for field in fields:
+        value = getattr(src, field)
+        try:
+            setattr(dst, field, value)
+        except (AttributeError, TypeError, ValueError):
+            if hasattr(dst, "__dict__"):
+                dst.__dict__[field] = value
+
+
+def _release7_forms(mod: types.ModuleType) -> dict[str, Any]:
+    """hip-python 7.x's forms of the calls whose output struct 10.x moved into the result,
+    over the module's 10.x functions (so capture records the 10.x row underneath)."""
+    forms: dict[str, Any] = {}
+    props_of = getattr(mod, "hipGetDeviceProperties", None)
+    if props_of is not None:
+        def hipGetDeviceProperties(prop: Any, deviceId: Any) -> tuple:  # noqa: N802
+            err, props = props_of(deviceId)
+            if props is not None and prop is not None:
+                names = type(props).PROPERTIES() if hasattr(type(props), "PROPERTIES") else vars(props)
+                _fill(prop, props, names)
+            return (err,)
+        forms["hipGetDeviceProperties"] = hipGetDeviceProperties
+    attrs_of = getattr(mod, "hipPointerGetAttributes", None)
+    if attrs_of is not None:
+        def hipPointerGetAttributes(attributes: Any, ptr: Any) -> tuple:  # noqa: N802
+            err, attrs = attrs_of(ptr)
+            if attrs is not None and attributes is not None:
+                _fill(attributes, attrs, ("type", "device", "devicePointer", "hostPointer",
+                                          "isManaged", "allocationFlags"))
+            return (err,)
+        forms["hipPointerGetAttributes"] = hipPointerGetAttributes
+    instantiate = getattr(mod, "hipGraphInstantiate", None)
+    if instantiate is not None:
+        def hipGraphInstantiate(graph: Any, pLogBuffer: Any, bufferSize: Any) -> tuple:  # noqa: N802,N803
+            err, graph_exec, error_node, log = instantiate(graph, bufferSize)
+            if pLogBuffer is not None and log is not None and int(bufferSize) > 0:
+                text = bytes(log)[:int(bufferSize) - 1] + b"\0"
+                ctypes.memmove(as_address(pLogBuffer), text, len(text))
+            return (err, graph_exec, error_node)
+        forms["hipGraphInstantiate"] = hipGraphInstantiate
+    for fn in forms.values():
+        fn.__doc__ = f"hip-python 7.x's {fn.__name__}, over hrr's 10.x call."
+    return forms
+
+
+def release_module(mod: types.ModuleType) -> types.ModuleType:
+    """``mod`` as the installed hip-python release spells it: itself for 10.x (or none),
+    a copy with 7.x's forms of the calls that changed when 7.x is installed."""
+    if HIP_PYTHON_MAJOR != 7:
+        return mod
+    out = types.ModuleType(mod.__name__, mod.__doc__)
+    out.__dict__.update({k: v for k, v in vars(mod).items() if k not in ("__name__", "__doc__")})
+    out.__dict__.update(_release7_forms(mod))
+    return out
 
 
 def surface_module(name: str, doc: str, functions: dict[str, Any]) -> types.ModuleType:

@@ -12,6 +12,7 @@ import types
 from typing import Any
 
 from hrr.backends import load_backend
+from hrr.backends.hiptypes import release_module
 from hrr.config import config
 
 _active: dict[str, Any] = {}
@@ -108,7 +109,7 @@ def activate(mode: str, backend_name: str | None = None) -> Any:
             os.register_at_fork(after_in_child=session.after_fork_in_child)
             install_exit_handlers(session)   # exit, SIGTERM/SIGHUP/SIGINT, multiprocessing children
         hip_module = session.hip
-    install_hip_package(hip_module, backend.hiprtc)
+    install_hip_package(release_module(hip_module), backend.hiprtc)
     _active["session"] = session
     return session
 

@@ -339,7 +339,7 @@ HP7_CHECK = textwrap.dedent("""
     assert ht.hipError_t is R.hipError_t and ht.hipMemcpyKind is R.hipMemcpyKind and ht.dim3 is R.dim3
     b = load_backend("sim")
     diffs = []
-    for mod, real in ((b.hip, R), (b.hiprtc, RR)):
+    for mod, real in ((ht.release_module(b.hip), R), (b.hiprtc, RR)):
         for n, fn in vars(mod).items():
             if n.startswith("_") or not callable(fn) or isinstance(fn, type) or n == "SUPPORTED_APIS":
                 continue
@@ -355,16 +355,10 @@ HP7_CHECK = textwrap.dedent("""
     assert isinstance(props, R.hipDeviceProp_t) and props.gcnArchName == b"sim", props.gcnArchName
     print(sorted(diffs))
 """)
-# Differences from hip-python 7.x beyond those ALLOWED for 10.x (which 7.x shares): the
-# calls whose output struct 10.x moved from the arguments into the result.
-ALLOWED_7 = {
-    ("signature", "hipGetDeviceProperties"):
-        "7.x takes (prop, deviceId) and fills the program's struct; hrr's row is 10.x's (deviceId)",
-    ("signature", "hipGraphInstantiate"):
-        "7.x takes (graph, pLogBuffer, bufferSize); hrr's row is 10.x's (graph, bufferSize)",
-    ("signature", "hipPointerGetAttributes"):
-        "7.x takes (attributes, ptr) and fills the program's struct; hrr's row is 10.x's (ptr)",
-}
+# Differences from hip-python 7.x beyond those ALLOWED for 10.x (which 7.x shares). The
+# calls whose output struct 10.x moved into the result (hipGetDeviceProperties,
+# hipPointerGetAttributes, hipGraphInstantiate) get 7.x's form from hiptypes.release_module.
+ALLOWED_7: dict[tuple[str, str], str] = {}
 
 
 @pytest.mark.slow
@@ -384,3 +378,45 @@ def test_conformance_against_hip_python_7():
     allowed = {("signature", k[1].split(":")[-1]) for k in ALLOWED if k[0] == "signature"} | set(ALLOWED_7)
     assert not diffs - allowed, sorted(diffs - allowed)
     assert set(ALLOWED_7) <= diffs, f"7.x allowances that no longer differ: {sorted(set(ALLOWED_7) - diffs)}"
+    # a 7.x program (struct passed in, bytes arch) and a `from hip import hip` one, unchanged,
+    # under hrr capture, then replay --strict, all in the 7.x environment
+    apps = Path(__file__).resolve().parent / "apps"
+    for app in (apps / "props7.py", repo / "tests" / "capture" / "apps" / "style_hip.py"):
+        archive = Path(tempfile.mkdtemp()) / "a"
+        env = {**os.environ, "PYTHONPATH": str(repo)}
+        env.pop("HRR_MODE", None)
+        cap = subprocess.run([str(py), "-m", "hrr.cli.main", "capture", "-o", str(archive), "--plugins", "",
+                              "--content", "--", str(py), str(app)], capture_output=True, text=True,
+                             timeout=300, env=env, check=False)
+        assert cap.returncode == 0 and ": ok" in cap.stdout, cap.stdout + cap.stderr
+        rep = subprocess.run([str(py), "-m", "hrr.cli.main", "replay", "--strict", str(archive)],
+                             capture_output=True, text=True, timeout=300, env=env, check=False)
+        assert rep.returncode == 0, rep.stdout + rep.stderr
+
+
+def test_release7_forms_over_the_sim(monkeypatch):
+    """hiptypes.release_module's 7.x forms, exercised here with 10.x installed: the program's
+    struct is filled, the result sizes are 7.x's."""
+    from hrr.backends.sim import hip
+    monkeypatch.setattr(ht, "HIP_PYTHON_MAJOR", 7)
+    mod = ht.release_module(hip)
+    assert mod is not hip and mod.hipMalloc is hip.hipMalloc
+    props = mod.hipDeviceProp_t()
+    assert mod.hipGetDeviceProperties(props, 0) == (0,)
+    assert props.totalGlobalMem == hip.hipGetDeviceProperties(0)[1].totalGlobalMem > 0
+    assert props.gcnArchName == ht.as_text(b"sim") and props.maxThreadsDim == [1024, 1024, 1024]
+    err, dev = hip.hipMalloc(16)
+    attributes = mod.hipPointerAttribute_t()
+    assert mod.hipPointerGetAttributes(attributes, dev) == (0,)
+    assert attributes.type == ht.hipMemoryType.hipMemoryTypeDevice and int(attributes.devicePointer) == int(dev)
+    err, stream = hip.hipStreamCreate()
+    hip.hipStreamBeginCapture(stream, ht.hipStreamCaptureMode.hipStreamCaptureModeGlobal)
+    hip.hipMemsetAsync(dev, 1, 16, stream)
+    err, graph = hip.hipStreamEndCapture(stream)
+    log = bytearray(b"x" * 8)
+    result = mod.hipGraphInstantiate(graph, log, len(log))
+    assert len(result) == 3 and result[0] == 0 and int(result[1]) and log[0] == 0
+    hip.hipGraphExecDestroy(result[1])
+    hip.hipGraphDestroy(graph)
+    hip.hipStreamDestroy(stream)
+    hip.hipFree(dev)
