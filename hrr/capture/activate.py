@@ -42,7 +42,10 @@ def install_hip_package(hip_module: types.ModuleType, hiprtc_module: types.Modul
     """Make ``hip``, ``hip.hip`` and ``hip.hiprtc``, and hip-python 10's ``rocm.bindings.hip``
     and ``rocm.bindings.hiprtc``, these modules, even where hip-python is installed."""
     util = real_util_module()
+    real_pkg = _real_hip_package()
     pkg: Any = types.ModuleType("hip", doc="hip-python's package, provided by hrr")
+    if real_pkg is not None:  # its version names and other bindings (hipblas, ...) stay
+        pkg.__dict__.update({k: v for k, v in vars(real_pkg).items() if not k.startswith("__")})
     pkg.__path__ = []  # a package, so that "import hip.hip" works
     pkg.hip = hip_module
     pkg.hiprtc = hiprtc_module
@@ -60,6 +63,18 @@ def install_hip_package(hip_module: types.ModuleType, hiprtc_module: types.Modul
     sys.modules["rocm.bindings.hip"] = hip_module
     sys.modules["rocm.bindings.hiprtc"] = hiprtc_module
     _active["installed"] = {name: sys.modules[name] for name in BINDING_NAMES}
+
+
+def _real_hip_package() -> Any:
+    """hip-python's own ``hip`` package, or None (absent, or hrr's already installed)."""
+    from hrr.backends.hiptypes import real_modules
+    if not real_modules():
+        return None
+    try:
+        pkg = importlib.import_module("hip")
+    except Exception:  # noqa: BLE001 - a broken hip package: hrr's alone
+        return None
+    return pkg if getattr(pkg, "__path__", None) else None
 
 
 def real_util_module() -> Any:

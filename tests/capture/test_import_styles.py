@@ -137,3 +137,24 @@ print("ok")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           check=False)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", said(proc)
+
+
+@NEEDS_HIP_PYTHON
+def test_hip_package_keeps_hip_pythons_other_names():
+    """`hip.HIP_VERSION` and the rest of hip-python's package stay; only hip/hiprtc change."""
+    code = """
+import hip as real
+names = {n for n in dir(real) if not n.startswith("__")}
+from hrr.backends import load_backend
+from hrr.capture.activate import install_hip_package
+b = load_backend("sim"); install_hip_package(b.hip, b.hiprtc)
+import hip
+assert hip is not real and hip.hip is b.hip and hip.hiprtc is b.hiprtc
+missing = names - set(dir(hip))
+assert not missing, missing
+assert hip.HIP_VERSION == real.HIP_VERSION
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", said(proc)
