@@ -500,10 +500,15 @@ def release_module(mod: types.ModuleType) -> types.ModuleType:
 
 
 def surface_module(name: str, doc: str, functions: dict[str, Any]) -> types.ModuleType:
-    """A module with hip-python's surface: ``functions`` plus every enum (and its members,
-    as hip-python exposes them at module level), constant, value type, handle class and
+    """A module with hip-python's surface: ``functions`` plus every enum (hip-python's whole
+    set of enum classes when it is installed; members of the enums hrr uses also at module
+    level), constant, value type, handle class and
     alias. Backends build their ``hip`` and ``hiprtc`` with it."""
     mod = types.ModuleType(name, doc)
+    if _real is not None:  # every enum class of hip-python's module, hip-python's own object
+        real = _real[1] if name.endswith("hiprtc") else _real[0]
+        mod.__dict__.update({k: v for k, v in vars(real).items() if not k.startswith("_")
+                             and isinstance(v, type) and issubclass(v, enum.Enum)})
     for enum_type in ENUM_TYPES.values():
         setattr(mod, enum_type.__name__, enum_type)
         for member in enum_type:

@@ -185,6 +185,16 @@ def test_enums_are_hip_pythons_own_classes(backend):
         assert not extra, f"fallback {name} members hip-python does not have with these values: {extra}"
 
 
+def test_every_hip_python_enum_class_is_offered(backend):
+    """Programs name enums of calls hrr may not offer yet (hipDeviceAttribute_t, ...): every
+    enum class of hip-python's modules is on hrr's, hip-python's own object."""
+    import enum
+    for mod, real in ((backend.hip, REAL_HIP), (backend.hiprtc, REAL_HIPRTC)):
+        for name, value in vars(real).items():
+            if not name.startswith("_") and isinstance(value, type) and issubclass(value, enum.Enum):
+                assert getattr(mod, name, None) is value, f"{mod.__name__} lacks hip-python's {name}"
+
+
 def test_constants_have_hip_pythons_values(backend):
     for name, value in ht.CONSTANTS.items():
         assert getattr(backend.hip, name) == value
