@@ -376,32 +376,30 @@ class _PropsLookAlike:
 
 def _props_on_real(real_struct: Any) -> type:
     """A subclass of hip-python's own ``hipDeviceProp_t`` (so ``isinstance``, ``PROPERTIES()``
-    and every field's default are hip-python's) whose read-only fields (C strings and
-    arrays, which hip-python only fills from C) a backend can set."""
-    probe = real_struct()
-    readonly = []
-    for field in real_struct.PROPERTIES():
-        try:
-            setattr(probe, field, getattr(probe, field))
-        except (AttributeError, TypeError, ValueError):
-            readonly.append(field)
+    and every field's default are hip-python's) whose fields a backend sets from Python,
+    the C strings and arrays too (hip-python fills those only from C). A field reads what
+    was set, else hip-python's default; nothing is written to the C struct."""
 
-    def settable(field: str) -> property:
+    def field_property(field: str) -> property:
         base = getattr(real_struct, field)
-        return property(lambda self: self.__dict__[field] if field in self.__dict__ else base.__get__(self))
+
+        def get(self: Any) -> Any:
+            return self.__dict__[field] if field in self.__dict__ else base.__get__(self)
+
+        def put(self: Any, value: Any) -> None:
+            if field in _TEXT_FIELDS:
+                value = as_text(value)
+            elif isinstance(value, tuple):
+                value = list(value)     # hip-python's arrays read as lists
+            self.__dict__[field] = value
+        return property(get, put)
 
     def __init__(self: Any, **fields: Any) -> None:
         real_struct.__init__(self)
         for key, value in fields.items():
-            if key in _TEXT_FIELDS:
-                self.__dict__[key] = as_text(value)
-            elif key in readonly_set:
-                self.__dict__[key] = list(value) if isinstance(value, tuple) else value
-            else:
-                setattr(self, key, value)
+            setattr(self, key, value)
 
-    readonly_set = frozenset(readonly)
-    body: dict[str, Any] = {name: settable(name) for name in readonly}
+    body: dict[str, Any] = {name: field_property(name) for name in real_struct.PROPERTIES()}
     body.update(__init__=__init__, __doc__="hip-python's hipDeviceProp_t, filled in by an hrr backend.")
     return type("hipDeviceProp_t", (real_struct,), body)
 

@@ -224,6 +224,9 @@ def test_device_properties_as_the_cuda_body_fills_them():
                                totalGlobalMem=5)
     assert type(props.name) is ht.TEXT_TYPE and type(props.gcnArchName) is ht.TEXT_TYPE
     assert props.maxGridSize == [1, 2, 3] and props.totalGlobalMem == 5 and props.l2CacheSize == 0
+    props.warpSize = 32          # a program may write a field, as with hip-python's struct
+    props.pciBusID = -1          # outside the C type's range: kept, never an error
+    assert props.warpSize == 32 and props.pciBusID == -1
 
 
 def test_pointer_attribute_fields():
