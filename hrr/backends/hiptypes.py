@@ -341,6 +341,7 @@ class _dim3:
         return f"dim3(x={self.x}, y={self.y}, z={self.z})"
 
 
+_dim3.__name__ = _dim3.__qualname__ = "dim3"   # the name the module offers it under
 # hip-python's own struct when installed: it needs no HIP runtime.
 dim3: Any = _real[0].dim3 if _real is not None else _dim3
 

@@ -158,3 +158,28 @@ print("ok")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           check=False)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", said(proc)
+
+
+def test_both_spellings_without_hip_python():
+    """Where hip-python is absent hrr provides the rocm and rocm.bindings packages itself
+    (hip-python is hidden here by blocking its import)."""
+    code = """
+import sys
+sys.modules["rocm"] = None          # as if hip-python were not installed
+sys.modules["hip"] = None
+from hrr.backends import hiptypes as ht
+assert ht.real_modules() == () and ht.ENUM_SOURCE == "hrr" and ht.TEXT_TYPE is str
+from hrr.backends import load_backend
+from hrr.capture.activate import install_hip_package, bypassed_bindings
+b = load_backend("sim"); install_hip_package(b.hip, b.hiprtc)
+from rocm.bindings import hip, hiprtc
+import rocm.bindings.hip as dotted
+from hip import hip as classic
+assert hip is dotted is classic is b.hip and hiprtc is b.hiprtc
+err, props = hip.hipGetDeviceProperties(0)
+assert props.gcnArchName == "sim" and hip.dim3(x=2)[0] == 2 and bypassed_bindings() == []
+print("ok")
+"""
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                          check=False)
+    assert proc.returncode == 0 and proc.stdout.strip() == "ok", said(proc)
