@@ -330,19 +330,19 @@ HP7_SPEC = "hip-python>=7,<8"
 HP7_DEPS = ["numpy", "attrs", "msgpack", "pluggy", "xxhash", "click", "rich"]
 
 
-def _venv_with_hip_python7(root: Path) -> Path | None:
+def _venv_with_hip_python7(root: Path) -> tuple[Path | None, str]:
     """A venv holding hip-python 7.x and hrr's runtime dependencies (hrr itself comes from
-    PYTHONPATH), kept between runs; None when the package index does not offer 7.x."""
+    PYTHONPATH), kept between runs; (None, pip's last words) when it cannot be installed."""
     py, ready = root / "bin" / "python", root / "hrr-ready"
     if ready.exists():
-        return py
+        return py, ""
     subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True, capture_output=True)
     proc = subprocess.run([str(py), "-m", "pip", "install", "-q", HP7_SPEC, *HP7_DEPS],
                           capture_output=True, text=True, timeout=600, check=False)
     if proc.returncode != 0:
-        return None
+        return None, (proc.stderr.strip().splitlines() or ["no output"])[-1]
     ready.write_text("ok\n")
-    return py
+    return py, ""
 
 
 HP7_CHECK = textwrap.dedent("""
@@ -381,9 +381,9 @@ def test_conformance_against_hip_python_7():
     """The same walk against hip-python 7.x (venv cached in HRR_HIP_PYTHON7_VENV, default
     under the temp dir: the first run installs a 67 MB wheel)."""
     default = Path(tempfile.gettempdir()) / f"hrr-hip-python7-venv-{os.getuid()}"
-    py = _venv_with_hip_python7(Path(os.environ.get("HRR_HIP_PYTHON7_VENV") or default))
+    py, why = _venv_with_hip_python7(Path(os.environ.get("HRR_HIP_PYTHON7_VENV") or default))
     if py is None:
-        pytest.skip(f"the package index offers no {HP7_SPEC} here")
+        pytest.skip(f"pip cannot install {HP7_SPEC} here (the package index lacks it?): {why}")
     repo = Path(__file__).resolve().parents[2]
     proc = subprocess.run([str(py), "-c", HP7_CHECK], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "PYTHONPATH": str(repo)}, check=False)
