@@ -62,6 +62,9 @@ OPTIONAL: dict[str, tuple[Any, str]] = {
                    and all(_is_int(x) and x >= 0 for k, x in v.items() if k != "reason"),
                    "a map with a string reason and non-negative int counts"),
     "closed_on_signal": (lambda v: type(v) is str, "a signal name"),
+    # hip-python's own modules the program reached past hrr: its calls through them are missing
+    "bypassed_bindings": (lambda v: isinstance(v, list) and all(type(x) is str for x in v),
+                          "a list of module names"),
 }
 
 

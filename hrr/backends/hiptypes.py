@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import ctypes
 import enum
+import importlib
+import sys
 import types
 from typing import Any
 
@@ -79,14 +81,36 @@ _HIPRTC_RESULTS = {
 }
 
 
-def _hip_python_modules() -> tuple[Any, Any] | None:
-    """hip-python's real binding modules, imported by their own names (never ``hip``,
-    which hrr may have pointed at a backend), or None when hip-python is absent."""
+def _hip_python_modules() -> tuple[Any, Any, Any] | None:
+    """hip-python's real ``hip``, ``hiprtc`` and ``util`` modules, or None when hip-python
+    is absent. 10.x is imported by its own names (``rocm.bindings``); 7.x only lives under
+    ``hip``, which is taken only while it is not the package hrr installs there."""
     try:
-        from rocm.bindings import hip as real_hip, hiprtc as real_hiprtc  # hip-python 10.x
-        return real_hip, real_hiprtc
+        from rocm.bindings import hip as real_hip, hiprtc as real_hiprtc, util  # hip-python 10.x
+        if getattr(real_hip, "SUPPORTED_APIS", None) is None:
+            return real_hip, real_hiprtc, util
     except Exception:  # noqa: BLE001 - any import failure means "not available"
+        pass
+    try:
+        pkg = importlib.import_module("hip")
+        if not getattr(pkg, "__path__", None):  # hrr's own package (an empty __path__)
+            return None
+        real_hip = importlib.import_module("hip.hip")
+        real_hiprtc = importlib.import_module("hip.hiprtc")
+        importlib.import_module("hip._util.types")
+        return real_hip, real_hiprtc, sys.modules["hip._util"]
+    except Exception:  # noqa: BLE001
         return None
+
+
+def real_modules() -> tuple[Any, ...]:
+    """hip-python's own ``hip`` and ``hiprtc`` modules (empty when it is not installed)."""
+    return () if _real is None else (_real[0], _real[1])
+
+
+def real_util() -> Any:
+    """hip-python's ``util`` package (``util.types``: Pointer, DeviceArray, CStr), or None."""
+    return None if _real is None else _real[2]
 
 
 def _int_enum(name: str, members: Any) -> Any:
@@ -155,6 +179,11 @@ class Pointer:
     def is_ptr_null(self) -> bool:
         return self._addr == 0
 
+    @classmethod
+    def fromObj(cls, obj: Any) -> Any:  # noqa: N802 - hip-python's name
+        """hip-python's constructor from anything pointer-like (its conversion rules)."""
+        return cls(as_address(obj))
+
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Pointer) and other._addr == self._addr
 
@@ -166,18 +195,32 @@ class Pointer:
 
 
 class DeviceArray(Pointer):
-    """hipMalloc's result: a byte array on the device with ``__cuda_array_interface__``."""
+    """hipMalloc's result, as hip-python's: a 1-D array of ``size`` bytes (``itemsize`` 1,
+    typestr ``B``) on the device, with ``__cuda_array_interface__``."""
 
     __slots__ = ("size",)
+    itemsize = 1
+    typestr = "B"
+    rank = 1
+    is_read_only = False
 
     def __init__(self, addr: int, size: int) -> None:
         super().__init__(addr)
         self.size = int(size)
 
+    @classmethod
+    def fromObj(cls, obj: Any) -> Any:  # noqa: N802 - hip-python's name
+        """As hip-python's: one byte at the address ``obj`` converts to."""
+        return cls(as_address(obj), 1)
+
+    @property
+    def shape(self) -> tuple[int]:
+        return (self.size,)
+
     @property
     def __cuda_array_interface__(self) -> dict:
-        return {"shape": (self.size,), "typestr": "|u1", "data": (self._addr, False),
-                "version": 3, "strides": None}
+        return {"shape": (self.size,), "typestr": "B", "data": (self._addr, False),
+                "strides": None, "offset": 0, "mask": None, "version": 3, "stream": None}
 
 
 class Handle:
@@ -192,6 +235,17 @@ class Handle:
         return self._value
 
     __index__ = __int__
+
+    @classmethod
+    def fromObj(cls, obj: Any) -> Any:  # noqa: N802 - hip-python's name
+        """hip-python's constructor from None, an int, ``c_void_p`` or another handle."""
+        return cls(as_handle_value(obj))
+
+    def as_c_void_p(self) -> ctypes.c_void_p:
+        return ctypes.c_void_p(self._value)
+
+    def is_ptr_null(self) -> bool:
+        return self._value == 0
 
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other._value == self._value
@@ -268,13 +322,17 @@ class CStr:
         return hash(self._b)
 
 
-class dim3:
-    """hip-python's ``dim3(x=..., y=..., z=...)``."""
+class _dim3:
+    """hip-python's ``dim3(x=..., y=..., z=...)``, where hip-python is absent: keyword
+    construction, ``.x/.y/.z``, indexable and iterable like hip-python's struct."""
 
     __slots__ = ("x", "y", "z")
 
     def __init__(self, x: int = 1, y: int = 1, z: int = 1) -> None:
         self.x, self.y, self.z = int(x), int(y), int(z)
+
+    def __getitem__(self, i: int) -> int:
+        return (self.x, self.y, self.z)[i]
 
     def __iter__(self):
         return iter((self.x, self.y, self.z))
@@ -283,23 +341,89 @@ class dim3:
         return f"dim3(x={self.x}, y={self.y}, z={self.z})"
 
 
-class hipDeviceProp_t:
-    """The subset of hipDeviceProp_t that backends fill in; other fields read as 0."""
+_dim3.__name__ = _dim3.__qualname__ = "dim3"   # the name the module offers it under
+# hip-python's own struct when installed: it needs no HIP runtime.
+dim3: Any = _real[0].dim3 if _real is not None else _dim3
+
+# The Python type of hipDeviceProp_t's C strings (``name``, ``gcnArchName``): hip-python
+# 10.x gives str, 7.x bytes (its examples do ``b"--offload-arch=" + props.gcnArchName``).
+# With no hip-python installed, hrr mirrors 10.x.
+HIP_PYTHON_MAJOR = None if _real is None else (10 if _real[0].__name__.startswith("rocm.") else 7)
+TEXT_TYPE: type = bytes if HIP_PYTHON_MAJOR == 7 else str
+_TEXT_FIELDS = ("name", "gcnArchName")
+
+
+def as_text(value: Any) -> Any:
+    """A C string field in the installed hip-python's Python type (``TEXT_TYPE``)."""
+    if isinstance(value, (bytes, bytearray)):
+        raw = bytes(value).split(b"\0", 1)[0]
+        return raw if TEXT_TYPE is bytes else raw.decode(errors="replace")
+    return str(value).encode() if TEXT_TYPE is bytes else str(value)
+
+
+class _PropsLookAlike:
+    """hipDeviceProp_t where hip-python is absent: the fields backends fill in, every other
+    field reads as 0 (the C strings as empty strings)."""
 
     def __init__(self, **fields: Any) -> None:
-        self.__dict__.update(fields)
+        for key, value in fields.items():
+            self.__dict__[key] = as_text(value) if key in _TEXT_FIELDS else value
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        return 0
+        return TEXT_TYPE() if name in _TEXT_FIELDS else 0
+
+
+def _props_on_real(real_struct: Any) -> type:
+    """A subclass of hip-python's own ``hipDeviceProp_t`` (so ``isinstance``, ``PROPERTIES()``
+    and every field's default are hip-python's) whose fields a backend sets from Python,
+    the C strings and arrays too (hip-python fills those only from C). A field reads what
+    was set, else hip-python's default; nothing is written to the C struct."""
+
+    def field_property(field: str) -> property:
+        base = getattr(real_struct, field)
+
+        def get(self: Any) -> Any:
+            return self.__dict__[field] if field in self.__dict__ else base.__get__(self)
+
+        def put(self: Any, value: Any) -> None:
+            if field in _TEXT_FIELDS:
+                value = as_text(value)
+            elif isinstance(value, tuple):
+                value = list(value)     # hip-python's arrays read as lists
+            self.__dict__[field] = value
+        return property(get, put)
+
+    def __init__(self: Any, **fields: Any) -> None:
+        real_struct.__init__(self)
+        for key, value in fields.items():
+            setattr(self, key, value)
+
+    body: dict[str, Any] = {name: field_property(name) for name in real_struct.PROPERTIES()}
+    body.update(__init__=__init__, __doc__="hip-python's hipDeviceProp_t, filled in by an hrr backend.")
+    return type("hipDeviceProp_t", (real_struct,), body)
+
+
+def _device_props_type() -> type:
+    if _real is not None:
+        try:
+            return _props_on_real(_real[0].hipDeviceProp_t)
+        except Exception:  # noqa: BLE001 - a release whose struct differs: the look-alike
+            pass
+    return type("hipDeviceProp_t", (_PropsLookAlike,), {})
+
+
+hipDeviceProp_t: Any = _device_props_type()
 
 
 class hipPointerAttribute_t:
     """hipPointerGetAttributes' result."""
 
-    def __init__(self, type: Any, device: int, devicePointer: int, hostPointer: int,
-                 isManaged: int = 0, allocationFlags: int = 0) -> None:
+    def __init__(self, type: Any = None, device: int = 0, devicePointer: int = 0,
+                 hostPointer: int = 0, isManaged: int = 0, allocationFlags: int = 0) -> None:
+        # hip-python 7.x programs make an empty one and pass it in to be filled
+        type = hipMemoryType.hipMemoryTypeUnregistered if type is None else type
         self.type = type
         self.device = device
         self.devicePointer = Pointer(devicePointer)
@@ -315,11 +439,75 @@ TYPE_ALIASES = {"hipFunction_t": ihipModuleSymbol_t, "hipStream_t": ihipStream_t
 VALUE_TYPES = (dim3, CStr, Pointer, DeviceArray, hipDeviceProp_t, hipPointerAttribute_t)
 
 
+def _fill(dst: Any, src: Any, fields: Any) -> None:
+    """Copy ``fields`` of ``src`` into the struct ``dst`` a 7.x program passed in; a field
+    hip-python keeps read-only goes into the instance (hrr's subclass reads it from there)."""
+    for field in fields:
+        value = getattr(src, field)
+        try:
+            setattr(dst, field, value)
+        except (AttributeError, TypeError, ValueError):
+            if hasattr(dst, "__dict__"):
+                dst.__dict__[field] = value
+
+
+def _release7_forms(mod: types.ModuleType) -> dict[str, Any]:
+    """hip-python 7.x's forms of the calls whose output struct 10.x moved into the result,
+    over the module's 10.x functions (so capture records the 10.x row underneath)."""
+    forms: dict[str, Any] = {}
+    props_of = getattr(mod, "hipGetDeviceProperties", None)
+    if props_of is not None:
+        def hipGetDeviceProperties(prop: Any, deviceId: Any) -> tuple:  # noqa: N802
+            err, props = props_of(deviceId)
+            if props is not None and prop is not None:
+                names = type(props).PROPERTIES() if hasattr(type(props), "PROPERTIES") else vars(props)
+                _fill(prop, props, names)
+            return (err,)
+        forms["hipGetDeviceProperties"] = hipGetDeviceProperties
+    attrs_of = getattr(mod, "hipPointerGetAttributes", None)
+    if attrs_of is not None:
+        def hipPointerGetAttributes(attributes: Any, ptr: Any) -> tuple:  # noqa: N802
+            err, attrs = attrs_of(ptr)
+            if attrs is not None and attributes is not None:
+                _fill(attributes, attrs, ("type", "device", "devicePointer", "hostPointer",
+                                          "isManaged", "allocationFlags"))
+            return (err,)
+        forms["hipPointerGetAttributes"] = hipPointerGetAttributes
+    instantiate = getattr(mod, "hipGraphInstantiate", None)
+    if instantiate is not None:
+        def hipGraphInstantiate(graph: Any, pLogBuffer: Any, bufferSize: Any) -> tuple:  # noqa: N802,N803
+            err, graph_exec, error_node, log = instantiate(graph, bufferSize)
+            if pLogBuffer is not None and log is not None and int(bufferSize) > 0:
+                text = bytes(log)[:int(bufferSize) - 1] + b"\0"
+                ctypes.memmove(as_address(pLogBuffer), text, len(text))
+            return (err, graph_exec, error_node)
+        forms["hipGraphInstantiate"] = hipGraphInstantiate
+    for fn in forms.values():
+        fn.__doc__ = f"hip-python 7.x's {fn.__name__}, over hrr's 10.x call."
+    return forms
+
+
+def release_module(mod: types.ModuleType) -> types.ModuleType:
+    """``mod`` as the installed hip-python release spells it: itself for 10.x (or none),
+    a copy with 7.x's forms of the calls that changed when 7.x is installed."""
+    if HIP_PYTHON_MAJOR != 7:
+        return mod
+    out = types.ModuleType(mod.__name__, mod.__doc__)
+    out.__dict__.update({k: v for k, v in vars(mod).items() if k not in ("__name__", "__doc__")})
+    out.__dict__.update(_release7_forms(mod))
+    return out
+
+
 def surface_module(name: str, doc: str, functions: dict[str, Any]) -> types.ModuleType:
-    """A module with hip-python's surface: ``functions`` plus every enum (and its members,
-    as hip-python exposes them at module level), constant, value type, handle class and
+    """A module with hip-python's surface: ``functions`` plus every enum (hip-python's whole
+    set of enum classes when it is installed; members of the enums hrr uses also at module
+    level), constant, value type, handle class and
     alias. Backends build their ``hip`` and ``hiprtc`` with it."""
     mod = types.ModuleType(name, doc)
+    if _real is not None:  # every enum class of hip-python's module, hip-python's own object
+        real = _real[1] if name.endswith("hiprtc") else _real[0]
+        mod.__dict__.update({k: v for k, v in vars(real).items() if not k.startswith("_")
+                             and isinstance(v, type) and issubclass(v, enum.Enum)})
     for enum_type in ENUM_TYPES.values():
         setattr(mod, enum_type.__name__, enum_type)
         for member in enum_type:
@@ -331,6 +519,11 @@ def surface_module(name: str, doc: str, functions: dict[str, Any]) -> types.Modu
     mod.__dict__.update(functions)
     mod.__dict__["SUPPORTED_APIS"] = tuple(functions)
     return mod
+
+
+# hip-python's Pointer base class (its handles and DeviceArray derive from it), accepted
+# as an argument by its address; a class nothing is an instance of when it is absent.
+_REAL_POINTER: Any = _real[2].types.Pointer if _real is not None else type("_NoPointer", (), {})
 
 
 class PointerConversionError(TypeError):
@@ -361,6 +554,8 @@ def as_address(obj: Any) -> int:
         return obj._addr
     if isinstance(obj, ctypes.c_void_p):
         return obj.value or 0
+    if isinstance(obj, _REAL_POINTER):  # hip-python's own Pointer/DeviceArray/handles
+        return int(obj)
     try:
         memoryview(obj)
     except TypeError:
@@ -386,6 +581,8 @@ def as_handle_value(obj: Any) -> int:
         return int(obj)
     if isinstance(obj, ctypes.c_void_p):
         return obj.value or 0
+    if isinstance(obj, _REAL_POINTER):  # a handle made by hip-python's own classes
+        return int(obj)
     raise PointerConversionError(f"unsupported input type {type(obj).__name__} for a handle argument")
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import sys
 import threading
 from typing import Any
 
@@ -110,6 +111,9 @@ class CaptureSession:
             fields = {}
         from hrr.capture.exits import ended
         fields["ended"] = ended(signal_name, content=fields.get("content_mode") == "content")
+        bypassed = self._bypassed_bindings()
+        if bypassed:
+            fields["bypassed_bindings"] = bypassed
         if signal_name is None:
             self.writer.close(**fields)
         else:
@@ -117,6 +121,21 @@ class CaptureSession:
         from hrr.archive.forking import unregister_fork_lock
         for lock in self._fork_locks():
             unregister_fork_lock(lock)
+
+    def _bypassed_bindings(self) -> list[str]:
+        """hip-python's own modules the program reached past hrr (asked once, at close),
+        said on stderr: an archive missing those calls must not pass as complete."""
+        try:
+            from hrr.capture.activate import bypassed_bindings
+            names = bypassed_bindings()
+        except Exception:  # noqa: BLE001 - closing the archive comes first
+            return []
+        if names:
+            what = "no HIP call was recorded" if self._seq == 0 else f"only {self._seq} calls were recorded"
+            sys.stderr.write(f"hrr: warning: pid {os.getpid()} imported hip-python's own bindings "
+                             f"({', '.join(names)}) past hrr and {what}: calls made through them "
+                             "are missing from the archive (replay --strict fails on it)\n")
+        return names
 
     # ------------------------------------------------------------------ fork
     def _fork_locks(self) -> tuple[Any, ...]:

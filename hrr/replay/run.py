@@ -173,6 +173,10 @@ def strict_reasons(stats: ReplayStats, ctx: Any, manifest: dict, missing_plugins
         reasons.append(f"{len(stats.refusals)} records refused")
     if manifest.get("unreplayable_apis"):
         reasons.append("the manifest lists unreplayable APIs")
+    if manifest.get("bypassed_bindings"):
+        shown = ", ".join(name[:80] for name in manifest["bypassed_bindings"][:4])
+        reasons.append(f"the program imported hip-python's own bindings past hrr ({shown}): "
+                       "calls made through them were not recorded")
     if manifest.get("content_mode") != "content":
         reasons.append("the archive is metadata-only (capture with --content, or set HIP_HRR_CAPTURE_CONTENT=1)")
     if stats.checks_unverifiable:

@@ -6,6 +6,7 @@ import ctypes
 import numpy as np
 import pytest
 
+from hrr.backends.hiptypes import as_text
 from hrr.backends.sim import hip
 from hrr.backends.sim.memory import DEVICE_BASE
 
@@ -172,7 +173,7 @@ def test_device_info_calls():
     assert hip.hipGetDevice() == (OK, 0)
     assert hip.hipSetDevice(0) == (OK,)
     err, props = hip.hipGetDeviceProperties(0)
-    assert err == OK and props.totalGlobalMem > 0 and props.gcnArchName == b"sim"
+    assert err == OK and props.totalGlobalMem > 0 and props.gcnArchName == as_text(b"sim")
     err, free, total = hip.hipMemGetInfo()
     hip.hipMalloc(1 << 20)
     assert hip.hipMemGetInfo()[1] == free - (1 << 20)
