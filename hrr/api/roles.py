@@ -871,17 +871,20 @@ class LaunchCodec:
         extra_at = row.param_index(shape.extra) if shape.extra else None
         function_info, scan, run_launch = cap.function_info, cap.scan_pointers, cap.run_launch
         watched, name, handles, new = cap.launch_watched, row.name, _HANDLE_TYPES, tuple.__new__
-
-        def dims(a: tuple, at: list[int]) -> list:
-            if len(at) == 3:
-                x, y, z = at
-                return [a[x], a[y], a[z]]
-            return [a[k] for k in at] if len(at) != 1 else dim3_list(a[at[0]])
+        # A shape is three scalar parameters or one dim3: read either without a call.
+        gx, gy, gz = grid_at if len(grid_at) == 3 else (grid_at[0],) * 3
+        bx, by, bz = block_at if len(block_at) == 3 else (block_at[0],) * 3
+        scalars = len(grid_at) == 3 and len(block_at) == 3
+        if not scalars and (len(grid_at) != 1 or len(block_at) != 1):
+            raise ValueError(f"{row.name}: a launch shape is three parameters or one dim3")
 
         def encode(a: tuple) -> tuple[dict, dict | None, bytes | None]:
             func: Any = a[func_at] if func_at is not None else None
             kernel, layout, offsets = function_info(func)
-            grid, block = dims(a, grid_at), dims(a, block_at)
+            if scalars:
+                grid, block = [a[gx], a[gy], a[gz]], [a[bx], a[by], a[bz]]
+            else:
+                grid, block = dim3_list(a[gx]), dim3_list(a[bx])
             wire: dict = {"kernel": kernel, "grid": grid, "block": block}
             if layout is None:
                 wire["error"] = "the kernel's parameter layout is unknown"
@@ -899,7 +902,8 @@ class LaunchCodec:
             info = new(LaunchInfo, (name, func._value if type(func) in handles else handle_or_zero(func),
                                     kernel, layout, kernargs, tuple(pointers),
                                     stream._value if type(stream) in handles else handle_or_zero(stream),
-                                    stream, _ints3(grid), _ints3(block)))
+                                    stream, (int(grid[0]), int(grid[1]), int(grid[2])),
+                                    (int(block[0]), int(block[1]), int(block[2]))))
             return wire, run_launch(info), kernargs
         return encode
 
@@ -945,11 +949,6 @@ class LaunchCodec:
 
 
 _HANDLE_TYPES = frozenset(HANDLE_TYPES.values())   # int(h) is h._value: read without a call
-
-
-def _ints3(v: Any) -> tuple[int, int, int]:
-    x, y, z = v
-    return int(x), int(y), int(z)
 
 
 def _placer(target: Api, rep: ReplayServices) -> Callable[..., list]:

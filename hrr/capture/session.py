@@ -52,6 +52,7 @@ class CaptureSession:
         self._writer_factory = writer_factory or open_process_writer
         self.allocations = AllocationTable()
         self.find_allocation = self.allocations.find   # a role service, looked up per copy
+        self.run_launch: Any = None   # the role service: the plugins' records for a launch (set below)
         self.functions: dict[int, tuple[str, KernelLayout | None, tuple[int, ...]]] = {}
         self._register_fork_locks()
         self._tls = threading.local()
@@ -63,6 +64,7 @@ class CaptureSession:
             plugins if plugins is not None else parse_plugin_list(config.plugins))
         self.writer = self._open_writer()
         self.ctx = CaptureContext(self.pm, self)
+        self.run_launch = self.ctx.run_launch   # a role service, called per launch
         self.ctx.start()
         self.writer.update_manifest(**self._manifest_fields())
         self.hip = Recorder(self).wrapped_module()
@@ -222,9 +224,6 @@ class CaptureSession:
                                                     else pointer_word_offsets(layout))
         if layout is not None:
             extra["layout"] = layout.to_wire()
-
-    def run_launch(self, info: Any) -> dict | None:
-        return self.ctx.run_launch(info)
 
     def launch_watched(self) -> bool:
         return bool(self.ctx._launch_impls)   # noqa: SLF001 - read per launch: no property call
