@@ -129,7 +129,7 @@ def _source(row: Api, roles: list[str], outs: list[str], *, deferred: bool,
             handoff: tuple[int, int] | None, enrich: bool, post: bool) -> str:
     """The Python source of ``row``'s wrapper (names from ``Recorder._wrap``'s namespace)."""
     n, launch = len(roles), row.launch is not None
-    code = [f"if kwargs or len(args) != {n}:", "    args = _bind(args, kwargs)",
+    code = [f"if kwargs or len(args) != {n}:" if n else "if kwargs or args:", "    args = _bind(args, kwargs)",
             "call = records = None",
             "if _w.before:",
             "    call = _CallInfo(_row, args)",

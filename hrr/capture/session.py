@@ -7,6 +7,7 @@ and freed, asynchronous device-to-host copies checked when their stream is synch
 from __future__ import annotations
 
 import ctypes
+import bisect
 import os
 import struct
 import threading
@@ -25,6 +26,7 @@ from hrr.pipeline.manager import make_plugin_manager, parse_plugin_list
 
 
 _u64 = struct.Struct("<Q").unpack_from
+_bisect = bisect.bisect_right
 
 
 _new = tuple.__new__   # a named tuple made without its Python-level __new__
@@ -172,11 +174,16 @@ class CaptureSession:
         layout, kept per function) that point into a live allocation, and their wire form."""
         found: list[PointerWord] = []
         wire: list[list] = []
-        find = self.allocations.find
+        table = self.allocations
+        starts, allocs = table.starts, table.allocs   # AllocationTable.find, inline
         for off in offsets:
             word = _u64(kernargs, off)[0]
-            alloc = find(word) if word else None
-            if alloc is not None:
+            i = _bisect(starts, word) - 1 if word else -1
+            try:
+                alloc = allocs[i] if i >= 0 else None
+            except IndexError:   # a concurrent removal: as find, nothing there
+                alloc = None
+            if alloc is not None and alloc.base <= word < alloc.base + alloc.size:
                 base = alloc.base
                 found.append(_new(PointerWord, (off, base, word - base, alloc.kind)))
                 wire.append([off, base, word - base])
