@@ -64,7 +64,7 @@ def main(argv: list[str] | None = None) -> None:
     args = ap.parse_args(argv)
     be = load_backend("sim")
     be.reset_device()
-    cap = Capture(be, args.plugins.split(",") if args.plugins is not None else None)
+    cap = Capture(be, [p for p in args.plugins.split(",") if p] if args.plugins is not None else None)
     bare_l, cap_l = Launcher(be.hip, be), Launcher(cap.hip, be)
     bare_l.run(3)
     cap_l.run(3)
