@@ -894,8 +894,8 @@ class LaunchCodec:
             except (LaunchArgsError, PointerConversionError, ValueError, OSError) as exc:
                 wire["error"] = f"launch arguments could not be read: {exc}"
                 return wire, None, None
-            pointers, wire["ptrs"] = scan(offsets, kernargs) if offsets else ((), [])
             wire["kernargs"] = kernargs
+            pointers, wire["ptrs"] = scan(offsets, kernargs) if offsets else ((), [])
             if not watched():
                 return wire, None, kernargs
             stream: Any = a[stream_at] if stream_at is not None else None

@@ -26,6 +26,10 @@ POINTER, VALUE, STRUCT, UNKNOWN = "pointer", "value", "struct", "unknown"
 PARAM_KINDS = (POINTER, VALUE, STRUCT, UNKNOWN)
 
 
+#: ctypes char array types by length, made when a layout with a parameter that long is.
+_CHARS: dict[int, Any] = {}
+
+
 class LaunchArgsError(ValueError):
     """Launch arguments that cannot be turned into the kernel's kernarg bytes."""
 
@@ -47,17 +51,20 @@ class KernelLayout:
 
     params: tuple[ParamSpec, ...]
     size: int = attrs.field(init=False, eq=False, repr=False)
-    #: (start, end, a ctypes char array type of the parameter's size) per parameter: how a
-    #: kernelParams entry is read (``T.from_address(addr).raw``, a third of string_at's cost).
-    reads: tuple[tuple[int, int, Any], ...] = attrs.field(init=False, eq=False, repr=False)
+    #: (start, end, size) per parameter: how a kernelParams entry is read
+    #: (``_CHARS[size].from_address(addr).raw``, a third of string_at's cost).
+    reads: tuple[tuple[int, int, int], ...] = attrs.field(init=False, eq=False, repr=False)
 
     @size.default
     def _size(self) -> int:
         return max((p.offset + p.size for p in self.params), default=0)
 
     @reads.default
-    def _reads(self) -> tuple[tuple[int, int, Any], ...]:
-        return tuple((p.offset, p.offset + p.size, ctypes.c_char * p.size) for p in self.params)
+    def _reads(self) -> tuple[tuple[int, int, int], ...]:
+        for p in self.params:
+            if p.size not in _CHARS:
+                _CHARS[p.size] = ctypes.c_char * p.size
+        return tuple((p.offset, p.offset + p.size, p.size) for p in self.params)
 
     def to_wire(self) -> list:
         return [[p.offset, p.size, p.kind, p.name] for p in self.params]
@@ -199,11 +206,12 @@ def pack_kernel_args(layout: KernelLayout, kernel_params: Any = None, extra: Any
     if kernel_params is None:
         raise LaunchArgsError("the kernel takes arguments but neither kernelParams nor extra was given")
     buf = bytearray(layout.size)
-    for (start, end, array), addr in zip(layout.reads, _param_addresses(kernel_params, len(layout.params)),
-                                         strict=False):
+    chars = _CHARS
+    for (start, end, size), addr in zip(layout.reads, _param_addresses(kernel_params, len(layout.params)),
+                                        strict=False):
         if not addr:
             raise LaunchArgsError(f"kernelParams entry for parameter at offset {start} is NULL")
-        buf[start:end] = array.from_address(addr).raw
+        buf[start:end] = chars[size].from_address(addr).raw
     return bytes(buf)
 
 
