@@ -25,7 +25,8 @@ from typing import Any, Callable, ClassVar, Protocol
 import numpy as np
 
 from hrr.api.catalogue import CATALOGUE, Api, Out
-from hrr.backends.hiptypes import ENUM_TYPES, PointerConversionError, address_or_zero, handle_or_zero
+from hrr.backends.hiptypes import (ENUM_TYPES, HANDLE_TYPES, PointerConversionError, address_or_zero,
+                                   handle_or_zero)
 from hrr.backends.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
 from hrr.pipeline.context import EventRefused, LaunchInfo
 
@@ -72,11 +73,15 @@ class CaptureServices(Protocol):
     def note_function(self, name: str, function: Any, extra: dict) -> None:
         """A kernel function handle was made: remember its name and layout."""
 
-    def function_info(self, func: Any) -> tuple[str, Any]:
-        """(kernel name, parameter layout or None) of a function handle."""
+    def function_info(self, func: Any) -> tuple[str, Any, tuple[int, ...]]:
+        """(kernel name, parameter layout or None, its pointer-word offsets) of a function handle."""
 
-    def scan_pointers(self, layout: Any, kernargs: bytes) -> list:
-        """The kernarg words that point into a live allocation."""
+    def scan_pointers(self, offsets: tuple[int, ...], kernargs: bytes) -> tuple[list, list]:
+        """The kernarg words at ``offsets`` that point into a live allocation (PointerWord),
+        and the same as the event stores them."""
+
+    def launch_watched(self) -> bool:
+        """Whether a stage implements ``hrr_capture_launch`` now (else no LaunchInfo is made)."""
 
     def run_launch(self, info: LaunchInfo) -> dict | None:
         """The plugins' records for a launch."""
@@ -852,8 +857,10 @@ class LaunchCodec:
     rewrites those words to its own allocations and issues ``Api.replays_as`` (or the
     row itself) with the bytes as a raw ``extra`` array."""
 
-    def encoder(self, row: Api, cap: CaptureServices) -> Callable[[tuple], tuple[dict, dict | None]]:
-        """``enc(args) -> (extra.launch, plugin records or None)``."""
+    def encoder(self, row: Api, cap: CaptureServices) -> Callable[[tuple], tuple[dict, dict | None, bytes | None]]:
+        """``enc(args) -> (extra.launch, plugin records or None, kernarg bytes or None)``: the
+        bytes, packed once, are what the backend is handed too (``kernargs.packed_extra``).
+        A ``LaunchInfo`` is made only while a stage implements ``hrr_capture_launch``."""
         shape = row.launch
         assert shape is not None
         func_at = _first(row, "handle", "function")
@@ -863,30 +870,41 @@ class LaunchCodec:
         params_at = row.param_index(shape.kernel_params)
         extra_at = row.param_index(shape.extra) if shape.extra else None
         function_info, scan, run_launch = cap.function_info, cap.scan_pointers, cap.run_launch
+        watched, name, handles, new = cap.launch_watched, row.name, _HANDLE_TYPES, tuple.__new__
+        # A shape is three scalar parameters or one dim3: read either without a call.
+        gx, gy, gz = grid_at if len(grid_at) == 3 else (grid_at[0],) * 3
+        bx, by, bz = block_at if len(block_at) == 3 else (block_at[0],) * 3
+        scalars = len(grid_at) == 3 and len(block_at) == 3
+        if not scalars and (len(grid_at) != 1 or len(block_at) != 1):
+            raise ValueError(f"{row.name}: a launch shape is three parameters or one dim3")
 
-        def dims(a: tuple, at: list[int]) -> tuple:
-            return tuple(a[k] for k in at) if len(at) != 1 else tuple(dim3_list(a[at[0]]))
-
-        def encode(a: tuple) -> tuple[dict, dict | None]:
-            func = a[func_at] if func_at is not None else None
-            kernel, layout = function_info(func)
-            grid, block = dims(a, grid_at), dims(a, block_at)
-            stream = a[stream_at] if stream_at is not None else None
-            wire: dict = {"kernel": kernel, "grid": list(grid), "block": list(block)}
+        def encode(a: tuple) -> tuple[dict, dict | None, bytes | None]:
+            func: Any = a[func_at] if func_at is not None else None
+            kernel, layout, offsets = function_info(func)
+            if scalars:
+                grid, block = [a[gx], a[gy], a[gz]], [a[bx], a[by], a[bz]]
+            else:
+                grid, block = dim3_list(a[gx]), dim3_list(a[bx])
+            wire: dict = {"kernel": kernel, "grid": grid, "block": block}
             if layout is None:
                 wire["error"] = "the kernel's parameter layout is unknown"
-                return wire, None
+                return wire, None, None
             try:
                 kernargs = pack_kernel_args(layout, a[params_at], a[extra_at] if extra_at is not None else None)
             except (LaunchArgsError, PointerConversionError, ValueError, OSError) as exc:
                 wire["error"] = f"launch arguments could not be read: {exc}"
-                return wire, None
-            pointers = scan(layout, kernargs)
+                return wire, None, None
             wire["kernargs"] = kernargs
-            wire["ptrs"] = [p.to_wire() for p in pointers]
-            info = LaunchInfo(row.name, handle_or_zero(func), kernel, layout, kernargs, tuple(pointers),
-                              handle_or_zero(stream), stream, _ints3(grid), _ints3(block))
-            return wire, run_launch(info)
+            pointers, wire["ptrs"] = scan(offsets, kernargs) if offsets else ((), [])
+            if not watched():
+                return wire, None, kernargs
+            stream: Any = a[stream_at] if stream_at is not None else None
+            info = new(LaunchInfo, (name, func._value if type(func) in handles else handle_or_zero(func),
+                                    kernel, layout, kernargs, tuple(pointers),
+                                    stream._value if type(stream) in handles else handle_or_zero(stream),
+                                    stream, (int(grid[0]), int(grid[1]), int(grid[2])),
+                                    (int(block[0]), int(block[1]), int(block[2]))))
+            return wire, run_launch(info), kernargs
         return encode
 
     def decoder(self, row: Api, rep: ReplayServices) -> Callable[[Call], tuple[list, Any]]:
@@ -930,9 +948,7 @@ class LaunchCodec:
         return decode
 
 
-def _ints3(v: tuple) -> tuple[int, int, int]:
-    x, y, z = (int(e) for e in v)
-    return x, y, z
+_HANDLE_TYPES = frozenset(HANDLE_TYPES.values())   # int(h) is h._value: read without a call
 
 
 def _placer(target: Api, rep: ReplayServices) -> Callable[..., list]:

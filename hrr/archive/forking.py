@@ -16,8 +16,9 @@ rank                  value  locks
                              while calling the backend and the writer
 ``RANK_BACKEND``        200  the backend's device lock (sim): held while host functions
                              run, which may record calls
-``RANK_SESSION``        300  the capture session's record lock: held while appending
-(writers)                    each live writer's io lock, then its state lock
+``RANK_SESSION``        300  the capture session's allocation table lock
+(writers)                    each live writer's io lock, then its state lock (records
+                             are numbered and appended under the state lock)
 ====================  =====  ==========================================================
 
 A lock that code may hold while taking another lock must have the lower rank, so the

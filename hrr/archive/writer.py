@@ -53,6 +53,7 @@ BATCH_BYTES = 64 << 10
 _PAGE = mmap.PAGESIZE
 _RESERVED = b"\x00\x00\x00"
 _pack_header = FRAME_HEADER.pack_into
+_get_ident = threading.get_ident
 _NATIVE_HINT = "records may hold only lists, str-keyed dicts, ints, floats, str, bytes, bools and None"
 
 
@@ -124,6 +125,8 @@ class ProcessWriter:
         self._threads: dict[int, int] = {}   # thread id -> index in the open batch
         apis = api_table()
         self._api_numbers = {name: i for i, name in enumerate(apis)}
+        self._api_names = apis
+        self.seq = 0                       # the next call's sequence number (append_call)
         try:
             make_private_dir(root)
             os.mkdir(self.path, 0o700)
@@ -225,6 +228,66 @@ class ProcessWriter:
             self._batch_n += 1
             if self._batch_n >= BATCH_RECORDS or end - start >= BATCH_BYTES:
                 self._close_batch()
+
+    def append_call(self, api: int, args: Any, err: int, outs: Any, extra: Any) -> int:
+        """Append one call's record and return its sequence number: capture's hot path.
+
+        ``api`` is the call's number in :func:`~hrr.archive.format.api_table`. The number,
+        the calling thread and the record are taken under the writer's one lock, so records
+        lie in the file in sequence order with no lock of the caller's own; numbers go on
+        being given (and counted as not recorded) once recording stopped. Survives any death
+        of the process once it returns, as :meth:`append`."""
+        with self._lock:
+            seq = self.seq
+            self.seq = seq + 1
+            if self._off:
+                if self.incomplete is not None:
+                    self._not_recorded += 1
+                return seq
+            tid = _get_ident()
+            if self.format_version == 1:
+                self._append_v1([seq, tid, self._api_names[api], args, err, outs, extra])
+                return seq
+            t: Any = self._threads.get(tid)
+            new_tid = t is None
+            if new_tid:
+                self._threads[tid] = len(self._threads)
+                t = [tid]
+            try:
+                payload = self._packer.pack([seq, t, api, args, err, outs, extra])
+            except (TypeError, ValueError, OverflowError) as exc:
+                self._packer.reset()
+                if new_tid:
+                    del self._threads[tid]
+                raise ArchiveError(f"record is not msgpack-native: {exc}", where=self.path,
+                                   hint=_NATIVE_HINT) from None
+            n = len(payload)
+            start = self._batch_start
+            pos = self._pos
+            begin = pos if start >= 0 else pos + FRAME_HEADER.size
+            end = begin + n
+            if n > MAX_RECORD_BYTES or end + TRAILER_RESERVE > self._cap \
+                    or end + self._stored > self._check_at:
+                if not self._slow_room(n, end, end - pos):
+                    if new_tid:
+                        del self._threads[tid]
+                    return seq
+            mm = self._mm
+            # As in append: no Python-level call from the first byte to the counters.
+            mm[begin + 1:end] = payload[1:]
+            mm[begin] = payload[0]
+            if start < 0:
+                self._batch_start = start = pos
+            self._pos = end
+            self._events += 1
+            self._batch_n += 1
+            if self._batch_n >= BATCH_RECORDS or end - start >= BATCH_BYTES:
+                self._close_batch()
+            return seq
+
+    def api_number(self, name: str) -> int:
+        """The number :meth:`append_call` takes for the call (or pseudo-event) ``name``."""
+        return self._api_numbers[name]
 
     def _slow_room(self, n: int, end: int, more: int) -> bool:   # caller holds _lock
         """The checks append's fast path skips: record size, size cap and warning, growth."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import threading
 from typing import Any, Sequence
 
 import attrs
@@ -23,6 +24,10 @@ from hrr.backends.hiptypes import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_P
 # 8-byte UNKNOWN is treated like a STRUCT word by capture.
 POINTER, VALUE, STRUCT, UNKNOWN = "pointer", "value", "struct", "unknown"
 PARAM_KINDS = (POINTER, VALUE, STRUCT, UNKNOWN)
+
+
+#: ctypes char array types by length, made when a layout with a parameter that long is.
+_CHARS: dict[int, Any] = {}
 
 
 class LaunchArgsError(ValueError):
@@ -39,17 +44,27 @@ class ParamSpec:
     name: str = ""
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)
 class KernelLayout:
-    """A kernel's parameters in order; ``size`` is the kernarg buffer's length."""
+    """A kernel's parameters in order; ``size`` is the kernarg buffer's length (computed
+    once: every launch asks)."""
 
     params: tuple[ParamSpec, ...]
+    size: int = attrs.field(init=False, eq=False, repr=False)
+    #: (start, end, size) per parameter: how a kernelParams entry is read
+    #: (``_CHARS[size].from_address(addr).raw``, a third of string_at's cost).
+    reads: tuple[tuple[int, int, int], ...] = attrs.field(init=False, eq=False, repr=False)
 
-    @property
-    def size(self) -> int:
-        if not self.params:
-            return 0
-        return max(p.offset + p.size for p in self.params)
+    @size.default
+    def _size(self) -> int:
+        return max((p.offset + p.size for p in self.params), default=0)
+
+    @reads.default
+    def _reads(self) -> tuple[tuple[int, int, int], ...]:
+        for p in self.params:
+            if p.size not in _CHARS:
+                _CHARS[p.size] = ctypes.c_char * p.size
+        return tuple((p.offset, p.offset + p.size, p.size) for p in self.params)
 
     def to_wire(self) -> list:
         return [[p.offset, p.size, p.kind, p.name] for p in self.params]
@@ -123,18 +138,60 @@ def _param_addresses(kernel_params: Any, count: int) -> list[int]:
     if isinstance(kernel_params, (list, tuple)):
         if len(kernel_params) < count:
             raise LaunchArgsError(f"kernelParams has {len(kernel_params)} entries, the kernel takes {count}")
-        return [as_address(p) for p in kernel_params[:count]]
+        return [p if type(p) is int else as_address(p) for p in kernel_params[:count]]
     addr = as_address(kernel_params)
     if not addr:
         raise LaunchArgsError("kernelParams is NULL but the kernel takes arguments")
     return list((ctypes.c_uint64 * count).from_address(addr))
 
 
+class PackedKernargs(ctypes.c_void_p * 5):   # type: ignore[misc]
+    """A ``HIP_LAUNCH_PARAM_BUFFER_POINTER / SIZE / END`` array that also carries its bytes
+    (``kernargs``): capture packs a launch's arguments once and hands the backend this as
+    ``extra``. Any backend reads it as the raw form; ``pack_kernel_args`` takes the bytes."""
+
+    kernargs: bytes
+
+
+class _Handoff:
+    """One thread's reusable ``PackedKernargs`` and the buffer it points at."""
+
+    def __init__(self, capacity: int) -> None:
+        self.buf = ctypes.create_string_buffer(capacity)
+        self.view = memoryview(self.buf).cast("B")
+        self.size = ctypes.c_size_t(0)
+        self.words = PackedKernargs(HIP_LAUNCH_PARAM_BUFFER_POINTER, ctypes.addressof(self.buf),
+                                    HIP_LAUNCH_PARAM_BUFFER_SIZE, ctypes.addressof(self.size),
+                                    HIP_LAUNCH_PARAM_END)
+        self.words.kernargs = b""
+
+
+_handoff = threading.local()
+
+
+def packed_extra(kernargs: bytes) -> PackedKernargs:
+    """``kernargs`` as a raw ``extra`` for the launch call this thread makes next. The array
+    and its buffer are the thread's own, reused: a backend copies the arguments during the
+    launch call (HIP's rule), and nothing runs on the thread between this and that call."""
+    h = getattr(_handoff, "h", None)
+    n = len(kernargs)
+    if h is None or n > len(h.view):
+        h = _handoff.h = _Handoff(max(n, 4096))
+    h.view[:n] = kernargs
+    h.size.value = n
+    words = h.words
+    words.kernargs = kernargs
+    return words
+
+
 def pack_kernel_args(layout: KernelLayout, kernel_params: Any = None, extra: Any = None) -> bytes:
     """Normalise a launch's arguments, in any hip-python form, to the kernarg bytes.
 
     Raises LaunchArgsError when both or neither form is given (for a kernel with
-    parameters), or when the bytes do not cover the layout."""
+    parameters), or when the bytes do not cover the layout. A ``PackedKernargs`` extra
+    gives its bytes without reading them back (capture packed them for this layout)."""
+    if type(extra) is PackedKernargs and kernel_params is None and len(extra.kernargs) == layout.size:
+        return extra.kernargs
     has_params = kernel_params is not None and not (isinstance(kernel_params, (list, tuple))
                                                     and len(kernel_params) == 0 and extra is not None)
     if extra is not None and has_params:
@@ -149,10 +206,12 @@ def pack_kernel_args(layout: KernelLayout, kernel_params: Any = None, extra: Any
     if kernel_params is None:
         raise LaunchArgsError("the kernel takes arguments but neither kernelParams nor extra was given")
     buf = bytearray(layout.size)
-    for spec, addr in zip(layout.params, _param_addresses(kernel_params, len(layout.params)), strict=False):
+    chars = _CHARS
+    for (start, end, size), addr in zip(layout.reads, _param_addresses(kernel_params, len(layout.params)),
+                                        strict=False):
         if not addr:
-            raise LaunchArgsError(f"kernelParams entry for parameter at offset {spec.offset} is NULL")
-        buf[spec.offset:spec.offset + spec.size] = ctypes.string_at(addr, spec.size)
+            raise LaunchArgsError(f"kernelParams entry for parameter at offset {start} is NULL")
+        buf[start:end] = chars[size].from_address(addr).raw
     return bytes(buf)
 
 
@@ -168,5 +227,5 @@ def kernarg_array(kernargs: bytes) -> tuple[Any, Any]:
 
 
 __all__ = ["ParamSpec", "KernelLayout", "LaunchArgsError", "pack_kernel_args", "extra_bytes",
-           "pointer_word_offsets",
+           "pointer_word_offsets", "PackedKernargs", "packed_extra",
            "kernarg_array", "POINTER", "VALUE", "STRUCT", "UNKNOWN", "Pointer"]

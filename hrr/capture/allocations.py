@@ -28,6 +28,9 @@ class AllocationTable:
         self._starts: list[int] = []
         self._allocs: list[Allocation] = []
         self.lock = threading.RLock()
+        # The same lists, for a hot path that inlines find (never reassigned, only changed
+        # in place): capture's scan of a launch's pointer words.
+        self.starts, self.allocs = self._starts, self._allocs
 
     def add(self, alloc: Allocation) -> None:
         with self.lock:

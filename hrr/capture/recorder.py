@@ -3,8 +3,15 @@
 One wrapper per catalogue row, specialised once when the module is wrapped (so a row
 added to the catalogue before then is recorded like any other): it binds the arguments,
 lets watching stages see the call, runs it, encodes arguments and outputs by asking each
-parameter's and output's role (``hrr.api.roles``) and hands the event to the session.
+parameter's and output's role (``hrr.api.roles``) and hands the event to the archive writer.
 Nothing here does a syscall per call.
+
+The wrapper is compiled per row (``_source``): the steps a row does not need are left out,
+the simplest encoders are written inline (``_INLINE``, each the same function as its
+role's encoder, which a test checks), the row's watchers are read from one object looked
+up at wrap time, and the writer numbers and appends the record under its one lock. A
+launch's kernarg bytes are packed once: the backend is handed them as a raw ``extra``
+(``kernargs.packed_extra``) while the record keeps the arguments as the app passed them.
 """
 from __future__ import annotations
 
@@ -12,8 +19,26 @@ import types
 from typing import Any, Callable
 
 from hrr.api.catalogue import Api, rows
-from hrr.api.roles import LAUNCH, After, Enricher, out_role, param_role
+from hrr.api.roles import LAUNCH, number, out_role, param_role, scalar
+from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, handle_or_zero
+from hrr.backends.kernargs import packed_extra
 from hrr.pipeline.context import CallInfo
+
+#: Parameter roles whose encoder is written inline: an expression of the argument ``v``
+#: equal to ``role.encoder(row, i, cap)(args)`` with ``v = args[i]`` (a test checks them).
+_INLINE = {
+    "value": "({v} if type({v}) is int else _scalar({v}))",
+    "enum": "(None if {v} is None else int({v}))",
+    "ptr": "({v} if type({v}) is int else _address({v}))",
+    "handle": "({v}._value if type({v}) in _handles else _handle({v}))",
+    "launch": "None",
+    "ignored": "None",
+}
+#: The same for output roles' encoders, of the output ``v``.
+_INLINE_OUT = {"value": "({v} if type({v}) is int else _number({v}))"}
+_NAMESPACE = {"_scalar": scalar, "_address": address_or_zero, "_handle": handle_or_zero, "_number": number,
+              "_handles": frozenset(HANDLE_TYPES.values()), "_CallInfo": CallInfo, "_packed": packed_extra,
+              "_EMPTY": {}}
 
 
 def _binder(row: Api) -> Callable[[tuple, dict], tuple]:
@@ -65,55 +90,100 @@ class Recorder:
 
     def _wrap(self, row: Api, real: Callable) -> Callable:
         session, ctx = self.session, self.session.ctx
-        bind = _binder(row)
         name = row.name
         roles = [param_role(p.role) for p in row.params]
         outs = [out_role(o.role) for o in row.outs]
-        encoders = [role.encoder(row, i, session) for i, role in enumerate(roles)]
-        deferred = any(role.deferred for role in roles)  # values known after the call
-        out_encoders = [role.encoder(o) for role, o in zip(outs, row.outs, strict=True)]
-        launch = LAUNCH.encoder(row, session) if row.launch is not None else None
-        enrich: Enricher | None = _chain([role.enricher(row, j, session) for j, role in enumerate(outs)])
-        post: After | None = _chain([role.after_call(row, i, session) for i, role in enumerate(roles)]
-                                    + [role.after_call(row, j, session) for j, role in enumerate(outs)]
-                                    + session.row_effects(row))
-        record = session.record
-        befores, afters = ctx.before_watchers, ctx.after_watchers
-
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            args = bind(args, kwargs)
-            call = None
-            records = None
-            if name in befores:
-                call = CallInfo(row, args)
-                records = ctx.run_before(name, call)
-            extra: dict = {}
-            if launch is not None:
-                launch_extra, launch_records = launch(args)
-                extra["launch"] = launch_extra
-                if launch_records:
-                    records = {**(records or {}), **launch_records}
-            wire_args = [enc(args) for enc in encoders]
-            result = real(*args)
-            err = int(result[0])
-            if deferred:
-                wire_args = [p(result) if callable(p) else p for p in wire_args]
-            outs = [c(v) for c, v in zip(out_encoders, result[1:], strict=False)] if out_encoders else []
-            if enrich is not None:
-                enrich(args, result, extra)
-            if records:
-                extra["records"] = records
-            seq = record(name, wire_args, err, outs, extra)
-            if post is not None:
-                post(args, result, seq)
-            if name in afters:
-                ctx.run_after(name, call or CallInfo(row, args), result)
-            return result
-
+        shape = row.launch
+        ns: dict[str, Any] = {
+            **_NAMESPACE, "_row": row, "_real": real, "_bind": _binder(row), "_session": session,
+            "_w": ctx.row_watchers(name), "_run_before": ctx.run_before, "_run_after": ctx.run_after,
+            "_num": session.writer.api_number(name),
+            "_enrich": _chain([role.enricher(row, j, session) for j, role in enumerate(outs)]),
+            "_post": _chain([role.after_call(row, i, session) for i, role in enumerate(roles)]
+                            + [role.after_call(row, j, session) for j, role in enumerate(outs)]
+                            + session.row_effects(row)),
+            "_launch": LAUNCH.encoder(row, session) if shape is not None else None,
+        }
+        for i, role in enumerate(roles):
+            if role.name not in _INLINE:
+                ns[f"_e{i}"] = role.encoder(row, i, session)
+        for j, (out, o) in enumerate(zip(outs, row.outs, strict=True)):
+            ns[f"_o{j}"] = out.encoder(o)
+        ns["_outs"] = [ns[f"_o{j}"] for j in range(len(outs))]
+        handoff = None
+        if shape is not None and shape.extra is not None:
+            handoff = (row.param_index(shape.kernel_params), row.param_index(shape.extra))
+        source = _source(row, [r.name for r in roles], [o.role for o in row.outs],
+                         deferred=any(role.deferred for role in roles), handoff=handoff,
+                         enrich=ns["_enrich"] is not None, post=ns["_post"] is not None)
+        exec(compile(source, f"<hrr capture {name}>", "exec"), ns)  # noqa: S102 - our own source
+        wrapper = ns["wrapper"]
         wrapper.__name__ = wrapper.__qualname__ = name
         wrapper.__doc__ = getattr(real, "__doc__", None)
-        wrapper.__wrapped__ = real  # type: ignore[attr-defined]
+        wrapper.__wrapped__ = real
+        wrapper.__hrr_source__ = source
         return wrapper
+
+
+def _source(row: Api, roles: list[str], outs: list[str], *, deferred: bool,
+            handoff: tuple[int, int] | None, enrich: bool, post: bool) -> str:
+    """The Python source of ``row``'s wrapper (names from ``Recorder._wrap``'s namespace)."""
+    n, launch = len(roles), row.launch is not None
+    code = [f"if kwargs or len(args) != {n}:" if n else "if kwargs or args:", "    args = _bind(args, kwargs)",
+            "call = records = None",
+            "if _w.before:",
+            "    call = _CallInfo(_row, args)",
+            f"    records = _run_before({row.name!r}, call, _w.before)"]
+    if launch:
+        code += ["wire_launch, launch_records, kernargs = _launch(args)",
+                 "if launch_records:",
+                 "    records = {**(records or {}), **launch_records}"]
+    items = []
+    for i, role in enumerate(roles):
+        if role in _INLINE:
+            if "{v}" in _INLINE[role]:
+                code.append(f"a{i} = args[{i}]")
+            items.append(_INLINE[role].format(v=f"a{i}"))
+        else:
+            items.append(f"_e{i}(args)")
+    code.append(f"wire = [{', '.join(items)}]" if items else "wire = []")
+    if handoff is not None:
+        params_at, extra_at = handoff
+        backend_args = ", ".join("None" if k == params_at else "_packed(kernargs)" if k == extra_at
+                                 else f"args[{k}]" for k in range(n))
+        code += ["if kernargs is None:", "    result = _real(*args)", "else:",
+                 f"    result = _real({backend_args})"]
+    else:
+        code.append("result = _real(*args)")
+    code.append("err = int(result[0])")
+    if deferred:
+        code.append("wire = [p(result) if callable(p) else p for p in wire]")
+    if outs:
+        code.append(f"if len(result) > {len(outs)}:")
+        items = []
+        for j, role in enumerate(outs):
+            if role in _INLINE_OUT:
+                code.append(f"    r{j} = result[{j + 1}]")
+                items.append(_INLINE_OUT[role].format(v=f"r{j}"))
+            else:
+                items.append(f"_o{j}(result[{j + 1}])")
+        code += [f"    outs = [{', '.join(items)}]", "else:",
+                 "    outs = [c(v) for c, v in zip(_outs, result[1:])]"]
+    else:
+        code.append("outs = []")
+    if launch or enrich:
+        code.append("extra = {'launch': wire_launch}" if launch else "extra = {}")
+        if enrich:
+            code.append("_enrich(args, result, extra)")
+        code += ["if records:", "    extra['records'] = records"]
+    else:
+        code.append("extra = {'records': records} if records else _EMPTY")
+    code.append("seq = _session.writer.append_call(_num, wire, err, outs, extra)")
+    if post:
+        code.append("_post(args, result, seq)")
+    code += ["if _w.after:", f"    _run_after({row.name!r}, call or _CallInfo(_row, args), result, _w.after)",
+             "return result"]
+    return "def wrapper(*args, **kwargs):\n" + "".join(f"    {line}\n" for line in code)
 
 
 __all__ = ["Recorder"]

@@ -7,13 +7,15 @@ and freed, asynchronous device-to-host copies checked when their stream is synch
 from __future__ import annotations
 
 import ctypes
+import bisect
 import os
+import struct
 import sys
 import threading
 from typing import Any
 
 from hrr.api.catalogue import Api
-from hrr.backends.hiptypes import address_or_zero, buffer_nbytes, handle_or_zero
+from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, buffer_nbytes, handle_or_zero
 from hrr.backends.kernargs import KernelLayout, pointer_word_offsets
 from hrr.capture.allocations import Allocation, AllocationTable
 from hrr.capture.recorder import Recorder
@@ -22,6 +24,14 @@ from hrr.events.model import PSEUDO_D2H_CHECK
 from hrr.pipeline.capture import CaptureContext
 from hrr.pipeline.context import PointerWord
 from hrr.pipeline.manager import make_plugin_manager, parse_plugin_list
+
+
+_u64 = struct.Struct("<Q").unpack_from
+_bisect = bisect.bisect_right
+
+
+_new = tuple.__new__   # a named tuple made without its Python-level __new__
+_HANDLES = frozenset(HANDLE_TYPES.values())
 
 
 def _index(row: Api, name: str | None) -> int | None:
@@ -45,19 +55,19 @@ class CaptureSession:
         self._writer_factory = writer_factory or open_process_writer
         self.allocations = AllocationTable()
         self.find_allocation = self.allocations.find   # a role service, looked up per copy
-        self.functions: dict[int, tuple[str, KernelLayout | None]] = {}
-        self._record_lock = threading.Lock()
+        self.run_launch: Any = None   # the role service: the plugins' records for a launch (set below)
+        self.functions: dict[int, tuple[str, KernelLayout | None, tuple[int, ...]]] = {}
         self._register_fork_locks()
         self._tls = threading.local()
         self._pending_d2h: dict[int, list[tuple[int, int, int]]] = {}
         self._event_streams: dict[int, tuple[int, int]] = {}
-        self._seq = 0
         self._pid = os.getpid()
         self.closed = False
         self.pm, self.plugin_versions = make_plugin_manager(
             plugins if plugins is not None else parse_plugin_list(config.plugins))
         self.writer = self._open_writer()
         self.ctx = CaptureContext(self.pm, self)
+        self.run_launch = self.ctx.run_launch   # a role service, called per launch
         self.ctx.start()
         self.writer.update_manifest(**self._manifest_fields())
         self.hip = Recorder(self).wrapped_module()
@@ -79,12 +89,10 @@ class CaptureSession:
         return fields
 
     def record(self, api: str, args: list, err: int, outs: list, extra: dict) -> int:
-        """Give the call its global sequence number and append its event."""
-        with self._record_lock:
-            seq = self._seq
-            self._seq += 1
-            self.writer.append([seq, threading.get_ident(), api, args, err, outs, extra])
-        return seq
+        """Append the call's event; returns its sequence number (the writer gives it under
+        its one lock: the recorder's wrappers call ``writer.append_call`` directly)."""
+        writer = self.writer
+        return writer.append_call(writer.api_number(api), args, err, outs, extra)
 
     def put_blob(self, data: bytes) -> str:
         return self.writer.put_blob(data)
@@ -131,7 +139,7 @@ class CaptureSession:
         except Exception:  # noqa: BLE001 - closing the archive comes first
             return []
         if names:
-            what = "no HIP call was recorded" if self._seq == 0 else f"only {self._seq} calls were recorded"
+            what = "no HIP call was recorded" if self.writer.seq == 0 else f"only {self.writer.seq} calls were recorded"
             sys.stderr.write(f"hrr: warning: pid {os.getpid()} imported hip-python's own bindings "
                              f"({', '.join(names)}) past hrr and {what}: calls made through them "
                              "are missing from the archive (replay --strict fails on it)\n")
@@ -139,12 +147,13 @@ class CaptureSession:
 
     # ------------------------------------------------------------------ fork
     def _fork_locks(self) -> tuple[Any, ...]:
-        return (self.allocations.lock, self._record_lock)
+        return (self.allocations.lock,)
 
     def _register_fork_locks(self) -> None:
         """Have every fork take this session's locks: after the backend's (a host function
         may record while the sim holds its device lock), before the writer's (``record``
-        appends to it). See ``hrr.archive.forking`` for the whole order."""
+        appends to it). Records need no lock of the session's: the writer numbers and appends
+        each under its own. See ``hrr.archive.forking`` for the whole order."""
         from hrr.archive.forking import RANK_SESSION, register_fork_lock
         for lock in self._fork_locks():
             register_fork_lock(lock, RANK_SESSION)
@@ -153,41 +162,51 @@ class CaptureSession:
         """Start this child's own ``pid-<pid>/``; nothing of the parent's is rewritten.
         The manifest names the parent and its sequence number at the fork, so replay
         can rebuild the state the child inherited from the parent's records."""
-        forked_from = {"pid": self._pid, "seq": self._seq}
+        forked_from = {"pid": self._pid, "seq": self.writer.seq}   # the parent's, inherited
         self._pid = os.getpid()
         # The session's locks were taken by the fork handler and released in this child,
         # so they are free (the parent's other threads do not exist here).
         self._register_fork_locks()  # again: a parent that had closed unregistered them
         self._pending_d2h.clear()
         self._event_streams.clear()
-        self._seq = 0
         self.closed = False
         self.writer = self._open_writer()
         self.ctx.fork_child()
         self.writer.update_manifest(forked_from=forked_from, **self._manifest_fields())
 
     # ------------------------------------------------------------------ launches
-    def function_info(self, func: Any) -> tuple[str, KernelLayout | None]:
-        value = handle_or_zero(func)
+    def function_info(self, func: Any) -> tuple[str, KernelLayout | None, tuple[int, ...]]:
+        """(kernel name, layout or None, its pointer-word offsets) of a function handle:
+        kept per function when it was made, so a launch looks nothing else up."""
+        value = func._value if type(func) in _HANDLES else handle_or_zero(func)
         info = self.functions.get(value)
         if info is not None:
             return info
         try:
-            return "", self.backend.kernel_layout(func)
+            layout = self.backend.kernel_layout(func)
         except Exception:  # noqa: BLE001 - an unknown function: the launch records why
-            return "", None
+            return "", None, ()
+        return "", layout, pointer_word_offsets(layout)
 
-    def scan_pointers(self, layout: KernelLayout, kernargs: bytes) -> list[PointerWord]:
-        """The kernarg words that point into a live allocation (see
-        ``kernargs.pointer_word_offsets`` for which words are looked at)."""
+    def scan_pointers(self, offsets: tuple[int, ...], kernargs: bytes) -> tuple[list[PointerWord], list[list]]:
+        """The kernarg words at ``offsets`` (``kernargs.pointer_word_offsets`` of the kernel's
+        layout, kept per function) that point into a live allocation, and their wire form."""
         found: list[PointerWord] = []
-        find = self.allocations.find
-        for off in pointer_word_offsets(layout):
-            word = int.from_bytes(kernargs[off:off + 8], "little")
-            alloc = find(word) if word else None
-            if alloc is not None:
-                found.append(PointerWord(off, alloc.base, word - alloc.base, alloc.kind))
-        return found
+        wire: list[list] = []
+        table = self.allocations
+        starts, allocs = table.starts, table.allocs   # AllocationTable.find, inline
+        for off in offsets:
+            word = _u64(kernargs, off)[0]
+            i = _bisect(starts, word) - 1 if word else -1
+            try:
+                alloc = allocs[i] if i >= 0 else None
+            except IndexError:   # a concurrent removal: as find, nothing there
+                alloc = None
+            if alloc is not None and alloc.base <= word < alloc.base + alloc.size:
+                base = alloc.base
+                found.append(_new(PointerWord, (off, base, word - base, alloc.kind)))
+                wire.append([off, base, word - base])
+        return found, wire
 
     # ------------------------------------------------------------------ role services
     # What the roles (hrr.api.roles.CaptureServices) may ask of the session.
@@ -227,12 +246,13 @@ class CaptureSession:
             layout = self.backend.kernel_layout(function)
         except Exception:  # noqa: BLE001
             layout = None
-        self.functions[handle_or_zero(function)] = (name, layout)
+        self.functions[handle_or_zero(function)] = (name, layout, () if layout is None
+                                                    else pointer_word_offsets(layout))
         if layout is not None:
             extra["layout"] = layout.to_wire()
 
-    def run_launch(self, info: Any) -> dict | None:
-        return self.ctx.run_launch(info)
+    def launch_watched(self) -> bool:
+        return bool(self.ctx._launch_impls)   # noqa: SLF001 - read per launch: no property call
 
     # ------------------------------------------------------------------ bookkeeping
     def row_effects(self, row: Api) -> list[Any]:

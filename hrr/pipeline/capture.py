@@ -36,6 +36,18 @@ AfterWatcher = Callable[[CallInfo, tuple], Any]
 _MESSAGE_CHARS = 500
 
 
+class RowWatchers:
+    """The watchers of one call, as the recorder's wrapper for it reads them on every call
+    (looked up once, when the call is wrapped): ``before`` and ``after`` are tuples of
+    (plugin, watcher), kept current by ``watch`` and by a plugin's failure."""
+
+    __slots__ = ("before", "after")
+
+    def __init__(self) -> None:
+        self.before: tuple[tuple[str, BeforeWatcher], ...] = ()
+        self.after: tuple[tuple[str, AfterWatcher], ...] = ()
+
+
 def _impls(pm: pluggy.PluginManager, hook: str) -> list[tuple[str, Callable, tuple[str, ...]]]:
     """(plugin name, function, argument names) in pluggy's call order."""
     return [(impl.plugin_name, impl.function, tuple(impl.argnames))
@@ -61,6 +73,7 @@ class CaptureContext:
         self.shared: dict[str, Any] = {}
         self.before_watchers: dict[str, list[tuple[str, BeforeWatcher]]] = {}
         self.after_watchers: dict[str, list[tuple[str, AfterWatcher]]] = {}
+        self._rows: dict[str, RowWatchers] = {}
         self._content: dict[str, bool] = {}
         self.disabled: set[str] = set()
         self.plugin_failures: list[dict[str, str]] = []
@@ -103,6 +116,27 @@ class CaptureContext:
                 self.before_watchers.setdefault(api, []).append((plugin, before))
             if after is not None:
                 self.after_watchers.setdefault(api, []).append((plugin, after))
+            self._refresh(api)
+
+    def row_watchers(self, api: str) -> RowWatchers:
+        """The live watchers of ``api`` (one object per call, updated in place)."""
+        cell = self._rows.get(api)
+        if cell is None:
+            cell = self._rows[api] = RowWatchers()
+            self._refresh(api)
+        return cell
+
+    def _refresh(self, api: str) -> None:
+        cell = self._rows.get(api)
+        if cell is not None:
+            cell.before = tuple(self.before_watchers.get(api, ()))
+            cell.after = tuple(self.after_watchers.get(api, ()))
+
+    @property
+    def launch_watched(self) -> bool:
+        """Whether an enabled stage implements ``hrr_capture_launch`` (else capture builds
+        no LaunchInfo)."""
+        return bool(self._launch_impls)
 
     # -- services for stages -----------------------------------------------------------
     def content_allowed(self, kind: str) -> bool:
@@ -171,6 +205,7 @@ class CaptureContext:
                         table[api] = kept
                     else:
                         table.pop(api, None)
+                    self._refresh(api)
 
     def _record_ok(self, plugin: str, hook: str, rec: Any) -> bool:
         """A record must be msgpack-native (the archive writer would otherwise raise out
@@ -210,10 +245,12 @@ class CaptureContext:
         return None
 
     # -- dispatch (called by the capture engine) ----------------------------------------
-    def run_before(self, api: str, call: CallInfo) -> dict[str, list] | None:
-        """The ``before`` watchers of ``api``; the records they made, by plugin."""
+    def run_before(self, api: str, call: CallInfo, entries: Iterable[tuple[str, BeforeWatcher]] | None = None
+                   ) -> dict[str, list] | None:
+        """The ``before`` watchers of ``api`` (``entries``: as ``row_watchers(api).before``
+        holds them); the records they made, by plugin."""
         records: dict[str, list] | None = None
-        for plugin, fn in self.before_watchers.get(api, ()):
+        for plugin, fn in self.before_watchers.get(api, ()) if entries is None else entries:
             if plugin in self.disabled:
                 continue
             try:
@@ -224,11 +261,12 @@ class CaptureContext:
             if rec is not None and self._record_ok(plugin, f"watch before {api}", rec):
                 records = records or {}
                 records.setdefault(plugin, []).append(rec)
-        return self._enabled(records)
+        return self._enabled(records) if records else None
 
-    def run_after(self, api: str, call: CallInfo, result: Any) -> None:
-        """The ``after`` watchers of ``api``."""
-        for plugin, fn in self.after_watchers.get(api, ()):
+    def run_after(self, api: str, call: CallInfo, result: Any,
+                  entries: Iterable[tuple[str, AfterWatcher]] | None = None) -> None:
+        """The ``after`` watchers of ``api`` (``entries``: as ``row_watchers(api).after``)."""
+        for plugin, fn in self.after_watchers.get(api, ()) if entries is None else entries:
             if plugin in self.disabled:
                 continue
             try:
@@ -248,7 +286,7 @@ class CaptureContext:
             if rec is not None and self._record_ok(plugin, "hrr_capture_launch", rec):
                 records = records or {}
                 records.setdefault(plugin, []).append(rec)
-        return self._enabled(records)
+        return self._enabled(records) if records else None
 
     def _enabled(self, records: dict[str, list] | None) -> dict[str, list] | None:
         """Drop the records of a plugin that failed later in the same call."""

@@ -1,7 +1,7 @@
 """What capture and replay stages see and share: launch and call descriptions."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import attrs
 
@@ -20,9 +20,9 @@ class EventRefused(Exception):
         self.reason, self.category = reason, category
 
 
-@attrs.frozen
-class PointerWord:
-    """A kernarg word that points into a tracked allocation at capture."""
+class PointerWord(NamedTuple):
+    """A kernarg word that points into a tracked allocation at capture. Immutable (a named
+    tuple: capture makes one per pointer word of every launch, so it must be cheap)."""
 
     offset: int      # byte offset of the 8-byte word in the kernarg buffer
     base: int        # the allocation's base address at capture
@@ -34,10 +34,10 @@ class PointerWord:
         return [self.offset, self.base, self.delta]
 
 
-@attrs.frozen
-class LaunchInfo:
+class LaunchInfo(NamedTuple):
     """A kernel launch, normalised whatever form the application used (a launch call's
-    kernel parameters or its ``extra`` buffer)."""
+    kernel parameters or its ``extra`` buffer). Immutable (a named tuple, cheap to make:
+    capture builds one per launch when a stage implements ``hrr_capture_launch``)."""
 
     api: str                 # the launch call's catalogue name
     function: int            # the function handle's value at capture

@@ -44,7 +44,8 @@ def _child_archive(tmp_path, parent_pid):
 @pytest.mark.parametrize("which", ["device", "record"])
 def test_fork_while_a_lock_is_held_under_capture(session, tmp_path, which):
     assert int(session.hip.hipInit(0)[0]) == 0
-    lock = sim_device.current().lock if which == "device" else session._record_lock
+    # Records are numbered and appended under the writer's lock (no session lock of their own).
+    lock = sim_device.current().lock if which == "device" else session.writer._lock
     with HeldLock(lock):
         code = run_child(lambda: _child_records(session))
     assert code == 0, f"the child hung on the {which} lock" if code is None else code
@@ -77,11 +78,12 @@ def test_fork_while_another_thread_is_busy_recording(session, tmp_path):
 
 def test_lock_ranks_order_the_fork_handler(session):
     """The documented order: plugin locks, then the backend's device lock, then the
-    session's record lock (writers' locks come after all of them)."""
+    session's lock (writers' locks, records' lock among them, come after all of them)."""
     ranks = {id(lock): rank for rank, lock in forking.fork_locks()}
     order = [rank for rank, _ in forking.fork_locks()]
     assert order == sorted(order)
-    assert ranks[id(session._record_lock)] == forking.RANK_SESSION
+    assert ranks[id(session.allocations.lock)] == forking.RANK_SESSION
+    assert id(session.writer._lock) not in ranks   # taken in the writers' phase, after every rank
     tracker = session.ctx.shared["pinned_snapshot"].tracker.lock
     assert ranks[id(tracker)] == forking.RANK_PLUGIN
 
@@ -90,6 +92,6 @@ def test_closed_session_no_longer_takes_its_lock(tmp_path):
     be = load_backend("sim")
     cfg = attrs.evolve(config(), backend="sim", content_mode="content")
     s = CaptureSession(be, cfg, str(tmp_path / "arch"), plugins=[])
-    assert any(lock is s._record_lock for _, lock in forking.fork_locks())
+    assert any(lock is s.allocations.lock for _, lock in forking.fork_locks())
     s.close()
-    assert not any(lock is s._record_lock for _, lock in forking.fork_locks())
+    assert not any(lock is s.allocations.lock for _, lock in forking.fork_locks())
