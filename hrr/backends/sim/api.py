@@ -17,14 +17,14 @@ from hrr.backends import hiptypes as ht
 from hrr.backends import surface
 from hrr.backends.error_strings import error_string
 from hrr.backends.hiptypes import (CStr, DeviceArray, Pointer, as_handle_value, hipError_t, hipMemcpyKind,
-                                   hipMemoryType, hipStreamCaptureMode, hipStreamCaptureStatus)
+                                   hipStreamCaptureMode, hipStreamCaptureStatus)
 from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
 from hrr.backends.sim import device as _device
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
-from hrr.backends.sim.graphs import RELAXED, CaptureSession, Graph, GraphExec
+from hrr.backends.sim.graphs import Graph, GraphExec
 from hrr.backends.sim.kernels import (CodeObjectError, Function, LaunchContext, Module, image_bytes, kernel_name,
                                       resolve_code_object)
-from hrr.backends.sim.memory import DEVICE, HOST_PINNED, HOST_REGISTERED, TOTAL_DEVICE_BYTES, MemoryError_
+from hrr.backends.sim.memory import HOST_REGISTERED, TOTAL_DEVICE_BYTES
 from hrr.backends.sim.memory import checked_size as _size
 from hrr.backends.sim.streams import Event, Op, Stream, wait_value_op, write_value_op
 from hrr.backends.surface import HipError, irregular
@@ -140,16 +140,7 @@ def hipMemGetInfo() -> tuple:
 
 
 def hipPointerGetAttributes(addr: int) -> tuple:
-    alloc = _dev().memory.find(addr)
-    if alloc is None:
-        if _dev().memory.is_device_address(addr):
-            raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not in a device allocation")
-        return (SUCCESS, ht.hipPointerAttribute_t(hipMemoryType.hipMemoryTypeUnregistered,
-                                                  -1, 0, addr))
-    if alloc.kind == DEVICE:
-        return (SUCCESS, ht.hipPointerAttribute_t(hipMemoryType.hipMemoryTypeDevice, 0, addr, 0))
-    return (SUCCESS, ht.hipPointerAttribute_t(hipMemoryType.hipMemoryTypeHost, 0, addr, addr,
-                                              allocationFlags=alloc.flags))
+    return (SUCCESS, _dev().memory.pointer_attributes(addr))
 
 
 # -- device memory --------------------------------------------------------------------------
@@ -174,14 +165,7 @@ def _free(addr: int, device: bool) -> None:
         return
     dev = _dev()
     dev.wait_all()  # like a GPU's free, wait for work that may still use the memory
-    memory = dev.memory
-    try:
-        if device and memory.is_device_address(addr):
-            memory.free_device(addr)
-        else:
-            memory.free_host(addr, HOST_PINNED)
-    except MemoryError_ as exc:
-        raise HipError("hipErrorInvalidValue", str(exc)) from None
+    dev.memory.free(addr, device)
 
 
 def hipMallocAsync(size: int, s: Stream) -> tuple:
@@ -217,22 +201,12 @@ def _host_malloc(size: Any, flags: int, what: str) -> tuple:
 
 
 def hipHostRegister(addr: int, sizeBytes: int, flags: int) -> None:
-    n = _size(sizeBytes)
-    memory = _dev().memory
-    if not addr or not n or memory.is_device_address(addr):
-        raise HipError("hipErrorInvalidValue", "hipHostRegister needs a non-NULL host range")
-    try:
-        memory.host_register(addr, n, int(flags))
-    except MemoryError_:
-        raise HipError("hipErrorHostMemoryAlreadyRegistered",
-                       f"0x{addr:x}+{n} overlaps registered or pinned memory") from None
+    _dev().memory.register(addr, _size(sizeBytes), int(flags))
 
 
 def hipHostUnregister(addr: int) -> None:
     memory = _dev().memory
-    alloc = memory.find_host(addr)
-    if alloc is None or alloc.kind != HOST_REGISTERED or alloc.base != addr:
-        raise HipError("hipErrorHostMemoryNotRegistered", f"0x{addr:x} is not registered")
+    memory.check_registered(addr)
     _dev().wait_all()
     memory.free_host(addr, HOST_REGISTERED)
 
@@ -275,42 +249,11 @@ def hipStreamQuery(s: Stream) -> tuple:
 
 
 def hipStreamWaitEvent(s: Stream, ev: Event, flags: int) -> None:
-    if ev.capture is not None:
-        # A fork or join inside a capture: the graph is linear, so joining the capture
-        # (fork) is all there is to do; the node order already respects the dependency.
-        if ev.capture.invalidated_by:
-            raise HipError("hipErrorStreamCaptureInvalidated", "the capture was invalidated")
-        if s.capture is None:
-            s.capture = ev.capture
-        elif s.capture is not ev.capture:
-            raise HipError("hipErrorStreamCaptureMerge", "the streams capture different graphs")
-        return
-    if s.capture is not None:
-        if ev.stream is not None:
-            s.capture.invalidate("waited on an event recorded outside the capture")
-            raise HipError("hipErrorStreamCaptureIsolation",
-                           "a capturing stream cannot wait on work outside the capture")
-        return
-    if ev.stream is None:
-        return  # never recorded: nothing to wait for
-    target = (ev.stream, ev.seq)
-    _dev().submit(s, lambda: Op(f"wait(event 0x{ev.handle:x})", lambda: None, 0.0, [target]))
+    _dev().wait_event(s, ev)
 
 
 def hipEventRecord(ev: Event, s: Stream) -> None:
-    if s.capture is not None:
-        if s.capture.invalidated_by:
-            raise HipError("hipErrorStreamCaptureInvalidated", "the capture was invalidated")
-        ev.capture, ev.stream, ev.timestamp_us = s.capture, None, None
-        return
-    ev.generation += 1
-    generation, sched = ev.generation, _dev().scheduler
-
-    def stamp() -> None:
-        if ev.generation == generation:
-            ev.timestamp_us = sched.clock_us
-    _dev().submit(s, lambda: Op(f"record(event 0x{ev.handle:x})", stamp, 0.0))
-    ev.capture, ev.stream, ev.seq, ev.timestamp_us = None, s, s.enqueued, None
+    _dev().record_event(ev, s)
 
 
 def _refuse_captured_event(ev: Event, what: str) -> None:
@@ -368,33 +311,12 @@ def hipStreamWriteValue32(s: Stream, ptr: int, value: int, flags: int) -> None:
 
 # -- capture and graphs -------------------------------------------------------------------
 def hipStreamBeginCapture(s: Stream, mode: hipStreamCaptureMode) -> None:
-    if s.is_null:
-        raise HipError("hipErrorStreamCaptureUnsupported", "the legacy null stream cannot capture")
-    if s.capture is not None:
-        raise HipError("hipErrorIllegalState", f"stream 0x{s.handle:x} is already capturing")
-    dev = _dev()
-    session = CaptureSession(dev.new_capture_id(), s, int(mode))
-    s.capture = session
-    dev.captures.append(session)
+    _dev().begin_capture(s, int(mode))
 
 
 def hipStreamEndCapture(s: Stream) -> tuple:
-    session = s.capture
-    if session is None:
-        raise HipError("hipErrorIllegalState", f"stream 0x{s.handle:x} is not capturing")
-    if session.stream is not s:
-        raise HipError("hipErrorStreamCaptureUnmatched", "the capture began on another stream")
-    if session.mode != RELAXED and session.thread != threading.get_ident():
-        raise HipError("hipErrorStreamCaptureWrongThread", "the capture began on another thread")
-    dev = _dev()
-    dev.captures.remove(session)
-    for other in dev.streams.values():
-        if other.capture is session:
-            other.capture = None
-    if session.invalidated_by:
-        raise HipError("hipErrorStreamCaptureInvalidated",
-                       f"capture {session.id} was invalidated: {session.invalidated_by}")
-    return (SUCCESS, _keep("graph", lambda h: Graph(h, tuple(session.nodes))))
+    nodes = _dev().end_capture(s)
+    return (SUCCESS, _keep("graph", lambda h: Graph(h, nodes)))
 
 
 def hipStreamGetCaptureInfo(s: Stream) -> tuple:

@@ -22,9 +22,9 @@ from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
 from hrr.backends.hiptypes import as_handle_value
-from hrr.backends.sim.graphs import sessions_prohibiting
+from hrr.backends.sim.graphs import RELAXED, CaptureSession, sessions_prohibiting
 from hrr.backends.sim.memory import Memory
-from hrr.backends.sim.streams import Op, Scheduler, Stream
+from hrr.backends.sim.streams import Event, Op, Scheduler, Stream
 from hrr.backends.surface import HipError
 
 _HANDLE_BASES = {"stream": 0x5100_0000, "event": 0x5200_0000, "module": 0x5300_0000,
@@ -127,6 +127,75 @@ class Device:
                 raise HipError("hipErrorStreamCaptureImplicit",
                                "work on the legacy null stream while a blocking stream captures")
         self.scheduler.enqueue(stream, make_op())
+
+    def begin_capture(self, s: Stream, mode: int) -> None:
+        """Start a capture session on ``s`` (hipStreamBeginCapture)."""
+        if s.is_null:
+            raise HipError("hipErrorStreamCaptureUnsupported", "the legacy null stream cannot capture")
+        if s.capture is not None:
+            raise HipError("hipErrorIllegalState", f"stream 0x{s.handle:x} is already capturing")
+        session = CaptureSession(self.new_capture_id(), s, mode)
+        s.capture = session
+        self.captures.append(session)
+
+    def end_capture(self, s: Stream) -> tuple:
+        """End the capture begun on ``s`` (every stream that joined it leaves); its nodes."""
+        session = s.capture
+        if session is None:
+            raise HipError("hipErrorIllegalState", f"stream 0x{s.handle:x} is not capturing")
+        if session.stream is not s:
+            raise HipError("hipErrorStreamCaptureUnmatched", "the capture began on another stream")
+        if session.mode != RELAXED and session.thread != threading.get_ident():
+            raise HipError("hipErrorStreamCaptureWrongThread", "the capture began on another thread")
+        self.captures.remove(session)
+        for other in self.streams.values():
+            if other.capture is session:
+                other.capture = None
+        if session.invalidated_by:
+            raise HipError("hipErrorStreamCaptureInvalidated",
+                           f"capture {session.id} was invalidated: {session.invalidated_by}")
+        return tuple(session.nodes)
+
+    def wait_event(self, s: Stream, ev: Event) -> None:
+        """Make ``s`` wait for ``ev``'s last record (hipStreamWaitEvent), or, in a capture,
+        fork ``s`` into the capture that recorded ``ev``."""
+        if ev.capture is not None:
+            # A fork or join inside a capture: the graph is linear, so joining the capture
+            # (fork) is all there is to do; the node order already respects the dependency.
+            if ev.capture.invalidated_by:
+                raise HipError("hipErrorStreamCaptureInvalidated", "the capture was invalidated")
+            if s.capture is None:
+                s.capture = ev.capture
+            elif s.capture is not ev.capture:
+                raise HipError("hipErrorStreamCaptureMerge", "the streams capture different graphs")
+            return
+        if s.capture is not None:
+            if ev.stream is not None:
+                s.capture.invalidate("waited on an event recorded outside the capture")
+                raise HipError("hipErrorStreamCaptureIsolation",
+                               "a capturing stream cannot wait on work outside the capture")
+            return
+        if ev.stream is None:
+            return  # never recorded: nothing to wait for
+        target = (ev.stream, ev.seq)
+        self.submit(s, lambda: Op(f"wait(event 0x{ev.handle:x})", lambda: None, 0.0, [target]))
+
+    def record_event(self, ev: Event, s: Stream) -> None:
+        """Record ``ev`` on ``s`` (hipEventRecord): it completes, with a timestamp, when the
+        work before it has run; in a capture it marks the capture instead."""
+        if s.capture is not None:
+            if s.capture.invalidated_by:
+                raise HipError("hipErrorStreamCaptureInvalidated", "the capture was invalidated")
+            ev.capture, ev.stream, ev.timestamp_us = s.capture, None, None
+            return
+        ev.generation += 1
+        generation, sched = ev.generation, self.scheduler
+
+        def stamp() -> None:
+            if ev.generation == generation:
+                ev.timestamp_us = sched.clock_us
+        self.submit(s, lambda: Op(f"record(event 0x{ev.handle:x})", stamp, 0.0))
+        ev.capture, ev.stream, ev.seq, ev.timestamp_us = None, s, s.enqueued, None
 
     def sync_on_null(self, make_op: Callable[[], Op], what: str) -> None:
         """A synchronous call's work: on the null stream, the host waiting until it is done."""

@@ -17,7 +17,7 @@ from typing import Any, Callable
 import attrs
 import numpy as np
 
-from hrr.backends.hiptypes import hipMemcpyKind
+from hrr.backends.hiptypes import hipMemcpyKind, hipMemoryType, hipPointerAttribute_t
 from hrr.backends.sim.kernels import DeviceFault
 from hrr.backends.sim.streams import Op
 from hrr.backends.surface import HipError
@@ -220,6 +220,45 @@ class Memory:
         if must_be_device:
             raise MemoryError_(f"0x{addr:x} is not device memory (nor pinned host memory)")
         return addr
+
+    def pointer_attributes(self, addr: int) -> hipPointerAttribute_t:
+        """hipPointerGetAttributes: device, pinned/registered host, or unregistered memory."""
+        alloc = self.find(addr)
+        if alloc is None:
+            if self.is_device_address(addr):
+                raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not in a device allocation")
+            return hipPointerAttribute_t(hipMemoryType.hipMemoryTypeUnregistered, -1, 0, addr)
+        if alloc.kind == DEVICE:
+            return hipPointerAttribute_t(hipMemoryType.hipMemoryTypeDevice, 0, addr, 0)
+        return hipPointerAttribute_t(hipMemoryType.hipMemoryTypeHost, 0, addr, addr, allocationFlags=alloc.flags)
+
+    def free(self, addr: int, device: bool) -> None:
+        """hipFree (``device``: device memory, or pinned, as HIP's hipFree also frees
+        hipHostMalloc memory) and hipHostFree (pinned memory only); hipErrorInvalidValue
+        when ``addr`` is no such allocation."""
+        try:
+            if device and self.is_device_address(addr):
+                self.free_device(addr)
+            else:
+                self.free_host(addr, HOST_PINNED)
+        except MemoryError_ as exc:
+            raise HipError("hipErrorInvalidValue", str(exc)) from None
+
+    def register(self, addr: int, n: int, flags: int) -> None:
+        """hipHostRegister: a non-NULL host range that overlaps no pinned or registered one."""
+        if not addr or not n or self.is_device_address(addr):
+            raise HipError("hipErrorInvalidValue", "hipHostRegister needs a non-NULL host range")
+        try:
+            self.host_register(addr, n, flags)
+        except MemoryError_:
+            raise HipError("hipErrorHostMemoryAlreadyRegistered",
+                           f"0x{addr:x}+{n} overlaps registered or pinned memory") from None
+
+    def check_registered(self, addr: int) -> None:
+        """hipHostUnregister's check: ``addr`` starts a registered range."""
+        alloc = self.find_host(addr)
+        if alloc is None or alloc.kind != HOST_REGISTERED or alloc.base != addr:
+            raise HipError("hipErrorHostMemoryNotRegistered", f"0x{addr:x} is not registered")
 
     def copy_op(self, dst_addr: int, src_addr: int, size: Any, kind: hipMemcpyKind) -> Callable[[], Op]:
         """Validate a copy now; the returned node factory copies when its op runs."""
