@@ -22,7 +22,7 @@ from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_arg
 from hrr.backends.sim import device as _device
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
 from hrr.backends.sim.graphs import Graph, GraphExec
-from hrr.backends.sim.kernels import (CodeObjectError, Function, LaunchContext, Module, image_bytes, kernel_name,
+from hrr.backends.sim.kernels import (CodeObjectError, Function, Module, image_bytes, kernel_name,
                                       resolve_code_object)
 from hrr.backends.sim.memory import HOST_REGISTERED, TOTAL_DEVICE_BYTES
 from hrr.backends.sim.memory import checked_size as _size
@@ -370,14 +370,7 @@ def _launch(fn: Function, grid: tuple, block: tuple, stream: Any, kernel_params:
         raise HipError("hipErrorInvalidConfiguration", f"launch shape {grid} x {block}")
     s = _stream(stream)
     kernargs = pack_kernel_args(fn.kernel.layout, kernel_params, extra)  # by value, now
-    kernel, memory = fn.kernel, _dev().memory
-
-    def make() -> Op:
-        def run() -> "bool | None":
-            return kernel.impl(LaunchContext(kernel.name, kernargs, grid, block,
-                                             memory.resolve_for_kernel))
-        return Op(f"{kernel.name}<<<{grid}, {block}>>>", run, 10.0)
-    _dev().submit(s, make)
+    _dev().launch(s, fn.kernel, kernargs, grid, block)
 
 
 @irregular(raw=True)  # the launch shape is checked before the stream is looked up

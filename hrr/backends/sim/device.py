@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
 from hrr.backends.hiptypes import as_handle_value
+from hrr.backends.sim.kernels import KernelDef, LaunchContext
 from hrr.backends.sim.graphs import RELAXED, CaptureSession, sessions_prohibiting
 from hrr.backends.sim.memory import Memory
 from hrr.backends.sim.streams import Event, Op, Scheduler, Stream
@@ -196,6 +197,17 @@ class Device:
                 ev.timestamp_us = sched.clock_us
         self.submit(s, lambda: Op(f"record(event 0x{ev.handle:x})", stamp, 0.0))
         ev.capture, ev.stream, ev.seq, ev.timestamp_us = None, s, s.enqueued, None
+
+    def launch(self, s: Stream, kernel: KernelDef, kernargs: bytes, grid: tuple, block: tuple) -> None:
+        """Submit ``kernel`` over ``grid`` x ``block`` with its packed arguments to ``s``."""
+        memory = self.memory
+
+        def make() -> Op:
+            def run() -> "bool | None":
+                return kernel.impl(LaunchContext(kernel.name, kernargs, grid, block,
+                                                 memory.resolve_for_kernel))
+            return Op(f"{kernel.name}<<<{grid}, {block}>>>", run, 10.0)
+        self.submit(s, make)
 
     def sync_on_null(self, make_op: Callable[[], Op], what: str) -> None:
         """A synchronous call's work: on the null stream, the host waiting until it is done."""
