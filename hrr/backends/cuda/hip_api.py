@@ -5,7 +5,8 @@ operations); ``hrr.backends.surface`` builds the module from the catalogue aroun
 Results carry CUDA's errors mapped through ``_errors.CUDA_TO_HIP_NAME``. Device
 allocations come back as ``DeviceArray``, pinned host memory as ``Pointer``, handles as
 hiptypes handle classes whose ``int()`` is the CUDA handle. A call that is one driver
-call is an entry of ``CALLS``, not a function.
+call is an entry of ``CALLS``, not a function; what the backend keeps beside the driver
+lives in ``memory`` (pinned allocations) and ``modules`` (layouts, launches).
 """
 from __future__ import annotations
 

@@ -4,7 +4,10 @@ module (signatures, argument conversion, result tuples) from the catalogue aroun
 A body gets its row's arguments converted (pointers as addresses, handles as the live
 sim objects, enums as members), runs under the device lock and returns the result tuple
 (None for a success without outputs) or raises ``HipError``; the frame records a failure
-as the calling thread's last error and wakes host waiters.
+as the calling thread's last error and wakes host waiters. A body is what the device
+does, as a thin call into the sim's model: capture rules, handle tables and submission
+on ``device.Device``, copies and allocations on ``memory.Memory``, code objects in
+``kernels``, stream memory operations in ``streams``.
 """
 from __future__ import annotations
 
