@@ -160,3 +160,14 @@ def test_uncatalogued_calls_are_framed_but_not_supported_apis():
 def test_tables_name_catalogue_rows():
     assert set(cuda_api.CALLS) <= set(CATALOGUE)
     assert set(sim_api.TABLE) <= set(CATALOGUE)
+
+
+def test_both_backends_take_hips_error_messages_from_one_table(cuda_hip):
+    """hipGetErrorString: the sim answers every code of error_strings from it; the cuda
+    backend (no driver needed) answers the codes whose CUDA text differs from the same table."""
+    from hrr.backends.error_strings import ERROR_STRINGS
+    for name, text in ERROR_STRINGS.items():
+        assert bytes(sim.hip.hipGetErrorString(E[name])[1]) == text.encode(), name
+    for name in ("hipSuccess", "hipErrorInvalidValue", "hipErrorOutOfMemory",
+                 "hipErrorStreamCaptureUnsupported", "hipErrorStreamCaptureInvalidated"):
+        assert bytes(cuda_hip.hipGetErrorString(E[name])[1]) == ERROR_STRINGS[name].encode(), name

@@ -16,7 +16,7 @@ from hrr.backends.cuda._errors import CUDA_TO_HIP_NAME, to_hip, to_hiprtc
 from hrr.backends.cuda._runtime import driver_present, gpu_unavailable_reason, require_driver
 from hrr.backends.cuda.builtin import (BUILTIN_KERNELS, BUILTIN_LAYOUTS, builtin_code_object,
                                        builtin_source)
-from hrr.backends.cuda.hip_api import kernel_layout
+from hrr.backends.cuda.modules import kernel_layout
 
 NAME = "cuda"
 hip = _hip_api.build_module()

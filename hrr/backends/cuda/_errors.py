@@ -113,6 +113,11 @@ def to_hip(code: Any) -> "ht.hipError_t":
     return _HIP_BY_CUDA.get(int(code), _UNKNOWN)
 
 
+def hip_error(res: Any) -> "ht.hipError_t":
+    """A CUDA call's result as hipError_t (hipSuccess for 0)."""
+    return SUCCESS if int(res) == 0 else to_hip(res)
+
+
 # NVRTC's results have hiprtc's numbers and names (NVRTC_ERROR_X -> HIPRTC_ERROR_X).
 _NVRTC_TO_HIPRTC_NAME = {
     0: "HIPRTC_SUCCESS", 1: "HIPRTC_ERROR_OUT_OF_MEMORY",

@@ -10,6 +10,7 @@ import ctypes
 import threading
 from typing import Any
 
+from hrr.backends import hiptypes as ht
 from hrr.errors import BackendError
 
 NO_DRIVER_HINT = ("the cuda backend runs on an NVIDIA GPU with its driver (libcuda.so.1); "
@@ -146,3 +147,17 @@ def gpu_unavailable_reason() -> str | None:
     if int(err) != 0 or not n:
         return f"no NVIDIA GPU (cudaGetDeviceCount: {err!r})"
     return None
+
+
+def driver() -> Any:
+    """cuda-bindings' driver module, with this thread's context made current."""
+    ensure_context()
+    return STATE.drv
+
+
+def handle_value(obj: Any) -> int:
+    """A handle argument (hiptypes handle, int, None, c_void_p, cuda-bindings handle)."""
+    try:
+        return ht.as_handle_value(obj)
+    except ht.PointerConversionError:
+        return int(obj)

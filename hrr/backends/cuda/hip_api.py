@@ -5,7 +5,8 @@ operations); ``hrr.backends.surface`` builds the module from the catalogue aroun
 Results carry CUDA's errors mapped through ``_errors.CUDA_TO_HIP_NAME``. Device
 allocations come back as ``DeviceArray``, pinned host memory as ``Pointer``, handles as
 hiptypes handle classes whose ``int()`` is the CUDA handle. A call that is one driver
-call is an entry of ``CALLS``, not a function.
+call is an entry of ``CALLS``, not a function; what the backend keeps beside the driver
+lives in ``memory`` (pinned allocations) and ``modules`` (layouts, launches).
 """
 from __future__ import annotations
 
@@ -16,34 +17,20 @@ from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
 from hrr.backends import surface
-from hrr.backends.cuda import _runtime
-from hrr.backends.cuda._errors import HIP_TO_CUDA, to_hip
-from hrr.backends.cuda.builtin import BUILTIN_LAYOUTS, is_builtin_image
-from hrr.backends.kernargs import (UNKNOWN, KernelLayout, LaunchArgsError, ParamSpec,
-                                   kernarg_array, pack_kernel_args)
+from hrr.backends.cuda import _runtime, memory, modules
+from hrr.backends.cuda._errors import HIP_TO_CUDA
+from hrr.backends.cuda._errors import hip_error as _err
+from hrr.backends.cuda._runtime import driver as _drv
+from hrr.backends.cuda._runtime import handle_value as _h
+from hrr.backends.cuda.memory import CU_PINNED
+from hrr.backends.error_strings import error_string
 from hrr.backends.surface import HipError, irregular
 
 E = ht.hipError_t
 SUCCESS = E.hipSuccess
 S = _runtime.STATE
 
-# cuMemHostAlloc's and cuMemHostRegister's flags: PORTABLE | DEVICEMAP (HIP's pinned memory
-# is both), plus bit 0x4 as HIP has it (WRITECOMBINED for an allocation, IOMEMORY for a
-# registration: hipHostMallocWriteCombined and hipHostRegisterIoMemory are 0x4 too)
-CU_PINNED = 0x01 | 0x02
-CU_LAUNCH_PARAM_END = 0
-
 _tls = threading.local()
-_lock = threading.Lock()
-# pinned allocations made by hipHostMalloc & co: address -> size (hipFree frees them too)
-_pinned: dict[int, int] = {}
-# function handle -> layout; module handle -> its functions
-_layouts: dict[int, KernelLayout] = {}
-_module_funcs: dict[int, list[int]] = {}
-_builtin_modules: set[int] = set()
-# ctypes host-function objects handed to us: kept for the life of the process, since a
-# stream or graph may call them at any later time
-_host_fn_keepalive: list[Any] = []
 
 # The per-call protocol: load the driver on first use; without one, return the HIP error
 # a real runtime returns there (hipErrorNoDevice, hipErrorInsufficientDriver) with None
@@ -67,23 +54,6 @@ if result[0]:
     _tls.last = result[0]
 """, {"S": S, "_require_driver": _runtime.require_driver, "_DriverUnavailable": _runtime.DriverUnavailable,
       "E": E, "_tls": _tls, "HipError": HipError})
-
-
-def _err(res: Any) -> "ht.hipError_t":
-    return SUCCESS if int(res) == 0 else to_hip(res)
-
-
-def _h(obj: Any) -> int:
-    """A handle argument (hiptypes handle, int, None, c_void_p, cuda-bindings handle)."""
-    try:
-        return ht.as_handle_value(obj)
-    except ht.PointerConversionError:
-        return int(obj)
-
-
-def _drv() -> Any:
-    _runtime.ensure_context()
-    return S.drv
 
 
 def _one_call(path: str, *outs: Callable[[Any], Any], args: Callable[..., tuple] | None = None) -> Callable[..., tuple]:
@@ -132,9 +102,10 @@ def hipGetErrorName(hip_error: Any) -> tuple:
     return (SUCCESS, ht.CStr(surface.error_name(hip_error)))
 
 
-_HIP_STRINGS = {0: b"no error", 1: b"invalid argument", 2: b"out of memory",
-                900: b"operation not permitted when stream is capturing",
-                901: b"operation failed due to a previous error during capture"}
+# the codes whose CUDA message differs from HIP's: HIP's message (error_strings)
+_HIP_STRINGS = {int(E[name]): error_string(name).encode() for name in (
+    "hipSuccess", "hipErrorInvalidValue", "hipErrorOutOfMemory", "hipErrorStreamCaptureUnsupported",
+    "hipErrorStreamCaptureInvalidated")}
 
 
 @irregular(bare=True)  # needs no driver
@@ -189,12 +160,9 @@ def _props(p: Any) -> ht.hipDeviceProp_t | None:
 def hipDeviceReset() -> tuple:
     """Destroy every allocation, stream, event, module and host registration of the
     device (cudaDeviceReset) and forget what this backend knew about them."""
-    with _lock:
-        (err,) = S.rt.cudaDeviceReset()
-        _pinned.clear()
-        _layouts.clear()
-        _module_funcs.clear()
-        _builtin_modules.clear()
+    (err,) = S.rt.cudaDeviceReset()
+    memory.forget_all()
+    modules.forget_all()
     _runtime.forget_all_contexts()
     _tls.last = SUCCESS
     return (_err(err),)
@@ -232,69 +200,13 @@ def _ptr_attrs(a: Any) -> ht.hipPointerAttribute_t | None:
         hostPointer=int(a.hostPointer or 0), isManaged=int(mtype == ht.hipMemoryType.hipMemoryTypeManaged))
 
 
-# ------------------------------------------------------------------------------ memory
-
-def _malloc(size: Any, *stream: int) -> tuple:
-    """hipMalloc, and hipMallocAsync (with its stream)."""
-    size = int(size)
-    err, p = (S.rt.cudaMallocAsync if stream else S.rt.cudaMalloc)(size, *stream)
-    if int(err) or not p:
-        return (_err(err), None)
-    return (SUCCESS, ht.DeviceArray(int(p), size))
-
-
-def _free_pinned(addr: int) -> "ht.hipError_t":
-    (res,) = _drv().cuMemFreeHost(addr)
-    if int(res) == 0:
-        with _lock:
-            _pinned.pop(addr, None)
-    return _err(res)
-
-
-def hipFree(addr: int) -> tuple:
-    if addr and addr in _pinned:
-        return (_free_pinned(addr),)
-    return (_err(S.rt.cudaFree(addr)[0]),)
-
-
-# ---------------------------------------------------------------- pinned host memory
-
-def _host_alloc(size: Any, flags: Any) -> tuple:
-    size = int(size)
-    res, p = _drv().cuMemHostAlloc(size, CU_PINNED | int(flags) & 0x4)
-    if int(res) or not p:
-        return (_err(res), None)
-    with _lock:
-        _pinned[int(p)] = size
-    return (SUCCESS, ht.Pointer(int(p)))
-
-
-def hipHostFree(addr: int) -> tuple:
-    if not addr:
-        return (SUCCESS,)
-    return (_free_pinned(addr),)
-
-
 # ------------------------------------------------------- host functions, stream memops
-
-def _host_fn_address(fn: Any) -> int:
-    """hip-python's hipHostFn_t rules, except that a ctypes function object gives its
-    code address (and is kept alive) rather than the address of the ctypes object."""
-    if isinstance(fn, ctypes._CFuncPtr):  # type: ignore[attr-defined]
-        with _lock:
-            _host_fn_keepalive.append(fn)
-        return ctypes.cast(fn, ctypes.c_void_p).value or 0
-    if callable(fn) and not isinstance(fn, (int, ht.Pointer)):
-        raise TypeError("fn must be the address of a C function, e.g. "
-                        "ctypes.cast(ctypes.CFUNCTYPE(None, ctypes.c_void_p)(f), ctypes.c_void_p).value")
-    return ht.as_address(fn)
-
 
 @irregular(raw=True)  # a ctypes function object gives its code address, not its own
 def hipLaunchHostFunc(stream: Any, fn: Any, userData: Any) -> tuple:
     """Enqueued through libcuda's own cuLaunchHostFunc (ctypes): cuda-bindings 13.3.1
     wraps the function in a one-shot trampoline that crashes a graph's second launch."""
-    addr = _host_fn_address(fn)
+    addr = modules.host_fn_address(fn)
     if not addr:
         return (E.hipErrorInvalidValue,)
     _runtime.ensure_context()
@@ -321,131 +233,19 @@ def hipThreadExchangeStreamCaptureMode(mode: ht.hipStreamCaptureMode | None) -> 
 
 # -------------------------------------------------------------------- modules, launches
 
-def _image_bytes(image: Any) -> bytes | int:
-    try:
-        return bytes(memoryview(image).cast("B"))
-    except TypeError:
-        return ht.as_address(image)
-
-
-def hipModuleLoadData(image: Any) -> tuple:
-    data = _image_bytes(image)
-    if isinstance(data, bytes):
-        data = _translate_foreign_image(data)
-    res, mod = _drv().cuModuleLoadData(data)
-    if int(res):
-        return (_err(res), None)
-    handle = int(mod)
-    with _lock:
-        _module_funcs[handle] = []
-        if isinstance(data, bytes) and is_builtin_image(data):
-            _builtin_modules.add(handle)
-    return (SUCCESS, ht.ihipModule_t(handle))
-
-
-_sim_code: bytes | None = None
-
-
-def _translate_foreign_image(data: bytes) -> bytes:
-    """The sim's built-in code object names the built-in library; load ours for it."""
-    global _sim_code
-    if _sim_code is None:
-        try:
-            from hrr.backends import sim
-            _sim_code = bytes(sim.builtin_code_object())
-        except Exception:  # noqa: BLE001 - no sim, or it has no such object
-            _sim_code = b""
-    if _sim_code and data == _sim_code:
-        from hrr.backends.cuda.builtin import builtin_code_object
-        return builtin_code_object()
-    return data
-
-
-def _query_layout(func_handle: int, name: str, builtin: bool) -> KernelLayout:
-    drv = S.drv
-    params = []
-    i = 0
-    while i < 4096:
-        try:
-            res, off, size = drv.cuFuncGetParamInfo(func_handle, i)
-        except RuntimeError:
-            break
-        if int(res) or off is None:
-            break
-        params.append(ParamSpec(int(off), int(size), UNKNOWN, f"arg{i}"))
-        i += 1
-    known = BUILTIN_LAYOUTS.get(name) if builtin else None
-    if known is not None and len(known.params) == len(params) and all(
-            (k.offset, k.size) == (p.offset, p.size) for k, p in zip(known.params, params, strict=True)):
-        return known
-    return KernelLayout(tuple(params))
-
-
-def hipModuleGetFunction(mod: int, kname: Any) -> tuple:
-    name = kname.encode() if isinstance(kname, str) else bytes(kname)
-    res, f = _drv().cuModuleGetFunction(mod, name)
-    if int(res):
-        return (_err(res), None)
-    handle = int(f)
-    layout = _query_layout(handle, name.decode(errors="replace"), mod in _builtin_modules)
-    with _lock:
-        _layouts[handle] = layout
-        _module_funcs.setdefault(mod, []).append(handle)
-    return (SUCCESS, ht.ihipModuleSymbol_t(handle))
-
-
-def hipModuleUnload(mod: int) -> tuple:
-    res = _drv().cuModuleUnload(mod)[0]
-    if int(res) == 0:
-        with _lock:
-            for fh in _module_funcs.pop(mod, []):
-                _layouts.pop(fh, None)
-            _builtin_modules.discard(mod)
-    return (_err(res),)
-
-
-def kernel_layout(function: Any) -> KernelLayout:
-    """The parameter layout of a function handle from hipModuleGetFunction."""
-    layout = _layouts.get(_h(function))
-    if layout is None:
-        raise KeyError(f"unknown kernel function {function!r}")
-    return layout
-
-
-def _launch(fh: int, grid: tuple, block: tuple, shared: Any, stream: int, kernel_params: Any, extra: Any,
-            missing: "ht.hipError_t") -> tuple:
-    layout = _layouts.get(fh)
-    if layout is None:
-        return (missing,)
-    try:
-        kernarg = pack_kernel_args(layout, kernel_params, extra)
-    except (LaunchArgsError, ht.PointerConversionError, ValueError):
-        return (E.hipErrorInvalidValue,)
-    drv = _drv()
-    if kernarg:
-        arr, keep = kernarg_array(kernarg)
-        arr[4] = CU_LAUNCH_PARAM_END  # CUDA's END is 0, HIP's is 3
-        extra_arg = ctypes.addressof(arr)
-    else:
-        arr = keep = None
-        extra_arg = 0
-    res = drv.cuLaunchKernel(fh, *grid, *block, int(shared), stream, None, extra_arg)
-    del arr, keep
-    return (_err(res[0]),)
-
-
 def hipModuleLaunchKernel(f: int, gridDimX: Any, gridDimY: Any, gridDimZ: Any, blockDimX: Any, blockDimY: Any,
                           blockDimZ: Any, sharedMemBytes: Any, stream: int, kernelParams: Any, extra: Any) -> tuple:
-    return _launch(f, (int(gridDimX), int(gridDimY), int(gridDimZ)), (int(blockDimX), int(blockDimY), int(blockDimZ)),
-                   sharedMemBytes, stream, kernelParams, extra, E.hipErrorInvalidHandle)
+    return modules.launch(f, (int(gridDimX), int(gridDimY), int(gridDimZ)),
+                          (int(blockDimX), int(blockDimY), int(blockDimZ)),
+                          sharedMemBytes, stream, kernelParams, extra, E.hipErrorInvalidHandle)
 
 
 def hipLaunchKernel(function_address: int, numBlocks: tuple, dimBlocks: tuple, args: Any, sharedMemBytes: Any,
                     stream: int) -> tuple:
     """``function_address`` is a function handle from hipModuleGetFunction (or its int);
     ``args`` is kernelParams' form (argument addresses)."""
-    return _launch(function_address, numBlocks, dimBlocks, sharedMemBytes, stream, args, None,
-                   E.hipErrorInvalidDeviceFunction)
+    return modules.launch(function_address, numBlocks, dimBlocks, sharedMemBytes, stream, args, None,
+                          E.hipErrorInvalidDeviceFunction)
 
 
 def _wait_value_args(stream: int, ptr: int, value: Any, flags: Any, mask: Any) -> tuple:
@@ -508,8 +308,11 @@ CALLS: dict[str, Callable[..., tuple]] = {
 }
 BODIES: dict[str, Callable] = {
     **{name: fn for name, fn in globals().items() if name.startswith("hip") and isinstance(fn, types.FunctionType)},
-    **CALLS, "hipMalloc": _malloc, "hipMallocAsync": _malloc, "hipHostMalloc": _host_alloc, "hipHostAlloc": _host_alloc,
-    "hipMallocHost": lambda size: _host_alloc(size, 0), "hipFreeHost": hipHostFree,
+    **CALLS, "hipMalloc": memory.malloc, "hipMallocAsync": memory.malloc, "hipFree": memory.free,
+    "hipHostMalloc": memory.host_alloc, "hipHostAlloc": memory.host_alloc,
+    "hipMallocHost": lambda size: memory.host_alloc(size, 0), "hipHostFree": memory.host_free,
+    "hipFreeHost": memory.host_free, "hipModuleLoadData": modules.load_data,
+    "hipModuleGetFunction": modules.get_function, "hipModuleUnload": modules.unload,
 }
 
 

@@ -4,33 +4,36 @@ module (signatures, argument conversion, result tuples) from the catalogue aroun
 A body gets its row's arguments converted (pointers as addresses, handles as the live
 sim objects, enums as members), runs under the device lock and returns the result tuple
 (None for a success without outputs) or raises ``HipError``; the frame records a failure
-as the calling thread's last error and wakes host waiters.
+as the calling thread's last error and wakes host waiters. A body is what the device
+does, as a thin call into the sim's model: capture rules, handle tables and submission
+on ``device.Device``, copies and allocations on ``memory.Memory``, code objects in
+``kernels``, stream memory operations in ``streams``.
 """
 from __future__ import annotations
 
 import ctypes
-import sys
 import threading
 import types
 from typing import Any, Callable
 
-import attrs
-
 from hrr.backends import hiptypes as ht
 from hrr.backends import surface
-from hrr.backends.hiptypes import (CStr, DeviceArray, Pointer, as_address, as_handle_value, hipError_t,
-                                   hipMemcpyKind, hipMemoryType, hipStreamCaptureMode, hipStreamCaptureStatus)
+from hrr.backends.error_strings import error_string
+from hrr.backends.hiptypes import (CStr, DeviceArray, Pointer, as_handle_value, hipError_t, hipMemcpyKind,
+                                   hipStreamCaptureMode, hipStreamCaptureStatus)
 from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
 from hrr.backends.sim import device as _device
-from hrr.backends.sim.graphs import RELAXED, CaptureSession, Graph, GraphExec, sessions_prohibiting
-from hrr.backends.sim.kernels import (CodeObjectError, DeviceFault, KernelDef, KernelLibrary, LaunchContext,
-                                      code_object_size, resolve_code_object)
-from hrr.backends.sim.memory import (DEVICE, HOST_PINNED, HOST_REGISTERED, TOTAL_DEVICE_BYTES, MemoryError_,
-                                     read_endpoint, write_endpoint)
-from hrr.backends.sim.streams import Event, Op, Stream
+from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
+from hrr.backends.sim.graphs import Graph, GraphExec
+from hrr.backends.sim.kernels import (CodeObjectError, Function, Module, image_bytes, kernel_name,
+                                      resolve_code_object)
+from hrr.backends.sim.memory import HOST_REGISTERED, TOTAL_DEVICE_BYTES
+from hrr.backends.sim.memory import checked_size as _size
+from hrr.backends.sim.streams import Event, Op, Stream, wait_value_op, write_value_op
 from hrr.backends.surface import HipError, irregular
 
 SUCCESS = hipError_t.hipSuccess
+_dev = _device.current  # the device whose model a body calls into
 
 # The per-call protocol: the device lock, this thread noted as an API caller, a failure
 # recorded as the thread's last error (with its detail), host waiters woken.
@@ -58,33 +61,9 @@ if result[0] != _SUCCESS:
 
 
 # -- lookups ----------------------------------------------------------------------------
-@attrs.define(eq=False)
-class Module:
-    handle: int
-    library: KernelLibrary
-    kernels: tuple
-
-
-@attrs.define(eq=False)
-class Function:
-    handle: int
-    module: Module
-    kernel: KernelDef
-
-
-def _lookup(table: dict, obj: Any, what: str, code: str = "hipErrorInvalidHandle") -> Any:
-    try:
-        value = as_handle_value(obj)
-    except TypeError:
-        raise HipError(code, f"{obj!r} is not a {what}") from None
-    found = table.get(value)
-    if found is None:
-        raise HipError(code, f"0x{value:x} is not a live {what}")
-    return found
-
-
 def _stream(obj: Any) -> Stream:
-    return _lookup(_device.current().streams, obj, "stream")
+    dev = _dev()
+    return dev.lookup(dev.streams, obj, "stream")
 
 
 def handle_lookup(kind: str) -> Callable[[Any], Any]:
@@ -92,66 +71,15 @@ def handle_lookup(kind: str) -> Callable[[Any], Any]:
     if kind == "stream":
         return _stream
     attr, what = kind + "s", kind.replace("_", " ")
-    return lambda obj: _lookup(getattr(_device.current(), attr), obj, what)
+
+    def lookup(obj: Any) -> Any:
+        dev = _dev()
+        return dev.lookup(getattr(dev, attr), obj, what)
+    return lookup
 
 
-def _raise_device_error(err: tuple[str, str] | None) -> None:
-    if err is not None:
-        if err[0] == "hipErrorLaunchTimeOut":  # a deadlock: say so where a person looks
-            print(f"hrr sim: {err[1]}", file=sys.stderr)
-        raise HipError(*err)
-
-
-# -- capture rules ------------------------------------------------------------------------
-def _check_capture_safe(what: str) -> None:
-    """Refuse (900) an unsafe call that a live capture prohibits, invalidating it."""
-    dev = _device.current()
-    hit = sessions_prohibiting([s for s in dev.captures if not s.invalidated_by],
-                               dev.thread_capture_mode)
-    if hit:
-        for s in hit:
-            s.invalidate(f"{what} was called during the capture")
-        raise HipError("hipErrorStreamCaptureUnsupported",
-                       f"{what} is not permitted while stream 0x{hit[0].stream.handle:x} "
-                       f"captures (capture id {hit[0].id}); the capture is invalidated")
-
-
-def _refuse_if_capturing(stream: Stream, what: str) -> None:
-    """Synchronising with or querying a capturing stream is always 900 + invalidation."""
-    if stream.capture is not None:
-        stream.capture.invalidate(f"{what} on the capturing stream")
-        raise HipError("hipErrorStreamCaptureUnsupported",
-                       f"{what} on stream 0x{stream.handle:x} while it captures; "
-                       f"the capture is invalidated")
-
-
-def _submit(stream: Stream, make_op: Callable[[], Op]) -> None:
-    """Enqueue work, or add it to the graph when the stream captures."""
-    dev = _device.current()
-    session = stream.capture
-    if session is not None:
-        if session.invalidated_by:
-            raise HipError("hipErrorStreamCaptureInvalidated",
-                           f"capture {session.id} was invalidated: {session.invalidated_by}")
-        session.nodes.append(make_op)
-        return
-    if stream.is_null:
-        # Legacy null-stream work would synchronise with a capturing blocking stream.
-        implicit = [s for s in dev.captures if s.stream.blocking and not s.invalidated_by]
-        if implicit:
-            for s in implicit:
-                s.invalidate("null-stream work during the capture")
-            raise HipError("hipErrorStreamCaptureImplicit",
-                           "work on the legacy null stream while a blocking stream captures")
-    dev.scheduler.enqueue(stream, make_op())
-
-
-def _wait(positions: list) -> None:
-    _raise_device_error(_device.current().scheduler.wait(positions))
-
-
-def _wait_all() -> None:
-    _wait(_device.current().scheduler.all_positions())
+def _keep(kind: str, make: Callable[[int], Any]) -> Any:
+    return _dev().keep(kind, make)
 
 
 # -- device and errors --------------------------------------------------------------------
@@ -173,20 +101,21 @@ def hipGetDeviceProperties(deviceId: int) -> tuple:
 
 
 def hipDeviceSynchronize() -> None:
-    _check_capture_safe("hipDeviceSynchronize")
-    _wait_all()
+    dev = _dev()
+    dev.check_capture_safe("hipDeviceSynchronize")
+    dev.wait_all()
 
 
 def hipDeviceReset() -> None:
     """Destroy every allocation (device, pinned, registered), stream, event, module, graph
     and capture of this process; queued work is dropped, not run. Device addresses are
     never reused, so a stale pointer stays invalid."""
-    _device.current().reset()
+    _dev().reset()
 
 
 @irregular(records=False)  # reports the last error: never records its own result
 def hipGetLastError() -> tuple:
-    dev = _device.current()
+    dev = _dev()
     code, _ = dev.last_error()
     dev.clear_last_error()
     return (hipError_t(code),)
@@ -194,31 +123,7 @@ def hipGetLastError() -> tuple:
 
 @irregular(records=False)
 def hipPeekAtLastError() -> tuple:
-    return (hipError_t(_device.current().last_error()[0]),)
-
-
-_ERROR_STRINGS = {
-    "hipSuccess": "no error", "hipErrorInvalidValue": "invalid argument",
-    "hipErrorOutOfMemory": "out of memory", "hipErrorInvalidHandle": "invalid resource handle",
-    "hipErrorInvalidDevice": "invalid device ordinal",
-    "hipErrorInvalidDeviceFunction": "invalid device function",
-    "hipErrorInvalidConfiguration": "invalid configuration argument",
-    "hipErrorInvalidImage": "device kernel image is invalid",
-    "hipErrorNoBinaryForGpu": "no kernel image is available for execution on the device",
-    "hipErrorNotFound": "named symbol not found", "hipErrorNotReady": "device not ready",
-    "hipErrorIllegalAddress": "an illegal memory access was encountered",
-    "hipErrorLaunchTimeOut": "the launch timed out and was terminated",
-    "hipErrorHostMemoryAlreadyRegistered": "part or all of the requested memory range is already mapped",
-    "hipErrorHostMemoryNotRegistered": "pointer does not correspond to a registered memory region",
-    "hipErrorStreamCaptureUnsupported": "operation not permitted when stream is capturing",
-    "hipErrorStreamCaptureInvalidated": "operation failed due to a previous error during capture",
-    "hipErrorStreamCaptureImplicit": "operation would make the legacy stream depend on a capturing blocking stream",
-    "hipErrorStreamCaptureIsolation": "dependency created on uncaptured work in another stream",
-    "hipErrorStreamCaptureUnmatched": "capture was not initiated in this stream",
-    "hipErrorStreamCaptureWrongThread": "attempt to terminate a thread-local capture sequence from another thread",
-    "hipErrorCapturedEvent": "operation not permitted on an event last recorded in a capturing stream",
-    "hipErrorIllegalState": "operation not permitted in the current state",
-}
+    return (hipError_t(_dev().last_error()[0]),)
 
 
 @irregular(raw=True)  # any int is accepted: an unknown one is hipErrorUnknown, not a failure
@@ -229,46 +134,30 @@ def hipGetErrorName(hip_error: Any) -> tuple:
 @irregular(raw=True)
 def hipGetErrorString(hipError: Any) -> tuple:
     name = surface.error_name(hipError)
-    return (SUCCESS, CStr(_ERROR_STRINGS.get(name, name)))
+    return (SUCCESS, CStr(error_string(name)))
 
 
 def hipMemGetInfo() -> tuple:
-    used = _device.current().memory.device_bytes_used
+    used = _dev().memory.device_bytes_used
     return (SUCCESS, TOTAL_DEVICE_BYTES - used, TOTAL_DEVICE_BYTES)
 
 
 def hipPointerGetAttributes(addr: int) -> tuple:
-    alloc = _device.current().memory.find(addr)
-    if alloc is None:
-        if _device.current().memory.is_device_address(addr):
-            raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not in a device allocation")
-        return (SUCCESS, ht.hipPointerAttribute_t(hipMemoryType.hipMemoryTypeUnregistered,
-                                                  -1, 0, addr))
-    if alloc.kind == DEVICE:
-        return (SUCCESS, ht.hipPointerAttribute_t(hipMemoryType.hipMemoryTypeDevice, 0, addr, 0))
-    return (SUCCESS, ht.hipPointerAttribute_t(hipMemoryType.hipMemoryTypeHost, 0, addr, addr,
-                                              allocationFlags=alloc.flags))
+    return (SUCCESS, _dev().memory.pointer_attributes(addr))
 
 
 # -- device memory --------------------------------------------------------------------------
-def _size(value: Any) -> int:
-    size = int(value)
-    if size < 0:
-        raise HipError("hipErrorInvalidValue", f"negative size {size}")
-    return size
-
-
 def _device_malloc(size: int) -> tuple:
     if size == 0:
         return (SUCCESS, None)
-    alloc = _device.current().memory.malloc(size)
+    alloc = _dev().memory.malloc(size)
     if alloc is None:
         raise HipError("hipErrorOutOfMemory", f"cannot allocate {size} bytes")
     return (SUCCESS, DeviceArray(alloc.base, size))
 
 
 def hipMalloc(size: int) -> tuple:
-    _check_capture_safe("hipMalloc")
+    _dev().check_capture_safe("hipMalloc")
     return _device_malloc(_size(size))
 
 
@@ -277,131 +166,56 @@ def _free(addr: int, device: bool) -> None:
     hipHostMalloc memory) and hipHostFree (pinned memory only)."""
     if not addr:
         return
-    _wait_all()  # like a GPU's free, wait for work that may still use the memory
-    memory = _device.current().memory
-    try:
-        if device and memory.is_device_address(addr):
-            memory.free_device(addr)
-        else:
-            memory.free_host(addr, HOST_PINNED)
-    except MemoryError_ as exc:
-        raise HipError("hipErrorInvalidValue", str(exc)) from None
+    dev = _dev()
+    dev.wait_all()  # like a GPU's free, wait for work that may still use the memory
+    dev.memory.free(addr, device)
 
 
 def hipMallocAsync(size: int, s: Stream) -> tuple:
-    _refuse_if_capturing(s, "hipMallocAsync")  # no memory-allocation graph nodes in the sim
+    refuse_if_capturing(s, "hipMallocAsync")  # no memory-allocation graph nodes in the sim
     return _device_malloc(_size(size))
 
 
 def hipFreeAsync(addr: int, s: Stream) -> None:
-    _refuse_if_capturing(s, "hipFreeAsync")
+    refuse_if_capturing(s, "hipFreeAsync")
     if not addr:
         return
-    memory = _device.current().memory
-    alloc = memory.find_device(addr) if memory.is_device_address(addr) else None
-    if alloc is None or alloc.base != addr or alloc.free_pending:
-        raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not a live device allocation")
-    alloc.free_pending = True
-
-    def make() -> Op:
-        def run() -> None:
-            if memory.find_device(addr) is alloc:
-                memory.free_device(addr)
-        return Op(f"free(0x{addr:x})", run, 0.1)
-    _submit(s, make)
+    _dev().submit(s, _dev().memory.free_async_op(addr))
 
 
-# kind -> whether (dst, src) must be device-visible: the device end(s) its name gives
-_MUST_BE_DEVICE = {k: (k.name.endswith(("ToDevice", "ToDeviceNoCU")), "DeviceTo" in k.name) for k in hipMemcpyKind}
-
-
-def _copy_op(dst_addr: int, src_addr: int, size: Any, kind: hipMemcpyKind) -> Callable[[], Op]:
-    """Validate a copy now; the returned node factory copies when its op runs."""
-    n = _size(size)
-    dst_dev, src_dev = _MUST_BE_DEVICE[kind]
-    memory = _device.current().memory
-    try:
-        memory.copy_endpoint(dst_addr, n, dst_dev)
-        src_end = memory.copy_endpoint(src_addr, n, src_dev)
-    except MemoryError_ as exc:
-        raise HipError("hipErrorInvalidValue", f"hipMemcpy: {exc}") from None
-    # Pageable host memory is staged at enqueue, as a GPU driver does; device-visible
-    # memory (device and pinned host) is read when the copy runs.
-    staged = read_endpoint(src_end, n) if isinstance(src_end, int) else None
-
-    def make() -> Op:
-        def run() -> None:
-            try:
-                d = memory.copy_endpoint(dst_addr, n, dst_dev)
-                data = staged if staged is not None else read_endpoint(
-                    memory.copy_endpoint(src_addr, n, src_dev), n)
-            except MemoryError_ as exc:
-                raise DeviceFault("hipErrorIllegalAddress", str(exc)) from None
-            write_endpoint(d, data)
-        return Op(f"memcpy(0x{dst_addr:x} <- 0x{src_addr:x}, {n})", run, 1.0 + n / 10_000)
-    return make
+def _copy_op(dst: int, src: int, size: Any, kind: hipMemcpyKind) -> Callable[[], Op]:
+    return _dev().memory.copy_op(dst, src, size, kind)
 
 
 def _sync_on_null(make: Callable[[], Op], what: str) -> None:
-    _check_capture_safe(what)
-    dev = _device.current()
-    _submit(dev.scheduler.null, make)
-    _wait(dev.scheduler.barrier_positions(dev.scheduler.null))
-
-
-def _memset_op(addr: int, value: int, size: Any) -> Callable[[], Op]:
-    n, byte = _size(size), int(value) & 0xFF
-    memory = _device.current().memory
-    try:
-        memory.copy_endpoint(addr, n, True)
-    except MemoryError_ as exc:
-        raise HipError("hipErrorInvalidValue", f"hipMemset: {exc}") from None
-
-    def make() -> Op:
-        def run() -> None:
-            try:
-                memory.copy_endpoint(addr, n, True)[:] = byte  # type: ignore[index]
-            except MemoryError_ as exc:
-                raise DeviceFault("hipErrorIllegalAddress", str(exc)) from None
-        return Op(f"memset(0x{addr:x}, {byte}, {n})", run, 1.0 + n / 20_000)
-    return make
+    _dev().sync_on_null(make, what)
 
 
 # -- pinned host memory ---------------------------------------------------------------------
 def _host_malloc(size: Any, flags: int, what: str) -> tuple:
-    _check_capture_safe(what)
+    _dev().check_capture_safe(what)
     n = _size(size)
     if n == 0:
         return (SUCCESS, None)
-    alloc = _device.current().memory.host_malloc(n, int(flags))
+    alloc = _dev().memory.host_malloc(n, int(flags))
     if alloc is None:
         raise HipError("hipErrorOutOfMemory", f"{what}: cannot allocate {n} bytes of pinned memory")
     return (SUCCESS, Pointer(alloc.base))
 
 
 def hipHostRegister(addr: int, sizeBytes: int, flags: int) -> None:
-    n = _size(sizeBytes)
-    memory = _device.current().memory
-    if not addr or not n or memory.is_device_address(addr):
-        raise HipError("hipErrorInvalidValue", "hipHostRegister needs a non-NULL host range")
-    try:
-        memory.host_register(addr, n, int(flags))
-    except MemoryError_:
-        raise HipError("hipErrorHostMemoryAlreadyRegistered",
-                       f"0x{addr:x}+{n} overlaps registered or pinned memory") from None
+    _dev().memory.register(addr, _size(sizeBytes), int(flags))
 
 
 def hipHostUnregister(addr: int) -> None:
-    memory = _device.current().memory
-    alloc = memory.find_host(addr)
-    if alloc is None or alloc.kind != HOST_REGISTERED or alloc.base != addr:
-        raise HipError("hipErrorHostMemoryNotRegistered", f"0x{addr:x} is not registered")
-    _wait_all()
+    memory = _dev().memory
+    memory.check_registered(addr)
+    _dev().wait_all()
     memory.free_host(addr, HOST_REGISTERED)
 
 
 def hipHostGetDevicePointer(addr: int, flags: int) -> tuple:
-    if _device.current().memory.find_host(addr) is None:
+    if _dev().memory.find_host(addr) is None:
         raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not pinned or registered host memory")
     return (SUCCESS, Pointer(addr))  # unified addressing: the device uses the host address
 
@@ -409,7 +223,7 @@ def hipHostGetDevicePointer(addr: int, flags: int) -> tuple:
 # -- streams and events ---------------------------------------------------------------------
 def _create_stream(flags: int) -> tuple:
     handle = _keep("stream", lambda h: Stream(h, int(flags)))
-    _device.current().scheduler.add_stream(_device.current().streams[int(handle)])
+    _dev().scheduler.add_stream(_dev().streams[int(handle)])
     return (SUCCESS, handle)
 
 
@@ -419,60 +233,30 @@ def hipStreamDestroy(s: Stream) -> None:
     if s.capture is not None:
         s.capture.invalidate("the capturing stream was destroyed")
     s.destroyed = True  # its queued work still runs; the scheduler drops it once drained
-    del _device.current().streams[s.handle]
+    del _dev().streams[s.handle]
 
 
 def hipStreamSynchronize(s: Stream) -> None:
-    _refuse_if_capturing(s, "hipStreamSynchronize")
-    _check_capture_safe("hipStreamSynchronize")
-    _wait(_device.current().scheduler.barrier_positions(s))
+    refuse_if_capturing(s, "hipStreamSynchronize")
+    dev = _dev()
+    dev.check_capture_safe("hipStreamSynchronize")
+    dev.wait(dev.scheduler.barrier_positions(s))
 
 
 def hipStreamQuery(s: Stream) -> tuple:
-    _refuse_if_capturing(s, "hipStreamQuery")
-    sched = _device.current().scheduler
+    refuse_if_capturing(s, "hipStreamQuery")
+    sched = _dev().scheduler
     done = sched.poll(sched.barrier_positions(s))
-    _raise_device_error(sched.take_async_error())
+    raise_device_error(sched.take_async_error())
     return (SUCCESS,) if done else (hipError_t.hipErrorNotReady,)
 
 
 def hipStreamWaitEvent(s: Stream, ev: Event, flags: int) -> None:
-    if ev.capture is not None:
-        # A fork or join inside a capture: the graph is linear, so joining the capture
-        # (fork) is all there is to do; the node order already respects the dependency.
-        if ev.capture.invalidated_by:
-            raise HipError("hipErrorStreamCaptureInvalidated", "the capture was invalidated")
-        if s.capture is None:
-            s.capture = ev.capture
-        elif s.capture is not ev.capture:
-            raise HipError("hipErrorStreamCaptureMerge", "the streams capture different graphs")
-        return
-    if s.capture is not None:
-        if ev.stream is not None:
-            s.capture.invalidate("waited on an event recorded outside the capture")
-            raise HipError("hipErrorStreamCaptureIsolation",
-                           "a capturing stream cannot wait on work outside the capture")
-        return
-    if ev.stream is None:
-        return  # never recorded: nothing to wait for
-    target = (ev.stream, ev.seq)
-    _submit(s, lambda: Op(f"wait(event 0x{ev.handle:x})", lambda: None, 0.0, [target]))
+    _dev().wait_event(s, ev)
 
 
 def hipEventRecord(ev: Event, s: Stream) -> None:
-    if s.capture is not None:
-        if s.capture.invalidated_by:
-            raise HipError("hipErrorStreamCaptureInvalidated", "the capture was invalidated")
-        ev.capture, ev.stream, ev.timestamp_us = s.capture, None, None
-        return
-    ev.generation += 1
-    generation, sched = ev.generation, _device.current().scheduler
-
-    def stamp() -> None:
-        if ev.generation == generation:
-            ev.timestamp_us = sched.clock_us
-    _submit(s, lambda: Op(f"record(event 0x{ev.handle:x})", stamp, 0.0))
-    ev.capture, ev.stream, ev.seq, ev.timestamp_us = None, s, s.enqueued, None
+    _dev().record_event(ev, s)
 
 
 def _refuse_captured_event(ev: Event, what: str) -> None:
@@ -482,16 +266,17 @@ def _refuse_captured_event(ev: Event, what: str) -> None:
 
 def hipEventSynchronize(ev: Event) -> None:
     _refuse_captured_event(ev, "hipEventSynchronize")
-    _check_capture_safe("hipEventSynchronize")
+    dev = _dev()
+    dev.check_capture_safe("hipEventSynchronize")
     if ev.stream is not None:
-        _wait([(ev.stream, ev.seq)])
+        dev.wait([(ev.stream, ev.seq)])
 
 
 def hipEventQuery(ev: Event) -> tuple:
     _refuse_captured_event(ev, "hipEventQuery")
-    sched = _device.current().scheduler
+    sched = _dev().scheduler
     done = ev.stream is None or sched.poll([(ev.stream, ev.seq)])
-    _raise_device_error(sched.take_async_error())
+    raise_device_error(sched.take_async_error())
     return (SUCCESS,) if done else (hipError_t.hipErrorNotReady,)
 
 
@@ -514,80 +299,27 @@ def hipLaunchHostFunc(s: Stream, fn_addr: int, data: int) -> None:
     if not fn_addr:
         raise HipError("hipErrorInvalidValue", "hipLaunchHostFunc: NULL function")
     callback = _HOST_FN(fn_addr)
-    _submit(s, lambda: Op(f"host_fn(0x{fn_addr:x})", lambda: callback(data or None), 1.0))
-
-
-def _value_address(addr: int) -> int:
-    if _device.current().memory.device_visible(addr, 4) is None:
-        raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not device-visible memory")
-    return addr
-
-
-_WAIT_CONDITIONS = {  # hipStreamWaitValue flags -> condition on (word & mask, value, mask)
-    0: lambda w, v, m: w >= v,                          # Gte
-    1: lambda w, v, m: w == v,                          # Eq
-    2: lambda w, v, m: (w & v) != 0,                    # And
-    3: lambda w, v, m: (~(w | (v & m)) & m) != 0,       # Nor
-}
+    _dev().submit(s, lambda: Op(f"host_fn(0x{fn_addr:x})", lambda: callback(data or None), 1.0))
 
 
 def hipStreamWaitValue32(s: Stream, ptr: int, value: int, flags: int, mask: int) -> None:
-    addr = _value_address(ptr)
-    cond = _WAIT_CONDITIONS.get(int(flags))
-    if cond is None:
-        raise HipError("hipErrorInvalidValue", f"hipStreamWaitValue32: unknown flags {flags}")
-    value, mask = int(value) & 0xFFFFFFFF, int(mask) & 0xFFFFFFFF
-    memory = _device.current().memory
-
-    def make() -> Op:
-        def run() -> bool:
-            word = int(memory.resolve_for_kernel(addr, 4).view("<u4")[0]) & mask
-            return bool(cond(word, value & mask, mask))
-        return Op(f"hipStreamWaitValue32(0x{addr:x}, {value}, flags={int(flags)})", run, 0.5)
-    _submit(s, make)
+    memory = _dev().memory
+    _dev().submit(s, wait_value_op(memory.resolve_for_kernel, memory.value_address(ptr), value, flags, mask))
 
 
 def hipStreamWriteValue32(s: Stream, ptr: int, value: int, flags: int) -> None:
-    addr = _value_address(ptr)
-    value = int(value) & 0xFFFFFFFF
-    memory = _device.current().memory
-
-    def make() -> Op:
-        def run() -> None:
-            memory.resolve_for_kernel(addr, 4).view("<u4")[0] = value
-        return Op(f"hipStreamWriteValue32(0x{addr:x}, {value})", run, 0.5)
-    _submit(s, make)
+    memory = _dev().memory
+    _dev().submit(s, write_value_op(memory.resolve_for_kernel, memory.value_address(ptr), value))
 
 
 # -- capture and graphs -------------------------------------------------------------------
 def hipStreamBeginCapture(s: Stream, mode: hipStreamCaptureMode) -> None:
-    if s.is_null:
-        raise HipError("hipErrorStreamCaptureUnsupported", "the legacy null stream cannot capture")
-    if s.capture is not None:
-        raise HipError("hipErrorIllegalState", f"stream 0x{s.handle:x} is already capturing")
-    dev = _device.current()
-    session = CaptureSession(dev.new_capture_id(), s, int(mode))
-    s.capture = session
-    dev.captures.append(session)
+    _dev().begin_capture(s, int(mode))
 
 
 def hipStreamEndCapture(s: Stream) -> tuple:
-    session = s.capture
-    if session is None:
-        raise HipError("hipErrorIllegalState", f"stream 0x{s.handle:x} is not capturing")
-    if session.stream is not s:
-        raise HipError("hipErrorStreamCaptureUnmatched", "the capture began on another stream")
-    if session.mode != RELAXED and session.thread != threading.get_ident():
-        raise HipError("hipErrorStreamCaptureWrongThread", "the capture began on another thread")
-    dev = _device.current()
-    dev.captures.remove(session)
-    for other in dev.streams.values():
-        if other.capture is session:
-            other.capture = None
-    if session.invalidated_by:
-        raise HipError("hipErrorStreamCaptureInvalidated",
-                       f"capture {session.id} was invalidated: {session.invalidated_by}")
-    return (SUCCESS, _keep("graph", lambda h: Graph(h, tuple(session.nodes))))
+    nodes = _dev().end_capture(s)
+    return (SUCCESS, _keep("graph", lambda h: Graph(h, nodes)))
 
 
 def hipStreamGetCaptureInfo(s: Stream) -> tuple:
@@ -599,7 +331,7 @@ def hipStreamGetCaptureInfo(s: Stream) -> tuple:
 def hipThreadExchangeStreamCaptureMode(mode: hipStreamCaptureMode | None) -> tuple:
     """hip-python takes no mode (the in/out argument is output only); passing one is an
     extension that sets this thread's mode."""
-    dev = _device.current()
+    dev = _dev()
     previous = dev.thread_capture_mode
     if mode is not None:
         dev.thread_capture_mode = int(mode)
@@ -608,43 +340,27 @@ def hipThreadExchangeStreamCaptureMode(mode: hipStreamCaptureMode | None) -> tup
 
 def hipGraphLaunch(exe: GraphExec, s: Stream) -> None:
     for make in exe.nodes:
-        _submit(s, make)
+        _dev().submit(s, make)
 
 
 # -- modules and launches -----------------------------------------------------------------
-def _image_bytes(image: Any) -> bytes:
-    try:
-        return bytes(memoryview(image).cast("B"))
-    except TypeError:
-        pass
-    addr = as_address(image)
-    if not addr:
-        raise HipError("hipErrorInvalidValue", "hipModuleLoadData: NULL image")
-    try:
-        total = code_object_size(ctypes.string_at(addr, 12))
-    except CodeObjectError as exc:
-        raise HipError(exc.code, str(exc)) from None
-    return ctypes.string_at(addr, total)
-
-
 def hipModuleLoadData(image: Any) -> tuple:
     try:
-        library, co = resolve_code_object(_image_bytes(image))
+        library, co = resolve_code_object(image_bytes(image))
     except CodeObjectError as exc:
         raise HipError(exc.code, str(exc)) from None
     return (SUCCESS, _keep("module", lambda h: Module(h, library, co.kernels)))
 
 
 def hipModuleGetFunction(mod: Module, kname: Any) -> tuple:
-    name = bytes(kname).decode(errors="replace") if not isinstance(kname, str) else kname
-    name = name.rstrip("\0")
+    name = kernel_name(kname)
     if name not in mod.kernels:
         raise HipError("hipErrorNotFound", f"module has no kernel {name!r}")
     return (SUCCESS, _keep("function", lambda h: Function(h, mod, mod.library.kernels[name])))
 
 
 def hipModuleUnload(mod: Module) -> None:
-    dev = _device.current()
+    dev = _dev()
     del dev.modules[mod.handle]
     for handle in [h for h, f in dev.functions.items() if f.module is mod]:
         del dev.functions[handle]
@@ -657,14 +373,7 @@ def _launch(fn: Function, grid: tuple, block: tuple, stream: Any, kernel_params:
         raise HipError("hipErrorInvalidConfiguration", f"launch shape {grid} x {block}")
     s = _stream(stream)
     kernargs = pack_kernel_args(fn.kernel.layout, kernel_params, extra)  # by value, now
-    kernel, memory = fn.kernel, _device.current().memory
-
-    def make() -> Op:
-        def run() -> "bool | None":
-            return kernel.impl(LaunchContext(kernel.name, kernargs, grid, block,
-                                             memory.resolve_for_kernel))
-        return Op(f"{kernel.name}<<<{grid}, {block}>>>", run, 10.0)
-    _submit(s, make)
+    _dev().launch(s, fn.kernel, kernargs, grid, block)
 
 
 @irregular(raw=True)  # the launch shape is checked before the stream is looked up
@@ -672,7 +381,8 @@ def hipModuleLaunchKernel(f: Any, gridDimX: int, gridDimY: int, gridDimZ: int,
                           blockDimX: int, blockDimY: int, blockDimZ: int,
                           sharedMemBytes: int, stream: Any, kernelParams: Any,
                           extra: Any) -> None:
-    fn = _lookup(_device.current().functions, f, "function")
+    dev = _dev()
+    fn = dev.lookup(dev.functions, f, "function")
     _launch(fn, (gridDimX, gridDimY, gridDimZ), (blockDimX, blockDimY, blockDimZ),
             stream, kernelParams, extra)
 
@@ -680,25 +390,9 @@ def hipModuleLaunchKernel(f: Any, gridDimX: int, gridDimY: int, gridDimZ: int,
 @irregular(raw=True)  # an unknown function is hipErrorInvalidDeviceFunction, not InvalidHandle
 def hipLaunchKernel(function_address: Any, numBlocks: Any, dimBlocks: Any, args: Any,
                     sharedMemBytes: int, stream: Any) -> None:
-    fn = _lookup(_device.current().functions, function_address, "kernel function",
-                 "hipErrorInvalidDeviceFunction")
+    dev = _dev()
+    fn = dev.lookup(dev.functions, function_address, "kernel function", "hipErrorInvalidDeviceFunction")
     _launch(fn, surface.dims(numBlocks), surface.dims(dimBlocks), stream, args, None)
-
-
-def _keep(kind: str, make: Callable[[int], Any]) -> Any:
-    """The hip handle of a new ``kind`` object, ``make(handle)``, kept live on the device."""
-    dev = _device.current()
-    obj = make(dev.new_handle(kind))
-    getattr(dev, kind + "s")[obj.handle] = obj
-    return _HANDLE_TYPES[kind](obj.handle)
-
-
-_HANDLE_TYPES = {"stream": ht.ihipStream_t, "event": ht.ihipEvent_t, "graph": ht.ihipGraph,
-                 "graph_exec": ht.hipGraphExec, "module": ht.ihipModule_t, "function": ht.ihipModuleSymbol_t}
-
-
-def _forget(kind: str, obj: Any) -> None:
-    del getattr(_device.current(), kind)[obj.handle]
 
 
 # Calls that are a constant, a deletion or another call's body with fixed arguments.
@@ -709,19 +403,19 @@ TABLE: dict[str, Callable] = {
     "hipGetDeviceCount": lambda: (SUCCESS, 1),
     "hipGetDevice": lambda: (SUCCESS, 0),
     "hipStreamIsCapturing": lambda s: hipStreamGetCaptureInfo(s)[:2],
-    "hipEventDestroy": lambda ev: _forget("events", ev),
-    "hipGraphExecDestroy": lambda exe: _forget("graph_execs", exe),
-    "hipGraphDestroy": lambda g: _forget("graphs", g),
-    "hipMemset": lambda dst, value, n: _sync_on_null(_memset_op(dst, value, n), "hipMemset"),
-    "hipMemsetAsync": lambda dst, value, n, s: _submit(s, _memset_op(dst, value, n)),
+    "hipEventDestroy": lambda ev: _dev().forget("events", ev),
+    "hipGraphExecDestroy": lambda exe: _dev().forget("graph_execs", exe),
+    "hipGraphDestroy": lambda g: _dev().forget("graphs", g),
+    "hipMemset": lambda dst, value, n: _sync_on_null(_dev().memory.memset_op(dst, value, n), "hipMemset"),
+    "hipMemsetAsync": lambda dst, value, n, s: _dev().submit(s, _dev().memory.memset_op(dst, value, n)),
     "hipMemcpy": lambda dst, src, n, kind: _sync_on_null(_copy_op(dst, src, n, kind), "hipMemcpy"),
-    "hipMemcpyAsync": lambda dst, src, n, kind, s: _submit(s, _copy_op(dst, src, n, kind)),
+    "hipMemcpyAsync": lambda dst, src, n, kind, s: _dev().submit(s, _copy_op(dst, src, n, kind)),
     "hipMemcpyHtoD": lambda dst, src, n: _sync_on_null(_copy_op(dst, src, n, _H2D), "hipMemcpyHtoD"),
     "hipMemcpyDtoH": lambda dst, src, n: _sync_on_null(_copy_op(dst, src, n, _D2H), "hipMemcpyDtoH"),
     "hipMemcpyDtoD": lambda dst, src, n: _sync_on_null(_copy_op(dst, src, n, _D2D), "hipMemcpyDtoD"),
-    "hipMemcpyHtoDAsync": lambda dst, src, n, s: _submit(s, _copy_op(dst, src, n, _H2D)),
-    "hipMemcpyDtoHAsync": lambda dst, src, n, s: _submit(s, _copy_op(dst, src, n, _D2H)),
-    "hipMemcpyDtoDAsync": lambda dst, src, n, s: _submit(s, _copy_op(dst, src, n, _D2D)),
+    "hipMemcpyHtoDAsync": lambda dst, src, n, s: _dev().submit(s, _copy_op(dst, src, n, _H2D)),
+    "hipMemcpyDtoHAsync": lambda dst, src, n, s: _dev().submit(s, _copy_op(dst, src, n, _D2H)),
+    "hipMemcpyDtoDAsync": lambda dst, src, n, s: _dev().submit(s, _copy_op(dst, src, n, _D2D)),
     "hipHostMalloc": lambda size, flags: _host_malloc(size, flags, "hipHostMalloc"),
     "hipMallocHost": lambda size: _host_malloc(size, 0, "hipMallocHost"),
     "hipHostAlloc": lambda size, flags: _host_malloc(size, flags, "hipHostAlloc"),
@@ -749,7 +443,7 @@ hip = surface.build("hrr.backends.sim.hip", "hrr sim backend: hip-python's hip s
 
 def kernel_layout(function: Any) -> KernelLayout:
     """The parameter layout of a function handle from hipModuleGetFunction (or its int)."""
-    dev = _device.current()
+    dev = _dev()
     with dev.lock:
         fn = dev.functions.get(as_handle_value(function))
     if fn is None:
@@ -759,4 +453,4 @@ def kernel_layout(function: Any) -> KernelLayout:
 
 def last_error_detail() -> str:
     """The message behind this thread's last error (e.g. which stream deadlocked)."""
-    return _device.current().last_error()[1]
+    return _dev().last_error()[1]

@@ -10,14 +10,16 @@ UTF-8 JSON header ``{"library": str, "version": str, "kernels": [str, ...]}``.
 """
 from __future__ import annotations
 
+import ctypes
 import json
 import struct
 from importlib.metadata import entry_points
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 import attrs
 import numpy as np
 
+from hrr.backends.hiptypes import as_address
 from hrr.backends.kernargs import KernelLayout
 
 ENTRY_POINT_GROUP = "hrr.kernel_libraries"
@@ -202,3 +204,41 @@ def resolve_code_object(data: bytes) -> tuple[KernelLibrary, CodeObject]:
         raise CodeObjectError(f"kernel library {co.library!r} lacks {', '.join(missing)}",
                               code="hipErrorNoBinaryForGpu")
     return lib, co
+
+
+@attrs.define(eq=False)
+class Module:
+    """A loaded code object (hipModuleLoadData): its library and the kernels it names."""
+
+    handle: int
+    library: KernelLibrary
+    kernels: tuple
+
+
+@attrs.define(eq=False)
+class Function:
+    """A kernel of a loaded module (hipModuleGetFunction)."""
+
+    handle: int
+    module: Module
+    kernel: KernelDef
+
+
+def image_bytes(image: Any) -> bytes:
+    """hipModuleLoadData's image as bytes: a buffer as is, or an address whose code object
+    header says how many bytes to read (CodeObjectError when NULL or not a code object)."""
+    try:
+        return bytes(memoryview(image).cast("B"))
+    except TypeError:
+        pass
+    addr = as_address(image)
+    if not addr:
+        raise CodeObjectError("hipModuleLoadData: NULL image", code="hipErrorInvalidValue")
+    total = code_object_size(ctypes.string_at(addr, 12))
+    return ctypes.string_at(addr, total)
+
+
+def kernel_name(kname: Any) -> str:
+    """hipModuleGetFunction's name argument (str or bytes, NUL-terminated or not) as a str."""
+    name = bytes(kname).decode(errors="replace") if not isinstance(kname, str) else kname
+    return name.rstrip("\0")

@@ -12,11 +12,15 @@ from __future__ import annotations
 
 import bisect
 import ctypes
+from typing import Any, Callable
 
 import attrs
 import numpy as np
 
+from hrr.backends.hiptypes import hipMemcpyKind, hipMemoryType, hipPointerAttribute_t
 from hrr.backends.sim.kernels import DeviceFault
+from hrr.backends.sim.streams import Op
+from hrr.backends.surface import HipError
 
 DEVICE_BASE = 1 << 48
 DEVICE_ALIGN = 256
@@ -27,6 +31,17 @@ TOTAL_DEVICE_BYTES = 16 << 30
 TOTAL_PINNED_BYTES = 16 << 30
 
 DEVICE, HOST_PINNED, HOST_REGISTERED = "device", "host_pinned", "host_registered"
+
+# kind -> whether (dst, src) must be device-visible: the device end(s) its name gives
+_MUST_BE_DEVICE = {k: (k.name.endswith(("ToDevice", "ToDeviceNoCU")), "DeviceTo" in k.name) for k in hipMemcpyKind}
+
+
+def checked_size(value: Any) -> int:
+    """A size argument as an int (hipErrorInvalidValue when negative)."""
+    size = int(value)
+    if size < 0:
+        raise HipError("hipErrorInvalidValue", f"negative size {size}")
+    return size
 
 
 @attrs.define(eq=False)
@@ -204,6 +219,107 @@ class Memory:
                                f"{inside.size}-byte host range at 0x{inside.base:x}")
         if must_be_device:
             raise MemoryError_(f"0x{addr:x} is not device memory (nor pinned host memory)")
+        return addr
+
+    def pointer_attributes(self, addr: int) -> hipPointerAttribute_t:
+        """hipPointerGetAttributes: device, pinned/registered host, or unregistered memory."""
+        alloc = self.find(addr)
+        if alloc is None:
+            if self.is_device_address(addr):
+                raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not in a device allocation")
+            return hipPointerAttribute_t(hipMemoryType.hipMemoryTypeUnregistered, -1, 0, addr)
+        if alloc.kind == DEVICE:
+            return hipPointerAttribute_t(hipMemoryType.hipMemoryTypeDevice, 0, addr, 0)
+        return hipPointerAttribute_t(hipMemoryType.hipMemoryTypeHost, 0, addr, addr, allocationFlags=alloc.flags)
+
+    def free(self, addr: int, device: bool) -> None:
+        """hipFree (``device``: device memory, or pinned, as HIP's hipFree also frees
+        hipHostMalloc memory) and hipHostFree (pinned memory only); hipErrorInvalidValue
+        when ``addr`` is no such allocation."""
+        try:
+            if device and self.is_device_address(addr):
+                self.free_device(addr)
+            else:
+                self.free_host(addr, HOST_PINNED)
+        except MemoryError_ as exc:
+            raise HipError("hipErrorInvalidValue", str(exc)) from None
+
+    def register(self, addr: int, n: int, flags: int) -> None:
+        """hipHostRegister: a non-NULL host range that overlaps no pinned or registered one."""
+        if not addr or not n or self.is_device_address(addr):
+            raise HipError("hipErrorInvalidValue", "hipHostRegister needs a non-NULL host range")
+        try:
+            self.host_register(addr, n, flags)
+        except MemoryError_:
+            raise HipError("hipErrorHostMemoryAlreadyRegistered",
+                           f"0x{addr:x}+{n} overlaps registered or pinned memory") from None
+
+    def check_registered(self, addr: int) -> None:
+        """hipHostUnregister's check: ``addr`` starts a registered range."""
+        alloc = self.find_host(addr)
+        if alloc is None or alloc.kind != HOST_REGISTERED or alloc.base != addr:
+            raise HipError("hipErrorHostMemoryNotRegistered", f"0x{addr:x} is not registered")
+
+    def copy_op(self, dst_addr: int, src_addr: int, size: Any, kind: hipMemcpyKind) -> Callable[[], Op]:
+        """Validate a copy now; the returned node factory copies when its op runs."""
+        n = checked_size(size)
+        dst_dev, src_dev = _MUST_BE_DEVICE[kind]
+        try:
+            self.copy_endpoint(dst_addr, n, dst_dev)
+            src_end = self.copy_endpoint(src_addr, n, src_dev)
+        except MemoryError_ as exc:
+            raise HipError("hipErrorInvalidValue", f"hipMemcpy: {exc}") from None
+        # Pageable host memory is staged at enqueue, as a GPU driver does; device-visible
+        # memory (device and pinned host) is read when the copy runs.
+        staged = read_endpoint(src_end, n) if isinstance(src_end, int) else None
+
+        def make() -> Op:
+            def run() -> None:
+                try:
+                    d = self.copy_endpoint(dst_addr, n, dst_dev)
+                    data = staged if staged is not None else read_endpoint(
+                        self.copy_endpoint(src_addr, n, src_dev), n)
+                except MemoryError_ as exc:
+                    raise DeviceFault("hipErrorIllegalAddress", str(exc)) from None
+                write_endpoint(d, data)
+            return Op(f"memcpy(0x{dst_addr:x} <- 0x{src_addr:x}, {n})", run, 1.0 + n / 10_000)
+        return make
+
+    def memset_op(self, addr: int, value: int, size: Any) -> Callable[[], Op]:
+        """Validate a memset now; the returned node factory fills the bytes when its op runs."""
+        n, byte = checked_size(size), int(value) & 0xFF
+        try:
+            self.copy_endpoint(addr, n, True)
+        except MemoryError_ as exc:
+            raise HipError("hipErrorInvalidValue", f"hipMemset: {exc}") from None
+
+        def make() -> Op:
+            def run() -> None:
+                try:
+                    self.copy_endpoint(addr, n, True)[:] = byte  # type: ignore[index]
+                except MemoryError_ as exc:
+                    raise DeviceFault("hipErrorIllegalAddress", str(exc)) from None
+            return Op(f"memset(0x{addr:x}, {byte}, {n})", run, 1.0 + n / 20_000)
+        return make
+
+    def free_async_op(self, addr: int) -> Callable[[], Op]:
+        """Mark the device allocation at ``addr`` free-pending; the node factory frees it."""
+        alloc = self.find_device(addr) if self.is_device_address(addr) else None
+        if alloc is None or alloc.base != addr or alloc.free_pending:
+            raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not a live device allocation")
+        alloc.free_pending = True
+
+        def make() -> Op:
+            def run() -> None:
+                if self.find_device(addr) is alloc:
+                    self.free_device(addr)
+            return Op(f"free(0x{addr:x})", run, 0.1)
+        return make
+
+    def value_address(self, addr: int) -> int:
+        """``addr`` when a 32-bit stream memory operation may use it, else hipErrorInvalidValue."""
+        if self.device_visible(addr, 4) is None:
+            raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not device-visible memory")
         return addr
 
 

@@ -20,6 +20,7 @@ from typing import Any, Callable
 import attrs
 
 from hrr.backends.sim.kernels import DeviceFault
+from hrr.backends.surface import HipError
 
 NON_BLOCKING = 0x1  # hipStreamNonBlocking
 # A host wait on a stuck device gives other threads this long to release it.
@@ -202,3 +203,39 @@ class Scheduler:
                 heads.append(f"stream 0x{s.handle:x}: {op.label} {why}")
         return ("deadlock: the host waits for device work that can never complete; "
                 + "; ".join(heads))
+
+
+_WAIT_CONDITIONS = {  # hipStreamWaitValue flags -> condition on (word & mask, value, mask)
+    0: lambda w, v, m: w >= v,                          # Gte
+    1: lambda w, v, m: w == v,                          # Eq
+    2: lambda w, v, m: (w & v) != 0,                    # And
+    3: lambda w, v, m: (~(w | (v & m)) & m) != 0,       # Nor
+}
+
+
+def wait_value_op(resolve: Callable[[int, int], Any], addr: int, value: int, flags: int,
+                  mask: int) -> Callable[[], Op]:
+    """hipStreamWaitValue32's node factory: its op completes once the word at ``addr``
+    (read through ``resolve``) meets the condition ``flags`` names."""
+    cond = _WAIT_CONDITIONS.get(int(flags))
+    if cond is None:
+        raise HipError("hipErrorInvalidValue", f"hipStreamWaitValue32: unknown flags {flags}")
+    value, mask = int(value) & 0xFFFFFFFF, int(mask) & 0xFFFFFFFF
+
+    def make() -> Op:
+        def run() -> bool:
+            word = int(resolve(addr, 4).view("<u4")[0]) & mask
+            return bool(cond(word, value & mask, mask))
+        return Op(f"hipStreamWaitValue32(0x{addr:x}, {value}, flags={int(flags)})", run, 0.5)
+    return make
+
+
+def write_value_op(resolve: Callable[[int, int], Any], addr: int, value: int) -> Callable[[], Op]:
+    """hipStreamWriteValue32's node factory: its op stores the word at ``addr``."""
+    value = int(value) & 0xFFFFFFFF
+
+    def make() -> Op:
+        def run() -> None:
+            resolve(addr, 4).view("<u4")[0] = value
+        return Op(f"hipStreamWriteValue32(0x{addr:x}, {value})", run, 0.5)
+    return make

@@ -247,3 +247,27 @@ def test_device_allocations_carry_their_size(cuda, name, args, call, returned, e
     err, arr = getattr(hip, name)(*args)
     assert log == [call] and (err, None if arr is None else int(arr)) == expected
     assert arr is None or (type(arr) is ht.DeviceArray and arr.size == 32)
+
+
+def test_hipfree_frees_pinned_memory_as_pinned_until_it_is_freed(cuda):
+    """hipFree of a live hipHostMalloc allocation is cuMemFreeHost; once freed, the same
+    address is no longer pinned, so a later hipFree of it goes to cudaFree."""
+    hip, log, results = cuda
+    results["cuMemFreeHost"] = (0,)
+    results["cudaFree"] = (0,)
+    _, ptr = hip.hipHostMalloc(64, 0)
+    assert hip.hipFree(int(ptr)) == (E.hipSuccess,)
+    assert hip.hipFree(int(ptr)) == (E.hipSuccess,)
+    assert log == [("drv", "cuMemHostAlloc", (64, 3)), ("drv", "cuMemFreeHost", (0x77,)),
+                   ("rt", "cudaFree", (0x77,))]
+
+
+def test_a_device_reset_forgets_the_pinned_allocations(cuda):
+    """cudaDeviceReset freed them: a later hipFree of such an address is cudaFree."""
+    hip, log, results = cuda
+    results["cudaDeviceReset"] = (0,)
+    results["cudaFree"] = (0,)
+    _, ptr = hip.hipHostMalloc(64, 0)
+    assert hip.hipDeviceReset() == (E.hipSuccess,)
+    assert hip.hipFree(int(ptr)) == (E.hipSuccess,)
+    assert log[1:] == [("rt", "cudaDeviceReset", ()), ("rt", "cudaFree", (0x77,))]

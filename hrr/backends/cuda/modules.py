@@ -1,0 +1,171 @@
+"""The cuda backend's modules, kernel functions, launches and host functions.
+
+CUDA does not say how a kernel's parameters are typed, so the backend keeps, per function
+handle, the parameter layout it built when the function was looked up (cuFuncGetParamInfo's
+offsets and sizes; the built-in library's typed layouts where they match), and per module
+the functions looked up in it, so an unload forgets them. Launches pack ``kernelParams``
+or ``extra`` into one kernarg buffer by that layout.
+"""
+from __future__ import annotations
+
+import ctypes
+import threading
+from typing import Any
+
+from hrr.backends import hiptypes as ht
+from hrr.backends.cuda._errors import SUCCESS, hip_error
+from hrr.backends.cuda._runtime import STATE as S
+from hrr.backends.cuda._runtime import driver, handle_value
+from hrr.backends.cuda.builtin import BUILTIN_LAYOUTS, is_builtin_image
+from hrr.backends.kernargs import UNKNOWN, KernelLayout, LaunchArgsError, ParamSpec, kernarg_array, pack_kernel_args
+
+E = ht.hipError_t
+CU_LAUNCH_PARAM_END = 0
+
+_lock = threading.Lock()
+# function handle -> layout; module handle -> its functions
+_layouts: dict[int, KernelLayout] = {}
+_module_funcs: dict[int, list[int]] = {}
+_builtin_modules: set[int] = set()
+# ctypes host-function objects handed to us: kept for the life of the process, since a
+# stream or graph may call them at any later time
+_host_fn_keepalive: list[Any] = []
+
+
+def forget_all() -> None:
+    """hipDeviceReset unloaded every module: forget their functions and layouts."""
+    with _lock:
+        _layouts.clear()
+        _module_funcs.clear()
+        _builtin_modules.clear()
+
+
+def _image_bytes(image: Any) -> bytes | int:
+    try:
+        return bytes(memoryview(image).cast("B"))
+    except TypeError:
+        return ht.as_address(image)
+
+
+def load_data(image: Any) -> tuple:
+    """hipModuleLoadData: cuModuleLoadData of the image (bytes, or an address)."""
+    data = _image_bytes(image)
+    if isinstance(data, bytes):
+        data = _translate_foreign_image(data)
+    res, mod = driver().cuModuleLoadData(data)
+    if int(res):
+        return (hip_error(res), None)
+    handle = int(mod)
+    with _lock:
+        _module_funcs[handle] = []
+        if isinstance(data, bytes) and is_builtin_image(data):
+            _builtin_modules.add(handle)
+    return (SUCCESS, ht.ihipModule_t(handle))
+
+
+_sim_code: bytes | None = None
+
+
+def _translate_foreign_image(data: bytes) -> bytes:
+    """The sim's built-in code object names the built-in library; load ours for it."""
+    global _sim_code
+    if _sim_code is None:
+        try:
+            from hrr.backends import sim
+            _sim_code = bytes(sim.builtin_code_object())
+        except Exception:  # noqa: BLE001 - no sim, or it has no such object
+            _sim_code = b""
+    if _sim_code and data == _sim_code:
+        from hrr.backends.cuda.builtin import builtin_code_object
+        return builtin_code_object()
+    return data
+
+
+def _query_layout(func_handle: int, name: str, builtin: bool) -> KernelLayout:
+    drv = S.drv
+    params = []
+    i = 0
+    while i < 4096:
+        try:
+            res, off, size = drv.cuFuncGetParamInfo(func_handle, i)
+        except RuntimeError:
+            break
+        if int(res) or off is None:
+            break
+        params.append(ParamSpec(int(off), int(size), UNKNOWN, f"arg{i}"))
+        i += 1
+    known = BUILTIN_LAYOUTS.get(name) if builtin else None
+    if known is not None and len(known.params) == len(params) and all(
+            (k.offset, k.size) == (p.offset, p.size) for k, p in zip(known.params, params, strict=True)):
+        return known
+    return KernelLayout(tuple(params))
+
+
+def get_function(mod: int, kname: Any) -> tuple:
+    """hipModuleGetFunction: cuModuleGetFunction, then the function's parameter layout."""
+    name = kname.encode() if isinstance(kname, str) else bytes(kname)
+    res, f = driver().cuModuleGetFunction(mod, name)
+    if int(res):
+        return (hip_error(res), None)
+    handle = int(f)
+    layout = _query_layout(handle, name.decode(errors="replace"), mod in _builtin_modules)
+    with _lock:
+        _layouts[handle] = layout
+        _module_funcs.setdefault(mod, []).append(handle)
+    return (SUCCESS, ht.ihipModuleSymbol_t(handle))
+
+
+def unload(mod: int) -> tuple:
+    """hipModuleUnload: cuModuleUnload, then forget the module's functions."""
+    res = driver().cuModuleUnload(mod)[0]
+    if int(res) == 0:
+        with _lock:
+            for fh in _module_funcs.pop(mod, []):
+                _layouts.pop(fh, None)
+            _builtin_modules.discard(mod)
+    return (hip_error(res),)
+
+
+def kernel_layout(function: Any) -> KernelLayout:
+    """The parameter layout of a function handle from hipModuleGetFunction."""
+    layout = _layouts.get(handle_value(function))
+    if layout is None:
+        raise KeyError(f"unknown kernel function {function!r}")
+    return layout
+
+
+def launch(fh: int, grid: tuple, block: tuple, shared: Any, stream: int, kernel_params: Any, extra: Any,
+           missing: "ht.hipError_t") -> tuple:
+    """cuLaunchKernel of function ``fh`` with its arguments packed by its layout (``missing``
+    when the backend knows no such function)."""
+    layout = _layouts.get(fh)
+    if layout is None:
+        return (missing,)
+    try:
+        kernarg = pack_kernel_args(layout, kernel_params, extra)
+    except (LaunchArgsError, ht.PointerConversionError, ValueError):
+        return (E.hipErrorInvalidValue,)
+    drv = driver()
+    if kernarg:
+        arr, keep = kernarg_array(kernarg)
+        arr[4] = CU_LAUNCH_PARAM_END  # CUDA's END is 0, HIP's is 3
+        extra_arg = ctypes.addressof(arr)
+    else:
+        arr = keep = None
+        extra_arg = 0
+    res = drv.cuLaunchKernel(fh, *grid, *block, int(shared), stream, None, extra_arg)
+    del arr, keep
+    return (hip_error(res[0]),)
+
+
+def host_fn_address(fn: Any) -> int:
+    """hip-python's hipHostFn_t rules, except that a ctypes function object gives its
+    code address (and is kept alive) rather than the address of the ctypes object."""
+    if isinstance(fn, ctypes._CFuncPtr):  # type: ignore[attr-defined]
+        with _lock:
+            _host_fn_keepalive.append(fn)
+        return ctypes.cast(fn, ctypes.c_void_p).value or 0
+    if callable(fn) and not isinstance(fn, (int, ht.Pointer)):
+        raise TypeError("fn must be the address of a C function, e.g. "
+                        "ctypes.cast(ctypes.CFUNCTYPE(None, ctypes.c_void_p)(f), ctypes.c_void_p).value")
+    return ht.as_address(fn)
