@@ -42,6 +42,10 @@ class Record:
     event: Event | None = None
 
 
+def _triple(index: int, offset: int, value: Any) -> tuple[int, int, Any]:
+    return index, offset, value
+
+
 @attrs.frozen
 class BadRecord:
     """An event frame that was refused (bad checksum, undecodable msgpack, bad framing,
@@ -235,6 +239,11 @@ class ProcessArchive:
         Anything that acts on events uses :meth:`checked_events`."""
         return self._walk(decode=True)
 
+    def raw_events(self) -> Iterator[tuple[int, int, Any] | BadRecord]:
+        """Like :meth:`events`, each good record as the tuple ``(index, offset, value)``: no
+        object per record, for replay's hot path (which checks the schema itself)."""
+        return self._walk(decode=True, make=_triple)
+
     def checked_events(self) -> Iterator[Record | BadRecord]:
         """Like :meth:`events`, and each value is also checked against the event schema
         (``hrr.events.codec``): a Record carries its ``event``; a value of the wrong shape or
@@ -258,7 +267,7 @@ class ProcessArchive:
         return self._state
 
     def _walk(self, decode: bool, progress: Callable[[int], None] | None = None,
-              make: Callable[[int, int, Any], Record | BadRecord] = Record) -> Iterator[Record | BadRecord]:
+              make: Callable[[int, int, Any], Any] = Record) -> Iterator[Any]:
         """Every event record (``make(index, offset, value)`` builds what is yielded)."""
         state = StreamState(torn=self.header_torn, valid_end=self._data_start)
         if self.header_torn:
@@ -324,7 +333,7 @@ class ProcessArchive:
         self._state = state
 
     def _walk_v2(self, state: StreamState, decode: bool, progress: Callable[[int], None] | None,
-                 make: Callable[[int, int, Any], Record | BadRecord]) -> Iterator[Record | BadRecord]:
+                 make: Callable[[int, int, Any], Any]) -> Iterator[Any]:
         """Version 2: batch frames of ``count`` records under one checksum; an open or torn
         last batch is read record by record (each whole by its own msgpack framing)."""
         limits, where = self.limits, self.events_path
@@ -394,7 +403,7 @@ class ProcessArchive:
         self._state = state
 
     def _batch(self, payload: bytes, count: int, body: int, offset: int, index: int,
-               make: Callable[[int, int, Any], Record | BadRecord]) -> Iterator[Record | BadRecord]:
+               make: Callable[[int, int, Any], Any]) -> Iterator[Any]:
         """The ``count`` records of one checked batch frame; the rest of the frame is refused
         at the first record that does not decode."""
         where, apis = self.events_path, self._apis
@@ -425,7 +434,7 @@ class ProcessArchive:
                             where)
 
     def _loose_records(self, f: Any, state: StreamState, offset: int, start: bytes, decode: bool,
-                       make: Callable[[int, int, Any], Record | BadRecord],
+                       make: Callable[[int, int, Any], Any],
                        torn: bool = False) -> Iterator[Record | BadRecord]:
         """Records of the batch whose frame header starts at ``offset`` and was never written
         (or whose payload is cut short), one by one: up to a zero byte, the end of the file or

@@ -38,6 +38,7 @@ MAX_PSEUDO_ARGS = 16
 MAX_LAYOUT_ROWS = 4096      # kernel parameters
 MAX_RECORDS_PER_PLUGIN = 1 << 16
 MAX_API_NAME = 128
+_U64, _I64 = 1 << 64, -(1 << 63)   # what msgpack can carry; an in-process record may hold more
 _HINT = "the archive is damaged or not written by hrr"
 
 
@@ -153,7 +154,8 @@ def _well_formed(value: Any) -> bool:
     if type(value) is not list or len(value) != 7:
         return False
     seq, tid, api, args, err, outs, extra = value
-    if type(seq) is not int or seq < 0 or type(tid) is not int or type(err) is not int or type(api) is not str:
+    if type(seq) is not int or type(tid) is not int or type(err) is not int or type(api) is not str \
+            or not 0 <= seq < _U64 or not _I64 <= tid < _U64:
         return False
     try:
         checks = _ROW_CHECKS[api]
@@ -201,6 +203,8 @@ def _schema_problem(value: Any) -> str | None:
         return "event field seq must be a non-negative int"
     if not _is_int(tid):
         return "event field tid must be an int"
+    if seq >= _U64 or not _I64 <= tid < _U64:
+        return "event field seq or tid is out of the 64-bit range"
     if type(api) is not str or len(api) > MAX_API_NAME:
         return "event field api must be a string"
     if api not in CATALOGUE and api not in PSEUDO_EVENTS:
