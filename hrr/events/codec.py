@@ -141,10 +141,45 @@ def _row_checks(row: Any) -> tuple[Callable[[object], bool] | None, ...]:
     return tuple(ARG_ROLES[p.role][0] if p.role in ARG_ROLES else None for p in row.params)
 
 
-# Per API, built once: the checks the fast path runs for its args; pseudo-events take any.
-_ROW_CHECKS: dict[str, tuple[Callable[[object], bool] | None, ...] | None] = {
-    **{name: _row_checks(row) for name, row in CATALOGUE.items()},
-    **{name: None for name in PSEUDO_EVENTS if len(name) <= MAX_API_NAME},
+def _extra_ok(extra: dict) -> bool:
+    for key, v in extra.items():
+        entry = EXTRA_KEYS.get(key)
+        if entry is None or not entry[0](v):
+            return False
+    return True
+
+
+def _fields_check(checks: tuple[Callable[[object], bool] | None, ...] | None
+                  ) -> Callable[[list, list, dict], bool]:
+    """``ok(args, outs, extra)`` for one API, specialised once: its argument count and role
+    checks unrolled into locals (``checks`` None: a pseudo-event, any args up to the cap)."""
+    most_args = MAX_PSEUDO_ARGS if checks is None else len(checks)
+    exact = checks is not None
+    active = tuple((i, c) for i, c in enumerate(checks or ()) if c is not None)
+    scalars, wire_value, max_outs = _SCALARS, _wire_value, MAX_OUTS
+
+    def ok(args: list, outs: list, extra: dict) -> bool:
+        n = len(args)
+        if (n != most_args if exact else n > most_args) or len(outs) > max_outs:
+            return False
+        if n:
+            for i, check in active:
+                if not check(args[i]):
+                    return False
+            for x in args:
+                if type(x) not in scalars and not wire_value(x):
+                    return False
+        for x in outs:
+            if type(x) not in scalars and not wire_value(x):
+                return False
+        return not extra or _extra_ok(extra)
+    return ok
+
+
+# Per API, built once: the check of its args, outs and extra; pseudo-events take any args.
+_FIELDS: dict[str, Callable[[list, list, dict], bool]] = {
+    **{name: _fields_check(_row_checks(row)) for name, row in CATALOGUE.items()},
+    **{name: _fields_check(None) for name in PSEUDO_EVENTS if len(name) <= MAX_API_NAME},
 }
 
 
@@ -155,36 +190,11 @@ def _well_formed(value: Any) -> bool:
         return False
     seq, tid, api, args, err, outs, extra = value
     if type(seq) is not int or type(tid) is not int or type(err) is not int or type(api) is not str \
+            or type(args) is not list or type(outs) is not list or type(extra) is not dict \
             or not 0 <= seq < _U64 or not _I64 <= tid < _U64:
         return False
-    try:
-        checks = _ROW_CHECKS[api]
-    except KeyError:
-        return False
-    if type(args) is not list or type(outs) is not list or type(extra) is not dict:
-        return False
-    if len(args) > MAX_PSEUDO_ARGS or len(outs) > MAX_OUTS:
-        return False
-    if checks is not None:
-        if len(args) != len(checks):
-            return False
-        for check, x in zip(checks, args, strict=True):
-            if check is not None and not check(x):
-                return False
-            if type(x) not in _SCALARS and not _wire_value(x):
-                return False
-    else:
-        for x in args:
-            if type(x) not in _SCALARS and not _wire_value(x):
-                return False
-    for x in outs:
-        if type(x) not in _SCALARS and not _wire_value(x):
-            return False
-    for key, v in extra.items():
-        entry = EXTRA_KEYS.get(key)
-        if entry is None or not entry[0](v):
-            return False
-    return True
+    fields = _FIELDS.get(api)
+    return fields is not None and fields(args, outs, extra)
 
 
 def schema_error(value: Any) -> str | None:
