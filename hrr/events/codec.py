@@ -149,16 +149,22 @@ def _extra_ok(extra: dict) -> bool:
     return True
 
 
-def _fields_check(checks: tuple[Callable[[object], bool] | None, ...] | None
-                  ) -> Callable[[list, list, dict], bool]:
-    """``ok(args, outs, extra)`` for one API, specialised once: its argument count and role
-    checks unrolled into locals (``checks`` None: a pseudo-event, any args up to the cap)."""
+def _record_check(checks: tuple[Callable[[object], bool] | None, ...] | None) -> Callable[[list], bool]:
+    """``ok(record)`` for a 7-item list naming one API, specialised once: its argument count
+    and role checks unrolled into locals (``checks`` None: a pseudo-event, any args up to
+    the cap). True exactly when the full check finds nothing."""
     most_args = MAX_PSEUDO_ARGS if checks is None else len(checks)
     exact = checks is not None
     active = tuple((i, c) for i, c in enumerate(checks or ()) if c is not None)
     scalars, wire_value, max_outs = _SCALARS, _wire_value, MAX_OUTS
+    u64, i64 = _U64, _I64
 
-    def ok(args: list, outs: list, extra: dict) -> bool:
+    def ok(value: list) -> bool:
+        seq, tid, _, args, err, outs, extra = value
+        if type(seq) is not int or type(tid) is not int or type(err) is not int \
+                or type(args) is not list or type(outs) is not list or type(extra) is not dict \
+                or not 0 <= seq < u64 or not i64 <= tid < u64:
+            return False
         n = len(args)
         if (n != most_args if exact else n > most_args) or len(outs) > max_outs:
             return False
@@ -176,25 +182,26 @@ def _fields_check(checks: tuple[Callable[[object], bool] | None, ...] | None
     return ok
 
 
-# Per API, built once: the check of its args, outs and extra; pseudo-events take any args.
-_FIELDS: dict[str, Callable[[list, list, dict], bool]] = {
-    **{name: _fields_check(_row_checks(row)) for name, row in CATALOGUE.items()},
-    **{name: _fields_check(None) for name in PSEUDO_EVENTS if len(name) <= MAX_API_NAME},
+# Per API, built once: the check of a record naming it; pseudo-events take any args.
+_RECORD_CHECKS: dict[str, Callable[[list], bool]] = {
+    **{name: _record_check(_row_checks(row)) for name, row in CATALOGUE.items()},
+    **{name: _record_check(None) for name in PSEUDO_EVENTS if len(name) <= MAX_API_NAME},
 }
+
+
+def record_check(api: str) -> Callable[[list], bool] | None:
+    """The schema's fast check of a 7-item list whose third item is ``api`` (None: ``api``
+    has none, e.g. a row added after import; :func:`schema_error` still settles those)."""
+    return _RECORD_CHECKS.get(api)
 
 
 def _well_formed(value: Any) -> bool:
     """True exactly when :func:`_schema_problem` finds nothing, specialised per API and
     cheap for the common record; any doubt is settled by the full check, which names the field."""
-    if type(value) is not list or len(value) != 7:
+    if type(value) is not list or len(value) != 7 or type(value[2]) is not str:
         return False
-    seq, tid, api, args, err, outs, extra = value
-    if type(seq) is not int or type(tid) is not int or type(err) is not int or type(api) is not str \
-            or type(args) is not list or type(outs) is not list or type(extra) is not dict \
-            or not 0 <= seq < _U64 or not _I64 <= tid < _U64:
-        return False
-    fields = _FIELDS.get(api)
-    return fields is not None and fields(args, outs, extra)
+    ok = _RECORD_CHECKS.get(value[2])
+    return ok is not None and ok(value)
 
 
 def schema_error(value: Any) -> str | None:

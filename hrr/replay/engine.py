@@ -22,7 +22,7 @@ from hrr.api.roles import LAUNCH, Call, byte_counts, out_role, param_role, wire_
 from hrr.backends.hiptypes import hipError_t
 from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError, LimitExceeded
 from hrr.events import PSEUDO_D2H_CHECK, event_from_wire
-from hrr.events.codec import _well_formed, schema_error
+from hrr.events.codec import _well_formed, record_check, schema_error
 from hrr.pipeline.context import EventRefused
 from hrr.pipeline.replay import ReplayContext
 from hrr.replay.ranges import RangeCounts, skipped_in_setup
@@ -126,7 +126,8 @@ class ProcessReplayer:
         when replay must stop there. Inherited records end at ``prefix_until``."""
         stats, limits, options, threads = self.stats, self.limits, self.options, self.threads
         clock, deadline, max_events = options.clock, self.deadline, limits.max_events
-        replay = self._replay_wire
+        replay, plans = self._replay_wire, self._plans
+        fast = self.range is None and not inherited
         for item in items:
             if deadline is not None and clock() > deadline:
                 stats.timed_out = True
@@ -134,6 +135,24 @@ class ProcessReplayer:
                     f"stopped at record {_index_of(item)}: replay ran longer than "
                     f"--max-seconds={options.max_seconds:g} (raise it to replay further)")
                 return False
+            if fast and type(item) is tuple:
+                # The common record: a sound record of a call already planned (its row
+                # as it was at its first record: rows do not change during a replay), on
+                # the dispatching thread. Anything else takes the general path below.
+                value = item[2]
+                if type(value) is list and len(value) == 7 and type(value[2]) is str:
+                    plan = plans.get(value[2])
+                    if plan is not None and plan.wf is not None and value[1] == threads.first \
+                            and plan.wf(value):
+                        if stats.events >= max_events:
+                            stats.failures.append(f"stopped after {max_events} events (--max-events)")
+                            return False
+                        stats.events += 1
+                        try:
+                            plan.run(value)
+                        except (EventRefused, BlobError, *_MALFORMED) as exc:
+                            self._refused(value, exc)
+                        continue
             if type(item) is tuple:
                 index, offset, value = item
             elif getattr(item, "reason", None) is None:  # a Record-like item (a wrapped reader)
@@ -233,11 +252,16 @@ class ProcessReplayer:
             if plan is None or plan.row is not CATALOGUE.get(api):
                 plan = self._plan_for(api)
             plan.run(v)
-        except EventRefused as exc:
+        except (EventRefused, BlobError, *_MALFORMED) as exc:
+            self._refused(v, exc)
+
+    def _refused(self, v: list, exc: BaseException) -> None:
+        """Count and name the refusal of record ``v`` that ``exc`` ended."""
+        if isinstance(exc, EventRefused):
             self._refuse_raw(v[0], v[2], exc.reason, exc.category)
-        except BlobError as exc:
+        elif isinstance(exc, BlobError):
             self._refuse_raw(v[0], v[2], str(exc), "blob")
-        except _MALFORMED as exc:
+        else:
             self._refuse_raw(v[0], v[2], f"replay could not use this record "
                              f"({type(exc).__name__}: {str(exc)[:200]})", "bad_record")
 
@@ -531,10 +555,11 @@ class _Plan:
     the tightest path that replays a wire record of it."""
 
     __slots__ = ("row", "checks", "actions", "chargers", "binders", "launch", "stream", "target", "fn",
-                 "nparams", "before", "after", "run")
+                 "nparams", "before", "after", "run", "wf")
 
     def __init__(self, api: str, row: Api | None, rep: ProcessReplayer) -> None:
         self.row = row
+        self.wf = record_check(api)  # the schema's check of a record naming this call
         self.before: Any = None
         self.after: Any = None
         if row is None or row.replay in (NOOP, UNREPLAYABLE):
