@@ -431,8 +431,10 @@ class ProcessArchive:
         unpacker.feed(payload)
         unpack, tell = unpacker.unpack, unpacker.tell
         threads: list[int] = []
+        nthreads = 0
         out: list[Any] = []
         triple = make is _triple
+        sized = len(payload) > most   # else no record in it can be over the limit
         at = 0
         for i in range(count):
             try:
@@ -444,13 +446,17 @@ class ProcessArchive:
                 return out
             end = tell()
             try:
-                if end - at > most:
+                if sized and end - at > most:
                     raise ValueError(f"record of {end - at} bytes is over max_record_bytes")
                 # The common record (an API number, a declared thread index) is resolved
                 # here; decode_record settles every other shape and names what is wrong.
-                if type(value) is list and len(value) == 7 and type(value[2]) is int \
-                        and type(value[1]) is int and 0 <= value[2] < napis and 0 <= value[1] < len(threads):
-                    value[2], value[1] = apis[value[2]], threads[value[1]]
+                if type(value) is list and len(value) == 7:
+                    api, t = value[2], value[1]
+                    if type(api) is int and type(t) is int and 0 <= api < napis and 0 <= t < nthreads:
+                        value[2], value[1] = apis[api], threads[t]
+                    else:
+                        value = decode_record(value, apis, threads)
+                        nthreads = len(threads)
                 else:
                     value = decode_record(value, apis, threads)
                 out.append((index + i, body + at, value) if triple else make(index + i, body + at, value))
