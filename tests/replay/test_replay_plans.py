@@ -1,6 +1,8 @@
-"""Per-event replay hooks by subscription: a plugin that names its calls with ``ctx.watch``
-sees only those calls' events; one that does not sees every event; a call no plugin wants
-makes no pluggy call at all. pluggy's semantics (wrappers) hold for the subset."""
+"""Per-API replay plans. Per-event replay hooks by subscription: a plugin that names its
+calls with ``ctx.watch`` sees only those calls' events; one that does not sees every event;
+a call no plugin wants makes no pluggy call at all. pluggy's semantics (wrappers) hold for
+the subset. Every path a plan takes (bare call, hooked call, general) still compares the
+backend's error with the recording."""
 from __future__ import annotations
 
 from hrr.archive import Limits, open_archive, open_process_writer
@@ -44,10 +46,10 @@ class Everything:
         return (yield)
 
 
-def _replay(root, *plugins) -> tuple[object, list[str]]:
+def _replay(root, *plugins, records=None, err=0) -> tuple[object, list[str]]:
     w = open_process_writer(str(root), 4242, {"backend": "sim"}, manifest={"content_mode": "content"})
-    for seq, (api, args, outs) in enumerate(RECORDS):
-        w.append([seq, 1, api, args, 0, outs, {}])
+    for seq, (api, args, outs) in enumerate(records or RECORDS):
+        w.append([seq, 1, api, args, err, outs, {}])
     w.close()
     sim.reset_device()
     proc = open_archive(str(root), Limits()).processes[0]
@@ -56,7 +58,7 @@ def _replay(root, *plugins) -> tuple[object, list[str]]:
         pm.register(obj, name=name)
     calls: list[str] = []
     pm.add_hookcall_monitoring(lambda name, impls, kwargs: calls.append(name), lambda *a: None)
-    stats = ProcessReplayer(proc, sim, pm, Limits(), ReplayOptions(strict=True)).run()
+    stats = ProcessReplayer(proc, sim, pm, Limits(), ReplayOptions(strict=True, keep_going=True)).run()
     return stats, [c for c in calls if c.endswith("_event")]
 
 
@@ -85,3 +87,18 @@ def test_a_watch_naming_another_plugin_filters_nothing(tmp_path):
     watcher = Watcher()
     stats, _ = _replay(tmp_path, ("registered-otherwise", watcher))
     assert [api for when, api in watcher.seen if when == "before"] == [api for api, _, _ in RECORDS]
+
+
+HIP_ERROR_NO_DEVICE = 100
+
+
+def test_every_plan_path_compares_the_error_with_the_recording(tmp_path):
+    """Each record claims hipErrorNoDevice; the sim returns hipSuccess: one divergence per
+    record, whether the call runs bare (argument-less, unhooked), hooked or with arguments."""
+    records = [("hipGetDevice", [], [0]), ("hipGetDevice", [], [0]), ("hipSetDevice", [0], [])]
+    bare, _ = _replay(tmp_path / "bare", records=records, err=HIP_ERROR_NO_DEVICE)
+    hooked, _ = _replay(tmp_path / "hooked", ("watcher", Watcher()), records=records, err=HIP_ERROR_NO_DEVICE)
+    for stats in (bare, hooked):
+        assert stats.replayed == 3 and stats.divergences == 3
+        assert [(d.seq, d.api, d.recorded, d.replayed) for d in stats.diverged] == [
+            (0, "hipGetDevice", 100, 0), (1, "hipGetDevice", 100, 0), (2, "hipSetDevice", 100, 0)]
