@@ -129,6 +129,10 @@ class ProcessReplayer:
         replay, plans = self._replay_wire, self._plans
         fast = self.range is None and not inherited
         for item in items:
+            if inherited:  # the parent's records end at the fork
+                first = item[2] if type(item) is tuple else getattr(item, "value", None)
+                if type(first) is list and first and type(first[0]) is int and first[0] >= prefix_until:
+                    return True
             if deadline is not None and clock() > deadline:
                 stats.timed_out = True
                 stats.failures.append(
@@ -159,13 +163,12 @@ class ProcessReplayer:
                 index, offset, value = item.index, item.offset, item.value
             else:
                 index, offset, value = item.index, item.offset, _BAD
-            if inherited and type(value) is list and value and type(value[0]) is int \
-                    and value[0] >= prefix_until:
-                return True
+            if type(value) is tuple:  # an in-process record; the wire has lists
+                value = list(value)
             if value is _BAD:
                 v, refusal = None, (index, "?", f"bad record at offset {offset}: {item.reason}", "bad_record")
-            elif (type(value) is list and _well_formed(value)) or schema_error(value) is None:
-                v, refusal = (value if type(value) is list else list(value)), None
+            elif _well_formed(value) or schema_error(value) is None:
+                v, refusal = value, None
             else:
                 v, refusal = None, _refusal_of(index, offset, value)
             if self.range is not None:
