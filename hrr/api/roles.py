@@ -28,6 +28,7 @@ from hrr.api.catalogue import CATALOGUE, Api, Out
 from hrr.backends.hiptypes import (ENUM_TYPES, HANDLE_TYPES, PointerConversionError, address_or_zero,
                                    handle_or_zero)
 from hrr.backends.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
+from hrr.events.model import Event
 from hrr.pipeline.context import EventRefused, LaunchInfo
 
 Encoder = Callable[[tuple], Any]               # app args -> wire value (or a callable of the result)
@@ -146,17 +147,48 @@ class ReplayServices(Protocol):
 
 
 class Call:
-    """One record being replayed: its row, its event, the validated recorded values
+    """One record being replayed: its row, its schema-checked wire record
+    ``[seq, tid, api, args, err, outs, extra]`` (``wire``), the validated recorded values
     (``raw``), what the backend is given (``args``), work to do once every argument is
-    decoded (``queued``) and once the call succeeded (``after``)."""
+    decoded (``queued``) and once the call succeeded (``after``). The record's ``Event``
+    (``ev``) is built only when something asks for it (a plugin's per-event hook)."""
 
-    __slots__ = ("row", "ev", "raw", "args", "after", "queued")
+    __slots__ = ("row", "wire", "raw", "args", "after", "queued", "_ev")
 
-    def __init__(self, row: Api, ev: Any, raw: list) -> None:
-        self.row, self.ev, self.raw = row, ev, raw
+    def __init__(self, row: Api, wire: list, raw: list) -> None:
+        self.row, self.wire, self.raw = row, wire, raw
         self.args: list = raw
         self.after: list[Callable[[], None]] = []
         self.queued: list[Callable[[], None]] = []
+        self._ev: Any = None
+
+    @property
+    def seq(self) -> int:
+        """The record's sequence number."""
+        return self.wire[0]
+
+    @property
+    def err(self) -> int:
+        """The error the recorded call returned."""
+        return self.wire[4]
+
+    @property
+    def extra(self) -> dict:
+        """The record's extra map (launch arguments, plugin records)."""
+        return self.wire[6]
+
+    @property
+    def ev(self) -> Any:
+        """The record as an ``hrr.events.Event``, built at the first use."""
+        if self._ev is None:
+            self._ev = wire_event(self.wire)
+        return self._ev
+
+
+def wire_event(wire: list) -> Any:
+    """The ``Event`` of a wire record the codec has already checked (no second check)."""
+    seq, tid, api, args, err, outs, extra = wire
+    return Event(seq, tid, api, tuple(args), err, tuple(outs), extra)
 
 
 Action = Callable[[Call], Any]
@@ -385,7 +417,7 @@ class Ptr(Role):
 
         def act(call: Call) -> Any:
             addr = call.raw[i]
-            if released and call.ev.err and rep.translate(addr) is None:
+            if released and call.err and rep.translate(addr) is None:
                 # A release the recording saw fail (a double free): hand the backend
                 # memory it never allocated, so it fails the same way and frees nothing.
                 return rep.poison_address()
@@ -918,7 +950,7 @@ class LaunchCodec:
         place = _placer(target, rep)
 
         def decode(call: Call) -> tuple[list, Any]:
-            launch = call.ev.extra.get("launch")
+            launch = call.extra.get("launch")
             if not isinstance(launch, dict) or not isinstance(launch.get("kernargs"), bytes):
                 why = launch.get("error") if isinstance(launch, dict) else None
                 raise bad(f"launch arguments were not recorded ({brief(why) if why else 'no kernarg bytes'})")

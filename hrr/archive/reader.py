@@ -11,6 +11,7 @@ records (named by file, record index and byte offset), never an exception.
 """
 from __future__ import annotations
 
+import itertools
 import os
 from typing import Any, Callable, Iterator
 
@@ -40,6 +41,18 @@ class Record:
     offset: int
     value: Any
     event: Event | None = None
+
+
+def _triple(index: int, offset: int, value: Any) -> tuple[int, int, Any]:
+    return index, offset, value
+
+
+def _alone(item: Any) -> list[Any]:
+    return [item]
+
+
+def _same(item: Any) -> Any:
+    return item
 
 
 @attrs.frozen
@@ -235,6 +248,14 @@ class ProcessArchive:
         Anything that acts on events uses :meth:`checked_events`."""
         return self._walk(decode=True)
 
+    def raw_events(self) -> Iterator[tuple[int, int, Any] | BadRecord]:
+        """Like :meth:`events`, each good record as the tuple ``(index, offset, value)``: no
+        object per record, for replay's hot path (which checks the schema itself)."""
+        if self.version < 2 or self.header_torn:
+            return self._walk(decode=True, make=_triple)
+        # One list per batch frame, flattened in C: no generator step per record.
+        return itertools.chain.from_iterable(self._walk(decode=True, make=_triple, batched=True))
+
     def checked_events(self) -> Iterator[Record | BadRecord]:
         """Like :meth:`events`, and each value is also checked against the event schema
         (``hrr.events.codec``): a Record carries its ``event``; a value of the wrong shape or
@@ -258,14 +279,15 @@ class ProcessArchive:
         return self._state
 
     def _walk(self, decode: bool, progress: Callable[[int], None] | None = None,
-              make: Callable[[int, int, Any], Record | BadRecord] = Record) -> Iterator[Record | BadRecord]:
-        """Every event record (``make(index, offset, value)`` builds what is yielded)."""
+              make: Callable[[int, int, Any], Any] = Record, batched: bool = False) -> Iterator[Any]:
+        """Every event record (``make(index, offset, value)`` builds what is yielded); with
+        ``batched`` (version 2 only), lists of them, one per frame."""
         state = StreamState(torn=self.header_torn, valid_end=self._data_start)
         if self.header_torn:
             self._state = state
             return
         if self.version >= 2:
-            yield from self._walk_v2(state, decode, progress, make)
+            yield from self._walk_v2(state, decode, progress, make, batched)
             return
         limits, where = self.limits, self.events_path
         with self._open_events() as f:
@@ -324,10 +346,11 @@ class ProcessArchive:
         self._state = state
 
     def _walk_v2(self, state: StreamState, decode: bool, progress: Callable[[int], None] | None,
-                 make: Callable[[int, int, Any], Record | BadRecord]) -> Iterator[Record | BadRecord]:
+                 make: Callable[[int, int, Any], Any], batched: bool = False) -> Iterator[Any]:
         """Version 2: batch frames of ``count`` records under one checksum; an open or torn
         last batch is read record by record (each whole by its own msgpack framing)."""
         limits, where = self.limits, self.events_path
+        one: Callable[[Any], Any] = _alone if batched else _same
         most = limits.max_record_bytes + BATCH_SLACK
         with self._open_events() as f:
             offset = self._data_start
@@ -338,7 +361,7 @@ class ProcessArchive:
                 head = f.read(FRAME_HEADER.size)
                 if not head or head[0] == FRAME_OPEN:
                     if len(head) == FRAME_HEADER.size:
-                        yield from self._loose_records(f, state, offset, b"", decode, make)
+                        yield from map(one, self._loose_records(f, state, offset, b"", decode, make))
                     elif head.strip(b"\0"):
                         state.torn = True
                     break
@@ -351,20 +374,21 @@ class ProcessArchive:
                         or (ftype == FRAME_TRAILER and count):
                     state.stopped = (f"unreadable frame header (type {ftype}, count {count}, length {length}); "
                                      f"the rest of the file is skipped")
-                    yield BadRecord(state.frames, offset, state.stopped, where)
+                    yield one(BadRecord(state.frames, offset, state.stopped, where))
                     break
                 payload = f.read(length)
                 body = offset + FRAME_HEADER.size
                 if len(payload) < length:
                     if ftype == FRAME_EVENT:   # cut short (a copy, a disk): keep its whole records
-                        yield from self._loose_records(f, state, offset, payload, decode, make, torn=True)
+                        yield from map(one, self._loose_records(f, state, offset, payload, decode, make, torn=True))
                     state.torn = True
                     break
                 end = body + length
                 if checksum(ftype, payload, count) != expected:
                     state.bad_checksums += 1
                     for _ in range(count or 1):
-                        yield BadRecord(state.frames, offset, f"{FRAME_TYPES[ftype]} frame checksum mismatch", where)
+                        yield one(BadRecord(state.frames, offset, f"{FRAME_TYPES[ftype]} frame checksum mismatch",
+                                            where))
                         state.frames += 1
                     offset = end
                     continue
@@ -386,46 +410,67 @@ class ProcessArchive:
                                               f"at offset {offset}",
                                         hint="raise the limit if you trust this archive")
                 if decode:
-                    yield from self._batch(payload, count, body, offset, state.frames, make)
+                    records = self._batch(payload, count, body, state.frames, make)
+                    if batched:
+                        yield records
+                    else:
+                        yield from records
                 state.frames += count
                 state.valid_end, state.valid_frames = end, state.frames
                 offset = end
             state.size = os.fstat(f.fileno()).st_size
         self._state = state
 
-    def _batch(self, payload: bytes, count: int, body: int, offset: int, index: int,
-               make: Callable[[int, int, Any], Record | BadRecord]) -> Iterator[Record | BadRecord]:
+    def _batch(self, payload: bytes, count: int, body: int, index: int,
+               make: Callable[[int, int, Any], Any]) -> list[Any]:
         """The ``count`` records of one checked batch frame; the rest of the frame is refused
         at the first record that does not decode."""
-        where, apis = self.events_path, self._apis
+        where, apis, most = self.events_path, self._apis, self.limits.max_record_bytes
+        napis = len(apis)
         unpacker = record_unpacker(len(payload))
         unpacker.feed(payload)
+        unpack, tell = unpacker.unpack, unpacker.tell
         threads: list[int] = []
+        nthreads = 0
+        out: list[Any] = []
+        triple = make is _triple
+        sized = len(payload) > most   # else no record in it can be over the limit
         at = 0
         for i in range(count):
             try:
-                value = unpacker.unpack()
+                value = unpack()
             except UNPACK_ERRORS as exc:
                 reason = "truncated" if isinstance(exc, msgpack.OutOfData) else f"{type(exc).__name__}: {exc}"
-                for j in range(i, count):
-                    yield BadRecord(index + j, body + at,
-                                    f"undecodable msgpack: {reason}", where)
-                return
-            size = unpacker.tell() - at
+                out.extend(BadRecord(index + j, body + at, f"undecodable msgpack: {reason}", where)
+                           for j in range(i, count))
+                return out
+            end = tell()
             try:
-                if size > self.limits.max_record_bytes:
-                    raise ValueError(f"record of {size} bytes is over max_record_bytes")
-                yield make(index + i, body + at, decode_record(value, apis, threads))
+                if sized and end - at > most:
+                    raise ValueError(f"record of {end - at} bytes is over max_record_bytes")
+                # The common record (an API number, a declared thread index) is resolved
+                # here; decode_record settles every other shape and names what is wrong.
+                if type(value) is list and len(value) == 7:
+                    api, t = value[2], value[1]
+                    if type(api) is int and type(t) is int and 0 <= api < napis and 0 <= t < nthreads:
+                        value[2], value[1] = apis[api], threads[t]
+                    else:
+                        value = decode_record(value, apis, threads)
+                        nthreads = len(threads)
+                else:
+                    value = decode_record(value, apis, threads)
+                out.append((index + i, body + at, value) if triple else make(index + i, body + at, value))
             except ValueError as exc:
-                yield BadRecord(index + i, body + at, str(exc), where)
-            at += size
+                out.append(BadRecord(index + i, body + at, str(exc), where))
+            at = end
         if at != len(payload):
-            yield BadRecord(index + count - 1, body + at,
-                            f"undecodable msgpack: {len(payload) - at} bytes after the frame's {count} records",
-                            where)
+            out.append(BadRecord(index + count - 1, body + at,
+                                 f"undecodable msgpack: {len(payload) - at} bytes after the frame's {count} records",
+                                 where))
+        return out
 
     def _loose_records(self, f: Any, state: StreamState, offset: int, start: bytes, decode: bool,
-                       make: Callable[[int, int, Any], Record | BadRecord],
+                       make: Callable[[int, int, Any], Any],
                        torn: bool = False) -> Iterator[Record | BadRecord]:
         """Records of the batch whose frame header starts at ``offset`` and was never written
         (or whose payload is cut short), one by one: up to a zero byte, the end of the file or

@@ -38,6 +38,7 @@ MAX_PSEUDO_ARGS = 16
 MAX_LAYOUT_ROWS = 4096      # kernel parameters
 MAX_RECORDS_PER_PLUGIN = 1 << 16
 MAX_API_NAME = 128
+_U64, _I64 = 1 << 64, -(1 << 63)   # what msgpack can carry; an in-process record may hold more
 _HINT = "the archive is damaged or not written by hrr"
 
 
@@ -140,49 +141,67 @@ def _row_checks(row: Any) -> tuple[Callable[[object], bool] | None, ...]:
     return tuple(ARG_ROLES[p.role][0] if p.role in ARG_ROLES else None for p in row.params)
 
 
-# Per API, built once: the checks the fast path runs for its args; pseudo-events take any.
-_ROW_CHECKS: dict[str, tuple[Callable[[object], bool] | None, ...] | None] = {
-    **{name: _row_checks(row) for name, row in CATALOGUE.items()},
-    **{name: None for name in PSEUDO_EVENTS if len(name) <= MAX_API_NAME},
-}
-
-
-def _well_formed(value: Any) -> bool:
-    """True exactly when :func:`_schema_problem` finds nothing, specialised per API and
-    cheap for the common record; any doubt is settled by the full check, which names the field."""
-    if type(value) is not list or len(value) != 7:
-        return False
-    seq, tid, api, args, err, outs, extra = value
-    if type(seq) is not int or seq < 0 or type(tid) is not int or type(err) is not int or type(api) is not str:
-        return False
-    try:
-        checks = _ROW_CHECKS[api]
-    except KeyError:
-        return False
-    if type(args) is not list or type(outs) is not list or type(extra) is not dict:
-        return False
-    if len(args) > MAX_PSEUDO_ARGS or len(outs) > MAX_OUTS:
-        return False
-    if checks is not None:
-        if len(args) != len(checks):
-            return False
-        for check, x in zip(checks, args, strict=True):
-            if check is not None and not check(x):
-                return False
-            if type(x) not in _SCALARS and not _wire_value(x):
-                return False
-    else:
-        for x in args:
-            if type(x) not in _SCALARS and not _wire_value(x):
-                return False
-    for x in outs:
-        if type(x) not in _SCALARS and not _wire_value(x):
-            return False
+def _extra_ok(extra: dict) -> bool:
     for key, v in extra.items():
         entry = EXTRA_KEYS.get(key)
         if entry is None or not entry[0](v):
             return False
     return True
+
+
+def _record_check(checks: tuple[Callable[[object], bool] | None, ...] | None) -> Callable[[list], bool]:
+    """``ok(record)`` for a 7-item list naming one API, specialised once: its argument count
+    and role checks unrolled into locals (``checks`` None: a pseudo-event, any args up to
+    the cap). True exactly when the full check finds nothing."""
+    most_args = MAX_PSEUDO_ARGS if checks is None else len(checks)
+    exact = checks is not None
+    active = tuple((i, c) for i, c in enumerate(checks or ()) if c is not None)
+    scalars, wire_value, max_outs = _SCALARS, _wire_value, MAX_OUTS
+    u64, i64 = _U64, _I64
+
+    def ok(value: list) -> bool:
+        seq, tid, _, args, err, outs, extra = value
+        if type(seq) is not int or type(tid) is not int or type(err) is not int \
+                or type(args) is not list or type(outs) is not list or type(extra) is not dict \
+                or not 0 <= seq < u64 or not i64 <= tid < u64:
+            return False
+        n = len(args)
+        if (n != most_args if exact else n > most_args) or len(outs) > max_outs:
+            return False
+        if n:
+            for i, check in active:
+                if not check(args[i]):
+                    return False
+            for x in args:
+                if type(x) not in scalars and not wire_value(x):
+                    return False
+        for x in outs:
+            if type(x) not in scalars and not wire_value(x):
+                return False
+        return not extra or _extra_ok(extra)
+    return ok
+
+
+# Per API, built once: the check of a record naming it; pseudo-events take any args.
+_RECORD_CHECKS: dict[str, Callable[[list], bool]] = {
+    **{name: _record_check(_row_checks(row)) for name, row in CATALOGUE.items()},
+    **{name: _record_check(None) for name in PSEUDO_EVENTS if len(name) <= MAX_API_NAME},
+}
+
+
+def record_check(api: str) -> Callable[[list], bool] | None:
+    """The schema's fast check of a 7-item list whose third item is ``api`` (None: ``api``
+    has none, e.g. a row added after import; :func:`schema_error` still settles those)."""
+    return _RECORD_CHECKS.get(api)
+
+
+def _well_formed(value: Any) -> bool:
+    """True exactly when :func:`_schema_problem` finds nothing, specialised per API and
+    cheap for the common record; any doubt is settled by the full check, which names the field."""
+    if type(value) is not list or len(value) != 7 or type(value[2]) is not str:
+        return False
+    ok = _RECORD_CHECKS.get(value[2])
+    return ok is not None and ok(value)
 
 
 def schema_error(value: Any) -> str | None:
@@ -201,6 +220,8 @@ def _schema_problem(value: Any) -> str | None:
         return "event field seq must be a non-negative int"
     if not _is_int(tid):
         return "event field tid must be an int"
+    if seq >= _U64 or not _I64 <= tid < _U64:
+        return "event field seq or tid is out of the 64-bit range"
     if type(api) is not str or len(api) > MAX_API_NAME:
         return "event field api must be a string"
     if api not in CATALOGUE and api not in PSEUDO_EVENTS:

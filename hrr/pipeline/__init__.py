@@ -7,7 +7,7 @@ session, the replay engine, the backends) change without notice; these do not.
 
 What a plugin sees:
   :class:`CaptureContext`  ``ctx`` in the capture hooks; ``ctx.watch`` subscribes to calls
-  :class:`ReplayContext`   ``ctx`` in the replay hooks
+  :class:`ReplayContext`   ``ctx`` in the replay hooks; ``ctx.watch`` names the calls a plugin's per-event hooks want
   :class:`CallInfo`        a watched call: its catalogue row and positional arguments
   :class:`LaunchInfo`      a kernel launch, normalised (``hrr_capture_launch``)
   :class:`Event`           a recorded call, as replay reads it

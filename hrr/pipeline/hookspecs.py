@@ -24,6 +24,13 @@ Per-call work never goes through pluggy: a capture stage that wants to see indiv
 calls subscribes in :func:`hrr_capture_start` with ``ctx.watch(...)``, naming the calls
 by a catalogue query (``launching()``, ``allocating("pinned")``...); calls that nobody
 watches cost nothing.
+
+At replay, :func:`hrr_replay_before_event` and :func:`hrr_replay_after_event` keep
+pluggy's semantics, and a plugin that implements them sees every event unless it names
+the calls it wants in :func:`hrr_replay_start` with ``ctx.watch(<plugin name>, apis)``:
+the replayer then builds, once per call, a hook caller over only the plugins that want
+that call (pluggy's ``subset_hook_caller``), and a call no plugin wants makes no pluggy
+call at all.
 """
 from __future__ import annotations
 
@@ -120,7 +127,9 @@ def hrr_capture_fork_child(ctx: CaptureContext) -> None:
 # ------------------------------------------------------------------------------ replay
 @hookspec
 def hrr_replay_start(ctx: ReplayContext) -> None:
-    """Replay of one process archive begins (before its first event).
+    """Replay of one process archive begins (before its first event). A plugin whose
+    per-event hooks care about some calls only names them here with
+    ``ctx.watch(<plugin name>, apis)`` (see the module's docstring).
 
     :param ctx: The replay context: the manifest, the raw backend (``ctx.hip``),
         ``ctx.translate`` and ``ctx.allocation`` (capture addresses to replay's),

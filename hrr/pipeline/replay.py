@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import collections
 import ctypes
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import pluggy
 
@@ -35,6 +35,16 @@ class ReplayContext:
         self.counters: collections.Counter[str] = collections.Counter()
         self._host_fns: list[Any] = []
         self.host_fn_errors: list[str] = []
+        # plugin name -> the calls whose per-event hooks it wants (absent: every event).
+        self.watched: dict[str, set[str]] = {}
+
+    def watch(self, plugin: str, apis: Iterable[str]) -> None:
+        """Deliver ``plugin``'s ``hrr_replay_before_event`` and ``hrr_replay_after_event``
+        only for the calls named in ``apis`` (call it from ``hrr_replay_start``; name the
+        calls by a catalogue query such as ``launching()``; several calls add up). A plugin
+        that never calls it gets every event, so a call nobody watches goes through pluggy
+        only when some plugin implements a per-event hook without watching."""
+        self.watched.setdefault(plugin, set()).update(apis)
 
     def translate(self, addr: int) -> int | None:
         """Replay's address for a capture address inside a live allocation, or None."""

@@ -18,10 +18,11 @@ import attrs
 import numpy as np
 
 from hrr.api.catalogue import CATALOGUE, NOOP, UNREPLAYABLE, Api
-from hrr.api.roles import LAUNCH, Call, byte_counts, out_role, param_role
+from hrr.api.roles import LAUNCH, Call, byte_counts, out_role, param_role, wire_event
 from hrr.backends.hiptypes import hipError_t
 from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError, LimitExceeded
-from hrr.events import PSEUDO_D2H_CHECK, Event, event_from_wire
+from hrr.events import PSEUDO_D2H_CHECK, event_from_wire
+from hrr.events.codec import _well_formed, record_check, schema_error
 from hrr.pipeline.context import EventRefused
 from hrr.pipeline.replay import ReplayContext
 from hrr.replay.ranges import RangeCounts, skipped_in_setup
@@ -83,9 +84,6 @@ class ProcessReplayer:
         self._plans: dict[str, _Plan] = {}   # per row, built at its first record
         self._poison = np.zeros(64, dtype=np.uint8)
         self.threads = ThreadRouter(limits.max_threads)
-        # Per-event hooks are looked up once; with no implementation they cost nothing.
-        self._before_hook = _implemented(pm.hook.hrr_replay_before_event)
-        self._after_hook = _implemented(pm.hook.hrr_replay_after_event)
         # --calls: records before the range are set-up (replayed, never checked); past
         # its end only the check records of copies made inside it are read.
         self.range = RangeCounts(options.calls) if options.calls is not None else None
@@ -100,41 +98,15 @@ class ProcessReplayer:
         child inherited)."""
         self.pm.hook.hrr_replay_start(ctx=self.ctx)
         try:
-            for item, inherited in self._records(prefix, prefix_until):
-                if self.deadline is not None and self.options.clock() > self.deadline:
-                    self.stats.timed_out = True
-                    self.stats.failures.append(
-                        f"stopped at record {item.index}: replay ran longer than "
-                        f"--max-seconds={self.options.max_seconds:g} (raise it to replay further)")
-                    break
-                ev, refusal = _decode(item)
-                if self.range is not None:
-                    place = self._place(item, ev, inherited)
-                    if place == "after":
-                        if self._after_range(ev):
-                            continue
-                        break
-                    self._setup = place == "setup"
-                if self.stats.events >= self.limits.max_events:
-                    self.stats.failures.append(
-                        f"stopped after {self.limits.max_events} events (--max-events)")
-                    break
-                self.stats.events += 1
-                if refusal is not None:
-                    self._refuse_raw(*refusal)
-                    continue
-                assert ev is not None
-                if self._setup and self.range is not None:
-                    if ev.is_pseudo:  # a check before the range: not verified
-                        continue
-                    if skipped_in_setup(ev.api, ev.err):
-                        self.range.setup_skipped += 1
-                        continue
-                    self.range.setup_replayed += 1
-                try:
-                    self.threads.run(ev.tid, functools.partial(self._replay_event, ev))
-                except LimitExceeded as exc:  # a thread over --max-threads: its records are refused
-                    self._refuse_raw(ev.seq, ev.api, exc.what, "limit")
+            own = self.process
+            if prefix is not None:
+                self.process = prefix  # blobs and code objects of those records live there
+                go_on = self._replay_records(_raw_events(prefix), True, prefix_until)
+                self.process = own
+            else:
+                go_on = True
+            if go_on:
+                self._replay_records(_raw_events(own), False, -1)
         except DivergenceError as exc:
             self.stats.aborted = True
             self.stats.failures.append(str(exc))
@@ -149,30 +121,97 @@ class ProcessReplayer:
         self.stats.peak_host_bytes = self.budget.peak
         return self.stats
 
-    def _records(self, prefix: Any, prefix_until: int) -> Any:
-        """(record, inherited): the parent's records before the fork first, if any."""
-        own = self.process
-        if prefix is not None:
-            self.process = prefix  # blobs and code objects of those records live there
-            for item in prefix.events():
-                value = getattr(item, "value", None)
-                if isinstance(value, (list, tuple)) and value and isinstance(value[0], int) \
-                        and value[0] >= prefix_until:
-                    break
-                yield item, True
-            self.process = own
-        for item in own.events():
-            yield item, False
+    def _replay_records(self, items: Any, inherited: bool, prefix_until: int) -> bool:
+        """Replay ``items`` (``(index, offset, value)`` or a refused record) in order; False
+        when replay must stop there. Inherited records end at ``prefix_until``."""
+        stats, limits, options, threads = self.stats, self.limits, self.options, self.threads
+        clock, deadline, max_events = options.clock, self.deadline, limits.max_events
+        replay, plans = self._replay_wire, self._plans
+        fast = self.range is None and not inherited
+        for item in items:
+            if inherited:  # the parent's records end at the fork
+                first = item[2] if type(item) is tuple else getattr(item, "value", None)
+                if type(first) is list and first and type(first[0]) is int and first[0] >= prefix_until:
+                    return True
+            if deadline is not None and clock() > deadline:
+                stats.timed_out = True
+                stats.failures.append(
+                    f"stopped at record {_index_of(item)}: replay ran longer than "
+                    f"--max-seconds={options.max_seconds:g} (raise it to replay further)")
+                return False
+            if fast and type(item) is tuple:
+                # The common record: a sound record of a call already planned (its row
+                # as it was at its first record: rows do not change during a replay), on
+                # the dispatching thread. Anything else takes the general path below.
+                value = item[2]
+                if type(value) is list and len(value) == 7 and type(value[2]) is str:
+                    plan = plans.get(value[2])
+                    if plan is not None and plan.wf is not None and value[1] == threads.first \
+                            and plan.wf(value):
+                        if stats.events >= max_events:
+                            stats.failures.append(f"stopped after {max_events} events (--max-events)")
+                            return False
+                        stats.events += 1
+                        try:
+                            plan.run(value)
+                        except (EventRefused, BlobError, *_MALFORMED) as exc:
+                            self._refused(value, exc)
+                        continue
+            if type(item) is tuple:
+                index, offset, value = item
+            elif getattr(item, "reason", None) is None:  # a Record-like item (a wrapped reader)
+                index, offset, value = item.index, item.offset, item.value
+            else:
+                index, offset, value = item.index, item.offset, _BAD
+            if type(value) is tuple:  # an in-process record; the wire has lists
+                value = list(value)
+            if value is _BAD:
+                v, refusal = None, (index, "?", f"bad record at offset {offset}: {item.reason}", "bad_record")
+            elif _well_formed(value) or schema_error(value) is None:
+                v, refusal = value, None
+            else:
+                v, refusal = None, _refusal_of(index, offset, value)
+            if self.range is not None:
+                place = self._place(index, v, inherited)
+                if place == "after":
+                    if self._after_range(v):
+                        continue
+                    return False
+                self._setup = place == "setup"
+            if stats.events >= max_events:
+                stats.failures.append(f"stopped after {max_events} events (--max-events)")
+                return False
+            stats.events += 1
+            if v is None:
+                self._refuse_raw(*refusal)  # type: ignore[misc]
+                continue
+            if self._setup and self.range is not None:
+                if v[2].startswith("@"):  # a check before the range: not verified
+                    continue
+                if skipped_in_setup(v[2], v[4]):
+                    self.range.setup_skipped += 1
+                    continue
+                self.range.setup_replayed += 1
+            tid = v[1]
+            if tid == threads.first or threads.first is None:
+                threads.first = tid  # the dispatching thread stands for the first recorded one
+                replay(v)
+                continue
+            try:
+                threads.run(tid, functools.partial(replay, v))
+            except LimitExceeded as exc:  # a thread over --max-threads: its records are refused
+                self._refuse_raw(v[0], v[2], exc.what, "limit")
+        return True
 
     # ------------------------------------------------------------------ --calls
-    def _place(self, item: Any, ev: Event | None, inherited: bool) -> str:
+    def _place(self, index: int, v: list | None, inherited: bool) -> str:
         """Where a record lies against --calls: "setup" (before N, or inherited from the
         parent at a fork), "range" or "after" (M or later). A record too malformed to
         name its sequence number is placed by its index."""
         assert self.range is not None
         if inherited:
             return "setup"
-        seq = ev.seq if ev is not None else item.index
+        seq = v[0] if v is not None else index
         self.range.saw(seq)
         calls = self.range.calls
         if seq < calls.start:
@@ -182,7 +221,7 @@ class ProcessReplayer:
         self.range.count_in_range(seq)
         return "range"
 
-    def _after_range(self, ev: Event | None) -> bool:
+    def _after_range(self, v: list | None) -> bool:
         """A record at or past M. A copy made in the range whose check record comes later
         is still compared: at M replay synchronises the device once (its copy has then
         completed, and nothing issued after M ran), then reads on, replaying nothing,
@@ -199,48 +238,53 @@ class ProcessReplayer:
                 self.stats.checks_unverifiable += len(self._checks)
                 self._checks.clear()
                 return False
-        if ev is not None and ev.api == PSEUDO_D2H_CHECK and len(ev.args) == 1 \
-                and isinstance(ev.args[0], int) and ev.args[0] in self._checks:
+        if v is not None and v[2] == PSEUDO_D2H_CHECK and len(v[3]) == 1 \
+                and type(v[3][0]) is int and v[3][0] in self._checks:
             self.range.late_checks += 1
-            self._replay_event(ev)
+            self._replay_wire(v)
         return bool(self._checks)
 
     def _refuse_raw(self, seq: int, api: str, reason: str, category: str) -> None:
         self.stats.refusals.append(Refusal(seq, api, reason, category))
 
-    def _replay_event(self, ev: Event) -> None:
+    def _replay_wire(self, v: list) -> None:
+        """Replay one schema-checked wire record ``[seq, tid, api, args, err, outs, extra]``."""
         try:
-            _check_event(ev)
-            if ev.is_pseudo:
-                self._pseudo(ev)
-                return
-            row = CATALOGUE.get(ev.api)
-            if row is None:
-                raise EventRefused(f"{ev.api} is not in this hrr's API catalogue", category="unknown_api")
-            if row.replay == NOOP:
-                self.stats.noops += 1
-                return
-            if row.replay == UNREPLAYABLE:
-                self.stats.unreplayable += 1
-                self._refuse_raw(ev.seq, ev.api, row.reason, "unreplayable")
-                return
-            self._replay_call(row, ev)
-        except EventRefused as exc:
-            self._refuse_raw(ev.seq, ev.api, exc.reason, exc.category)
-        except BlobError as exc:
-            self._refuse_raw(ev.seq, ev.api, str(exc), "blob")
-        except _MALFORMED as exc:
-            self._refuse_raw(ev.seq, ev.api, f"replay could not use this record "
+            api = v[2]
+            plan = self._plans.get(api)
+            if plan is None or plan.row is not CATALOGUE.get(api):
+                plan = self._plan_for(api)
+            plan.run(v)
+        except (EventRefused, BlobError, *_MALFORMED) as exc:
+            self._refused(v, exc)
+
+    def _refused(self, v: list, exc: BaseException) -> None:
+        """Count and name the refusal of record ``v`` that ``exc`` ended."""
+        if isinstance(exc, EventRefused):
+            self._refuse_raw(v[0], v[2], exc.reason, exc.category)
+        elif isinstance(exc, BlobError):
+            self._refuse_raw(v[0], v[2], str(exc), "blob")
+        else:
+            self._refuse_raw(v[0], v[2], f"replay could not use this record "
                              f"({type(exc).__name__}: {str(exc)[:200]})", "bad_record")
 
+    def _plan_for(self, api: str) -> "_Plan":
+        """The plan of ``api``'s records, built at its first record (again if its row changed)."""
+        row = CATALOGUE.get(api)
+        plan = self._plans[api] = _Plan(api, row, self)
+        return plan
+
     # ------------------------------------------------------------------ one call
-    def _replay_call(self, row: Api, ev: Event) -> None:
-        if len(ev.args) != len(row.params):
-            raise EventRefused(f"{len(ev.args)} arguments recorded, {row.name} takes {len(row.params)}",
+    def _replay_call(self, plan: "_Plan", v: list) -> None:
+        """A catalogue call with actions, allocations, outputs or a launch (the general path)."""
+        row = plan.row
+        assert row is not None
+        args_in = v[3]
+        if len(args_in) != plan.nparams:
+            raise EventRefused(f"{len(args_in)} arguments recorded, {row.name} takes {plan.nparams}",
                                category="bad_record")
-        plan = self._plan(row)
         # Every recorded value is validated by its role before any of them is acted on.
-        call = Call(row, ev, [check(v) for check, v in zip(plan.checks, ev.args, strict=True)])
+        call = Call(row, v, [check(x) for check, x in zip(plan.checks, args_in, strict=True)])
         self._call_buffers = []
         args = list(call.raw)
         for i, act in plan.actions:
@@ -252,13 +296,13 @@ class ProcessReplayer:
         kernarg_buffers: Any = None  # alive until the launch call has returned
         if plan.launch is not None:
             args, kernarg_buffers = plan.launch(call)
-        fn = getattr(self.hip, plan.target, None)
+        fn = plan.fn
         if fn is None:
             raise EventRefused(f"the {self.backend.NAME} backend has no {row.name}", category="unsupported")
         charged = self._charge_allocation(plan, call)  # before anything is allocated
         try:
-            if self._before_hook is not None:
-                self._before_hook(ctx=self.ctx, event=ev, stream=stream)
+            if plan.before is not None:
+                plan.before(ctx=self.ctx, event=call.ev, stream=stream)
             if row.destroys == "device":
                 # Queued restores write into pinned buffers the reset frees: let them finish.
                 self.hip.hipDeviceSynchronize()
@@ -277,28 +321,33 @@ class ProcessReplayer:
         if err != 0:  # nothing was allocated
             self.budget.release(charged)
             charged = 0
-        if err != ev.err and not row.volatile:
-            self._diverged(row, ev, err)
-        elif err and err == ev.err:
+        recorded = v[4]
+        if err != recorded and not row.volatile:
+            self._diverged(row, v[0], recorded, err)
+        elif err and err == recorded:
             self.stats.reproduced_errors += 1
         if err == 0:
             self._bind_outputs(plan, call, result, charged)
             for fn_after in call.after:
                 fn_after()
         if (row.waits == "device" or row.destroys == "device") and err == 0:
-            self.ctx.release_finished_host_fns()
-            self._keepalive.clear()
-            self.budget.release(self._queued_bytes)
-            self._queued_bytes = 0
-        if self._after_hook is not None:
-            self._after_hook(ctx=self.ctx, event=ev, result=result)
+            self._device_synced()
+        if plan.after is not None:
+            plan.after(ctx=self.ctx, event=call.ev, result=result)
 
-    def _diverged(self, row: Api, ev: Event, err: int) -> None:
+    def _device_synced(self) -> None:
+        """The device ran everything queued: host functions and buffers it held are done."""
+        self.ctx.release_finished_host_fns()
+        self._keepalive.clear()
+        self.budget.release(self._queued_bytes)
+        self._queued_bytes = 0
+
+    def _diverged(self, row: Api, seq: int, recorded: int, err: int) -> None:
         self.stats.divergences += 1
-        self.stats.diverged.append(Divergence(ev.seq, row.name, ev.err, err, self._setup))
+        self.stats.diverged.append(Divergence(seq, row.name, recorded, err, self._setup))
         where = f", set-up before --calls {describe_range(self.range.calls)}" \
             if self._setup and self.range is not None else ""
-        msg = (f"record {ev.seq} ({row.name}{where}): the recording returned {_err_name(ev.err)}, "
+        msg = (f"record {seq} ({row.name}{where}): the recording returned {_err_name(recorded)}, "
                f"replay returned {_err_name(err)}")
         if self.options.keep_going:
             self.stats.failures.append(msg)
@@ -331,13 +380,21 @@ class ProcessReplayer:
         self._queued_bytes += size
         return data
 
-    # ------------------------------------------------------------------ per-row plans
-    def _plan(self, row: Api) -> "_Plan":
-        """The row's decoders, specialised once per replayer (again if the row changed)."""
-        plan = self._plans.get(row.name)
-        if plan is None or plan.row is not row:
-            plan = self._plans[row.name] = _Plan(row, self)
-        return plan
+    # ------------------------------------------------------------------ plugins' hooks
+    def event_hook(self, name: str, api: str) -> Any:
+        """The caller of the per-event hook ``name`` for ``api``'s records: over every
+        implementation, over those of the plugins that want ``api`` (``ctx.watch``), or
+        None when none does (asked once per call, when its plan is built)."""
+        hook = getattr(self.pm.hook, name)
+        impls = hook.get_hookimpls()
+        watched = self.ctx.watched
+        unwanted = [impl.plugin for impl in impls
+                    if impl.plugin_name in watched and api not in watched[impl.plugin_name]]
+        if len(unwanted) == len(impls):
+            return None
+        if not unwanted:
+            return hook
+        return self.pm.subset_hook_caller(name, remove_plugins=unwanted)
 
     # ------------------------------------------------------------------ role services
     # What the roles (hrr.api.roles.ReplayServices) may ask of the replayer.
@@ -372,11 +429,12 @@ class ProcessReplayer:
     def expect(self, call: Call, read: Callable[[], bytes], blob: str | None, n: int) -> None:
         if self._setup:  # a set-up copy is replayed for its effects, never checked
             return
-        check = _Check(call.ev.seq, call.row.name, read, blob, n)
+        seq = call.seq
+        check = _Check(seq, call.row.name, read, blob, n)
         if call.row.sync:
             call.after.append(lambda: self._compare(check))
         else:
-            call.after.append(lambda: self._checks.__setitem__(call.ev.seq, check))
+            call.after.append(lambda: self._checks.__setitem__(seq, check))
 
     def read_code_object(self, name: str) -> Any:
         return self.process.read_code_object(name)
@@ -399,7 +457,7 @@ class ProcessReplayer:
     # ------------------------------------------------------------------ outputs
     def _bind_outputs(self, plan: "_Plan", call: Call, result: tuple, charged: int = 0) -> None:
         row = call.row
-        for bind, cap, rep in zip(plan.binders, call.ev.outs, result[1:], strict=False):
+        for bind, cap, rep in zip(plan.binders, call.wire[5], result[1:], strict=False):
             if bind is None or cap is None or rep is None or not isinstance(cap, int):
                 continue
             charged = bind(call, cap, rep, charged)
@@ -418,16 +476,17 @@ class ProcessReplayer:
             self.handles.drop(row.destroys, call.raw[0])
 
     # ------------------------------------------------------------------ checks
-    def _pseudo(self, ev: Event) -> None:
-        if ev.api != PSEUDO_D2H_CHECK or len(ev.args) != 1 or not isinstance(ev.args[0], int):
-            raise EventRefused(f"unknown pseudo-event {ev.api}", category="bad_record")
-        check = self._checks.pop(ev.args[0], None)
-        if check is None and self.range is not None and ev.args[0] < self.range.calls.start:
+    def _pseudo(self, v: list) -> None:
+        args = v[3]
+        if v[2] != PSEUDO_D2H_CHECK or len(args) != 1 or type(args[0]) is not int:
+            raise EventRefused(f"unknown pseudo-event {v[2]}", category="bad_record")
+        check = self._checks.pop(args[0], None)
+        if check is None and self.range is not None and args[0] < self.range.calls.start:
             return  # the check of a set-up copy: not verified, not counted
         if check is None:
-            raise EventRefused(f"a check names record {ev.args[0]}, which replay did not copy",
+            raise EventRefused(f"a check names record {args[0]}, which replay did not copy",
                                category="bad_record")
-        blob = ev.extra.get("blob")
+        blob = v[6].get("blob")
         check.expected_blob = blob if isinstance(blob, str) else None
         self._compare(check)
 
@@ -455,20 +514,27 @@ class ProcessReplayer:
             f"got {actual[first:first + 8].hex()})")
 
 
-def _decode(item: Any) -> tuple[Event | None, tuple | None]:
-    """A record's event, or the refusal ``(seq, api, reason, category)`` it earns."""
-    reason = getattr(item, "reason", None)
-    if reason is not None:
-        return None, (item.index, "?", f"bad record at offset {item.offset}: {reason}", "bad_record")
+_BAD = object()   # the value of a record the reader refused
+
+
+def _raw_events(process: Any) -> Any:
+    """The process's records as ``(index, offset, value)`` (or refused records); a process
+    object with only ``events()`` (Record-like items) is read through that."""
+    raw = getattr(process, "raw_events", None)
+    return raw() if raw is not None else process.events()
+
+
+def _index_of(item: Any) -> int:
+    return item[0] if type(item) is tuple else item.index
+
+
+def _refusal_of(index: int, offset: int, value: Any) -> tuple:
+    """The refusal ``(seq, api, reason, category)`` a record that fails the schema earns."""
     try:
-        return event_from_wire(item.value, where=f"record {item.index} at offset {item.offset}"), None
+        event_from_wire(value, where=f"record {index} at offset {offset}")
     except FormatError as exc:
-        return None, (item.index, _api_name_of(item.value), str(exc), "bad_record")
-
-
-def _implemented(hook: Any) -> Any:
-    """The hook caller, or None when no plugin implements the hook."""
-    return hook if hook.get_hookimpls() else None
+        return index, _api_name_of(value), str(exc), "bad_record"
+    return index, _api_name_of(value), "the record does not match the event schema", "bad_record"
 
 
 def _same(expected: bytes, actual: bytes, tol: float | None) -> bool:
@@ -486,14 +552,24 @@ _size_names = byte_counts
 
 
 class _Plan:
-    """One row's replay, specialised once: each parameter's check and action and each
-    output's charger and binder, asked of its role; the launch decoder; the call issued."""
+    """One API's replay, specialised once per replayer: each parameter's check and action
+    and each output's charger and binder, asked of its role; the launch decoder; the
+    backend function; the plugins' per-event hooks that want this call; and ``run(v)``,
+    the tightest path that replays a wire record of it."""
 
-    __slots__ = ("row", "checks", "actions", "chargers", "binders", "launch", "stream", "target")
+    __slots__ = ("row", "checks", "actions", "chargers", "binders", "launch", "stream", "target", "fn",
+                 "nparams", "before", "after", "run", "wf")
 
-    def __init__(self, row: Api, rep: ProcessReplayer) -> None:
+    def __init__(self, api: str, row: Api | None, rep: ProcessReplayer) -> None:
         self.row = row
+        self.wf = record_check(api)  # the schema's check of a record naming this call
+        self.before: Any = None
+        self.after: Any = None
+        if row is None or row.replay in (NOOP, UNREPLAYABLE):
+            self.run: Callable[[list], None] = _not_replayed(api, row, rep)
+            return
         roles = [param_role(p.role) for p in row.params]
+        self.nparams = len(row.params)
         self.checks = [role.check(row, i) for i, role in enumerate(roles)]
         self.actions = [(i, act) for i, role in enumerate(roles) if (act := role.action(row, i, rep)) is not None]
         outs = [out_role(o.role) for o in row.outs]
@@ -502,18 +578,88 @@ class _Plan:
         self.launch = LAUNCH.decoder(row, rep) if row.launch is not None else None
         self.stream = row.param_index(row.stream) if row.stream else None
         self.target = row.replays_as or row.name
+        self.fn = getattr(rep.hip, self.target, None)
+        self.before = rep.event_hook("hrr_replay_before_event", row.name)
+        self.after = rep.event_hook("hrr_replay_after_event", row.name)
+        simple = not (self.actions or self.chargers or self.launch is not None or row.destroys
+                      or any(b is not None for b in self.binders))
+        self.run = _simple_run(self, rep) if simple else functools.partial(rep._replay_call, self)
 
 
-def _check_event(ev: Event) -> None:
-    """What the codec leaves to replay: ranges, and the shape of plugin records."""
-    if not 0 <= ev.seq < _U64 or not -(1 << 63) <= ev.tid < _U64:
-        raise EventRefused("the record's sequence number or thread id is out of range",
-                           category="bad_record")
-    records = ev.extra.get("records")
-    if records is not None and not (isinstance(records, dict) and all(
-            isinstance(k, str) and isinstance(v, (list, tuple)) for k, v in records.items())):
-        raise EventRefused("extra.records is not a map of plugin name to a list of records",
-                           category="bad_record")
+def _not_replayed(api: str, row: Api | None, rep: ProcessReplayer) -> Callable[[list], None]:
+    """``run`` for a pseudo-event, an API outside the catalogue, a noop or an unreplayable call."""
+    stats = rep.stats
+    if row is None:
+        if api.startswith("@"):
+            return rep._pseudo
+
+        def unknown(v: list) -> None:
+            raise EventRefused(f"{api} is not in this hrr's API catalogue", category="unknown_api")
+        return unknown
+    if row.replay == NOOP:
+        def noop(v: list) -> None:
+            stats.noops += 1
+        return noop
+    reason = row.reason
+
+    def unreplayable(v: list) -> None:
+        stats.unreplayable += 1
+        rep._refuse_raw(v[0], api, reason, "unreplayable")
+    return unreplayable
+
+
+def _simple_run(plan: _Plan, rep: ProcessReplayer) -> Callable[[list], None]:
+    """``run`` for a call that only takes checked values and keeps nothing it returns (a
+    query, a synchronisation, a setting): check, call, compare the error. No ``Call`` and
+    no ``Event`` is built unless a plugin's per-event hook wants this call."""
+    row, fn, checks, n = plan.row, plan.fn, tuple(plan.checks), plan.nparams
+    assert row is not None
+    name, volatile, before, after = row.name, row.volatile, plan.before, plan.after
+    synced = row.waits == "device"
+    stats, ctx = rep.stats, rep.ctx
+    stream_at = plan.stream
+    if fn is not None and not n and before is None and after is None:
+        def run_bare(v: list) -> None:
+            """No argument, no hook: the call and its error's comparison only."""
+            if v[3]:
+                raise EventRefused(f"{len(v[3])} arguments recorded, {name} takes 0", category="bad_record")
+            err = int(fn()[0])
+            stats.replayed += 1
+            recorded = v[4]
+            if err != recorded:
+                if not volatile:
+                    rep._diverged(row, v[0], recorded, err)
+            elif err:
+                stats.reproduced_errors += 1
+            if synced and err == 0:
+                rep._device_synced()
+        return run_bare
+
+    def run(v: list) -> None:
+        args = v[3]
+        if len(args) != n:
+            raise EventRefused(f"{len(args)} arguments recorded, {name} takes {n}", category="bad_record")
+        raw = [check(x) for check, x in zip(checks, args, strict=True)] if n else args
+        if fn is None:
+            raise EventRefused(f"the {rep.backend.NAME} backend has no {name}", category="unsupported")
+        ev = None
+        if before is not None:
+            ev = wire_event(v)
+            before(ctx=ctx, event=ev, stream=raw[stream_at] if stream_at is not None else None)
+        result = fn(*raw)
+        err = int(result[0])
+        stats.replayed += 1
+        recorded = v[4]
+        if err != recorded:
+            if not volatile:
+                rep._diverged(row, v[0], recorded, err)
+        elif err:
+            stats.reproduced_errors += 1
+        if synced and err == 0:
+            rep._device_synced()
+        if after is not None:
+            after(ctx=ctx, event=ev if ev is not None else wire_event(v), result=result)
+    return run
 
 
 def _api_name_of(value: Any) -> str:

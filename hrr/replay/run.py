@@ -234,6 +234,9 @@ class _Counted:
     def checked_events(self) -> Iterator[Any]:
         return self._counted(self._proc.checked_events())
 
+    def raw_events(self) -> Iterator[Any]:
+        return self._counted(self._proc.raw_events())
+
 
 def replay_archive(path: str, *, backend: str | None = None, limits: Limits | None = None,
                    options: ReplayOptions | None = None, plugins: list[str] | None = None,

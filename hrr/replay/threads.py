@@ -36,13 +36,16 @@ class ThreadRouter:
 
     def __init__(self, max_threads: int) -> None:
         self.max_threads = max_threads
-        self._first: int | None = None
+        # The recorded thread the dispatching thread stands for (the first one seen): a
+        # caller runs that thread's jobs inline, with no call through here.
+        self.first: int | None = None
         self._workers: dict[int, _Worker] = {}
 
     def run(self, tid: int, fn: Callable[[], Any]) -> Any:
-        if self._first is None:
-            self._first = tid
-        if tid == self._first:
+        """Run ``fn`` on the replay thread of recorded thread ``tid``; its result or exception."""
+        if self.first is None:
+            self.first = tid
+        if tid == self.first:
             return fn()
         worker = self._workers.get(tid)
         if worker is None:

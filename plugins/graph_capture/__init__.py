@@ -245,6 +245,8 @@ class GraphCapturePlugin:
         self._replay_after = _replay_transitions(state)
         self._graph_launch_stream = {name: _event_reader(api_row(name), _stream_at(api_row(name)))
                                      for name in with_effect("launch_graph")}
+        # Its per-event hooks act on graph launches and on capture-state transitions only.
+        ctx.watch(NAME, [*self._replay_after, *self._graph_launch_stream])
 
     @hookimpl
     def hrr_replay_before_event(self, ctx: ReplayContext, event: Event, stream: Any) -> None:

@@ -416,6 +416,7 @@ class PinnedSnapshotPlugin:
     @hookimpl
     def hrr_replay_start(self, ctx: ReplayContext) -> None:
         self.launch_streams = launch_streams()
+        ctx.watch(NAME, self.launch_streams)   # its per-event hook acts on launches only
 
     @hookimpl
     def hrr_replay_before_event(self, ctx: ReplayContext, event: Event, stream: Any) -> None:

@@ -50,14 +50,14 @@ def test_ctrl_c_during_replay_prints_a_partial_summary_and_exits_130(tmp_path, m
     capture(root, *app("basic.py"))
     from hrr.replay.engine import ProcessReplayer
 
-    real, seen = ProcessReplayer._replay_event, []
+    real, seen = ProcessReplayer._replay_wire, []
 
     def interrupted_at_the_third(self, ev):
         seen.append(ev)
         if len(seen) == 3:
             raise KeyboardInterrupt
         return real(self, ev)
-    monkeypatch.setattr(ProcessReplayer, "_replay_event", interrupted_at_the_third)
+    monkeypatch.setattr(ProcessReplayer, "_replay_wire", interrupted_at_the_third)
     result = CliRunner().invoke(cli, ["replay", str(root)])
     assert result.exit_code == exitcodes.INTERRUPTED == 130, result.output
     assert "Aborted!" not in result.output

@@ -322,3 +322,14 @@ def test_the_fast_schema_path_accepts_exactly_what_the_full_check_accepts():
             assert codec._well_formed(v) == (codec._schema_problem(v) is None), v
             checked += 1
     assert checked == 1500
+
+
+@pytest.mark.parametrize("field,value", [(0, 1 << 64), (1, 1 << 64), (1, -(1 << 63) - 1)])
+def test_seq_and_tid_past_64_bits_are_refused_by_the_schema(field, value):
+    """msgpack cannot carry them, an in-process record can: the schema is the one check
+    replay relies on (it no longer re-checks the range per event)."""
+    record = _copy(GOOD)
+    record[field] = value
+    with pytest.raises(FormatError) as exc:
+        event_from_wire(record)
+    assert "64-bit range" in exc.value.what

@@ -138,10 +138,15 @@ def test_replay_side_tables_come_from_the_rows(extra_rows):
     extra_rows(hipTestLaunch="hipModuleLaunchKernel", hipTestRecord="hipEventRecord",
                hipTestGraphLaunch="hipGraphLaunch", hipTestBeginCapture="hipStreamBeginCapture",
                hipTestEndCapture="hipStreamEndCapture", hipTestWaitEvent="hipStreamWaitEvent")
-    ctx = types.SimpleNamespace(hip=None, shared={})
+    watched: dict[str, set[str]] = {}
+    ctx = types.SimpleNamespace(hip=None, shared={},
+                                watch=lambda plugin, apis: watched.setdefault(plugin, set()).update(apis))
     pinned, graphs = PinnedSnapshotPlugin(), GraphCapturePlugin()
     pinned.hrr_replay_start(ctx)
     graphs.hrr_replay_start(ctx)
+    # Their per-event hooks see the new rows too (ctx.watch names calls by the same queries).
+    assert "hipTestLaunch" in watched["pinned_snapshot"]
+    assert {"hipTestLaunch", "hipTestGraphLaunch", "hipTestBeginCapture"} <= watched["graph_capture"]
     assert pinned.launch_streams["hipTestLaunch"] == catalogue.CATALOGUE["hipModuleLaunchKernel"].param_index("stream")
     assert "hipTestGraphLaunch" in graphs._graph_launch_stream
 

@@ -118,7 +118,7 @@ def test_the_archive_takes_its_worst_processs_verdict(tmp_path):
 def test_ctrl_c_gives_an_interrupted_result_naming_what_was_not_replayed(tmp_path, monkeypatch):
     for pid in (101, 102, 103):
         _mixed(tmp_path, pid=pid)
-    real, seen = ProcessReplayer._replay_event, []
+    real, seen = ProcessReplayer._replay_wire, []
 
     def interrupted_at_the_third(self, ev):
         seen.append(ev)
@@ -126,7 +126,7 @@ def test_ctrl_c_gives_an_interrupted_result_naming_what_was_not_replayed(tmp_pat
             raise KeyboardInterrupt
         return real(self, ev)
 
-    monkeypatch.setattr(ProcessReplayer, "_replay_event", interrupted_at_the_third)
+    monkeypatch.setattr(ProcessReplayer, "_replay_wire", interrupted_at_the_third)
     result = replay(tmp_path, backend="sim", strict=True)
     first, *rest = result.processes
     assert first.interrupted and first.outcome is Outcome.INTERRUPTED and first.records == 3
