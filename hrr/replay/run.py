@@ -8,10 +8,10 @@ import threading
 from typing import Any, Callable, Iterator, Sequence
 
 from hrr.archive import Limits, open_archive
-from hrr.backends import load_backend
+from hrr.backends import BACKEND_MODULES, load_backend
 from hrr.capture.exits import abnormal_end, describe_ended
 from hrr.cli import exitcodes
-from hrr.errors import UsageError
+from hrr.errors import FormatError, UsageError
 from hrr.pipeline.manager import installed_plugins, load_plugins, warn_broken
 from hrr.replay.engine import ProcessReplayer, ReplayOptions
 from hrr.replay.ranges import describe as describe_range
@@ -278,6 +278,11 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
             continue
         manifest = proc.manifest
         backend_name = backend or manifest.get("backend") or "sim"
+        if backend is None and backend_name not in BACKEND_MODULES:
+            # A name no hrr backend has is a damaged manifest, not a backend missing here.
+            raise FormatError(f"the manifest names backend {str(backend_name)[:40]!r}, which no hrr "
+                              "backend is called", where=os.path.join(proc.path, "manifest.json"),
+                              hint=f"replay it with --backend {'|'.join(sorted(BACKEND_MODULES))}")
         mod = load_backend(backend_name)
         _fresh_device(mod)  # each recorded process had a device of its own
         names, missing = _plugins_for(manifest, plugins)
