@@ -19,7 +19,6 @@ import numpy as np
 
 from hrr.api.catalogue import CATALOGUE, NOOP, UNREPLAYABLE, Api
 from hrr.api.roles import LAUNCH, Call, byte_counts, out_role, param_role, wire_event
-from hrr.backends.hiptypes import hipError_t
 from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError, LimitExceeded
 from hrr.events import PSEUDO_D2H_CHECK, event_from_wire
 from hrr.events.codec import _well_formed, record_check, schema_error
@@ -27,7 +26,7 @@ from hrr.pipeline.context import EventRefused
 from hrr.pipeline.replay import ReplayContext
 from hrr.replay.ranges import RangeCounts, skipped_in_setup
 from hrr.replay.ranges import describe as describe_range
-from hrr.replay.result import Divergence, Refusal, ReplayStats
+from hrr.replay.result import Divergence, Refusal, ReplayStats, err_name
 from hrr.replay.state import HandleMaps, HostBudget, ReplayAllocation, ReplayMemory
 from hrr.replay.threads import ThreadRouter
 
@@ -234,7 +233,7 @@ class ProcessReplayer:
             self.range.tail_synced = True
             err = int(self.hip.hipDeviceSynchronize()[0])
             if err:  # e.g. the range ends inside a stream capture: nothing can be compared
-                self.range.tail_error = _err_name(err)
+                self.range.tail_error = err_name(err)
                 self.stats.checks_unverifiable += len(self._checks)
                 self._checks.clear()
                 return False
@@ -347,8 +346,8 @@ class ProcessReplayer:
         self.stats.diverged.append(Divergence(seq, row.name, recorded, err, self._setup))
         where = f", set-up before --calls {describe_range(self.range.calls)}" \
             if self._setup and self.range is not None else ""
-        msg = (f"record {seq} ({row.name}{where}): the recording returned {_err_name(recorded)}, "
-               f"replay returned {_err_name(err)}")
+        msg = (f"record {seq} ({row.name}{where}): the recording returned {err_name(recorded)}, "
+               f"replay returned {err_name(err)}")
         if self.options.keep_going:
             self.stats.failures.append(msg)
             return
@@ -618,21 +617,25 @@ def _simple_run(plan: _Plan, rep: ProcessReplayer) -> Callable[[list], None]:
     synced = row.waits == "device"
     stats, ctx = rep.stats, rep.ctx
     stream_at = plan.stream
+
+    def settle(v: list, err: int) -> None:
+        """Count the call and compare its error with the recording's."""
+        stats.replayed += 1
+        recorded = v[4]
+        if err != recorded:
+            if not volatile:
+                rep._diverged(row, v[0], recorded, err)
+        elif err:
+            stats.reproduced_errors += 1
+        if synced and err == 0:
+            rep._device_synced()
+
     if fn is not None and not n and before is None and after is None:
         def run_bare(v: list) -> None:
             """No argument, no hook: the call and its error's comparison only."""
             if v[3]:
                 raise EventRefused(f"{len(v[3])} arguments recorded, {name} takes 0", category="bad_record")
-            err = int(fn()[0])
-            stats.replayed += 1
-            recorded = v[4]
-            if err != recorded:
-                if not volatile:
-                    rep._diverged(row, v[0], recorded, err)
-            elif err:
-                stats.reproduced_errors += 1
-            if synced and err == 0:
-                rep._device_synced()
+            settle(v, int(fn()[0]))
         return run_bare
 
     def run(v: list) -> None:
@@ -647,16 +650,7 @@ def _simple_run(plan: _Plan, rep: ProcessReplayer) -> Callable[[list], None]:
             ev = wire_event(v)
             before(ctx=ctx, event=ev, stream=raw[stream_at] if stream_at is not None else None)
         result = fn(*raw)
-        err = int(result[0])
-        stats.replayed += 1
-        recorded = v[4]
-        if err != recorded:
-            if not volatile:
-                rep._diverged(row, v[0], recorded, err)
-        elif err:
-            stats.reproduced_errors += 1
-        if synced and err == 0:
-            rep._device_synced()
+        settle(v, int(result[0]))
         if after is not None:
             after(ctx=ctx, event=ev if ev is not None else wire_event(v), result=result)
     return run
@@ -668,13 +662,6 @@ def _api_name_of(value: Any) -> str:
             and (value[2] in CATALOGUE or value[2] == PSEUDO_D2H_CHECK):
         return value[2]
     return "?"
-
-
-def _err_name(code: int) -> str:
-    try:
-        return f"{hipError_t(code).name} ({code})"
-    except ValueError:
-        return str(code)
 
 
 __all__ = ["ProcessReplayer", "ReplayOptions", "ReplayStats", "Refusal", "ArchiveError", "HrrError",

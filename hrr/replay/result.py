@@ -45,15 +45,16 @@ class Divergence:
     @property
     def recorded_name(self) -> str:
         """The recorded error as ``hipErrorX (N)``."""
-        return _err_name(self.recorded)
+        return err_name(self.recorded)
 
     @property
     def replayed_name(self) -> str:
         """The error replay got, as ``hipErrorX (N)``."""
-        return _err_name(self.replayed)
+        return err_name(self.replayed)
 
 
-def _err_name(code: int) -> str:
+def err_name(code: int) -> str:
+    """``hipErrorX (n)``, or the bare number when it is no hipError_t."""
     try:
         return f"{hipError_t(code).name} ({code})"
     except ValueError:
