@@ -89,6 +89,20 @@ class StreamState:
     open_records: int = 0
 
 
+def _read_trailer(state: "StreamState", payload: bytes, offset: int, end: int, f: Any) -> None:
+    """Note a trailer frame whose checksum held: where the valid stream ends, its event
+    count (-1 when unreadable) and whether anything follows it."""
+    state.valid_end, state.valid_frames = end, state.frames
+    state.trailer_offset = offset
+    try:
+        trailer = unpack_untrusted(payload)
+    except ValueError:
+        trailer = None
+    state.trailer = trailer if isinstance(trailer, dict) and type(trailer.get("events")) is int \
+        else {"events": -1}
+    state.after_trailer = bool(f.read(1))
+
+
 def open_archive(root: str | os.PathLike[str], limits: Limits = Limits()) -> "Archive":
     """Open an archive directory (or one ``pid-<pid>`` directory) for reading, validating it."""
     return Archive(os.fspath(root), limits)
@@ -320,15 +334,7 @@ class ProcessArchive:
                     offset = end
                     continue
                 if ftype == FRAME_TRAILER:
-                    state.valid_end, state.valid_frames = end, state.frames
-                    state.trailer_offset = offset
-                    try:
-                        trailer = unpack_untrusted(payload)
-                    except ValueError:
-                        trailer = None
-                    state.trailer = trailer if isinstance(trailer, dict) and type(trailer.get("events")) is int \
-                        else {"events": -1}
-                    state.after_trailer = bool(f.read(1))
+                    _read_trailer(state, payload, offset, end, f)
                     break
                 if state.frames >= limits.max_events:
                     raise LimitExceeded(f"more than max_events={limits.max_events} events",
@@ -393,15 +399,7 @@ class ProcessArchive:
                     offset = end
                     continue
                 if ftype == FRAME_TRAILER:
-                    state.valid_end, state.valid_frames = end, state.frames
-                    state.trailer_offset = offset
-                    try:
-                        trailer = unpack_untrusted(payload)
-                    except ValueError:
-                        trailer = None
-                    state.trailer = trailer if isinstance(trailer, dict) and type(trailer.get("events")) is int \
-                        else {"events": -1}
-                    state.after_trailer = bool(f.read(1))
+                    _read_trailer(state, payload, offset, end, f)
                     break
                 count = count or 1
                 if state.frames + count > limits.max_events:
