@@ -315,9 +315,6 @@ def pure_queries() -> frozenset[str]:
     return names(lambda r: r.pure)
 
 
-LAUNCH_APIS = launching()
-#: Calls that destroy every allocation and handle of the device (hipDeviceReset).
-DEVICE_RESET_APIS = destroying("device")
 
 
 def rows() -> Iterable[Api]:
@@ -372,8 +369,7 @@ def extended(*new_rows: Api) -> _Extension:
     every built-in row) until the block ends. Everything that reads the catalogue when it
     acts sees them: ``CATALOGUE``, ``get``, ``rows`` and every query above, capture's
     wrappers (built when a session starts), replay's per-row plans, the record schema and
-    ``hrr info``. The module constants ``LAUNCH_APIS`` and ``DEVICE_RESET_APIS`` were
-    computed at import and do not change. ValueError when a name is already a row."""
+    ``hrr info``. ValueError when a name is already a row."""
     return _Extension(tuple(new_rows))
 
 

@@ -18,7 +18,7 @@ import json
 from typing import IO, Any, Callable
 
 from hrr import __version__
-from hrr.api.catalogue import CATALOGUE, LAUNCH_APIS, Api
+from hrr.api.catalogue import CATALOGUE, Api
 from hrr.archive import Limits, open_archive
 from hrr.inspect.records import Call, Skipped, calls
 
@@ -147,7 +147,7 @@ class _Process:
 
     def _device_work(self, c: Call, row: Api) -> tuple[str, str, dict[str, Any]] | None:
         """(name, category, args) of the device operation this call enqueues, if any."""
-        if c.api in LAUNCH_APIS:
+        if row.launch is not None:
             launch = c.extra.get("launch")
             launch = launch if isinstance(launch, dict) else {}
             kernel = launch.get("kernel")
