@@ -22,6 +22,14 @@ from hrr.archive import Record, open_archive
 LOOP_APIS = {"hipMemcpy", "hipMemset", "hipDeviceSynchronize"}
 
 
+def _default_signals() -> None:
+    """The program starts with SIGHUP and SIGTERM at their default action, as from a shell,
+    even when pytest itself runs under nohup (which would leave SIGHUP ignored, and hrr
+    keeps a disposition the program inherited)."""
+    for signum in (signal.SIGHUP, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_DFL)
+
+
 class _Capture:
     """`hrr capture` of a program that reports on stdout each call that returned to it."""
 
@@ -31,7 +39,7 @@ class _Capture:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "hrr.cli.main", "capture", "-o", str(root), "--plugins", BASE_PLUGINS,
              "--content", "--", *app(*app_args)],
-            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, **popen)
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_default_signals, **popen)
         self.returned = 0           # the last call count the program reported
         self.other = b""            # the rest of its stdout
         line = self.proc.stdout.readline().split()
