@@ -247,6 +247,11 @@ class Handle:
     def is_ptr_null(self) -> bool:
         return self._value == 0
 
+    def createRef(self) -> HandleRef:  # noqa: N802 - hip-python's name
+        """A pointer to this handle, as hip-python's ``createRef`` (e.g. for
+        ``hiprtcDestroyProgram(prog.createRef())``, whose C parameter is ``hiprtcProgram*``)."""
+        return HandleRef(self)
+
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self) and other._value == self._value
 
@@ -255,6 +260,23 @@ class Handle:
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} 0x{self._value:x}>"
+
+
+class HandleRef:
+    """The address of a handle's value (``Handle.createRef()``): ``int(ref)`` is where the
+    value lies, as in C; a call that takes a ``T*`` of a handle accepts it as the handle."""
+
+    __slots__ = ("handle", "_cell")
+
+    def __init__(self, handle: Handle) -> None:
+        self.handle = handle
+        self._cell = ctypes.c_void_p(int(handle) or None)
+
+    def __int__(self) -> int:
+        return ctypes.addressof(self._cell)
+
+    def __repr__(self) -> str:
+        return f"<ref to {self.handle!r}>"
 
 
 class ihipStream_t(Handle):
@@ -579,6 +601,8 @@ def as_handle_value(obj: Any) -> int:
         return 0
     if isinstance(obj, (Handle, int)):
         return int(obj)
+    if isinstance(obj, HandleRef):
+        return int(obj.handle)
     if isinstance(obj, ctypes.c_void_p):
         return obj.value or 0
     if isinstance(obj, _REAL_POINTER):  # a handle made by hip-python's own classes

@@ -202,3 +202,13 @@ def test_module_surface_matches_hip_python():
     assert set(sim.SUPPORTED_APIS) <= set(dir(hip))
     assert "hipStreamWaitValue32" in sim.SUPPORTED_APIS and "hipMemcpyDtoHAsync" in sim.SUPPORTED_APIS
     assert hasattr(hiprtc, "hiprtcCompileProgram") and sim.NAME == "sim"
+
+
+def test_hiprtc_destroy_program_takes_a_reference_to_the_program():
+    # hip-python's examples call hiprtcDestroyProgram(prog.createRef()): the C parameter
+    # is hiprtcProgram*, and the reference's int() is where the handle's value lies
+    prog, result, _ = _compile(SOURCE)
+    ref = prog.createRef()
+    assert ctypes.c_void_p.from_address(int(ref)).value == int(prog)
+    assert hiprtc.hiprtcDestroyProgram(ref) == (hiprtc.hiprtcResult.HIPRTC_SUCCESS,)
+    assert hiprtc.hiprtcDestroyProgram(prog.createRef()) == (hiprtc.hiprtcResult.HIPRTC_ERROR_INVALID_PROGRAM,)
