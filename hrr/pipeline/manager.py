@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import os
 import sys
 from importlib import metadata
 from typing import Any, Callable
@@ -21,6 +22,9 @@ from hrr.pipeline import hookspecs
 ENTRY_POINT_GROUP = "hrr.plugins"
 _HOOK_NAMES = hookspecs.HOOK_NAMES
 _warned: set[tuple[str, str]] = set()   # (plugin, reason) already warned about in this process
+# Entry-point objects (a plugin class or module) whose hooks passed validation in this
+# process, with the type of the object they made: validation reads only the class's hooks.
+_validated: dict[Any, type] = {}
 
 
 class BrokenPluginError(PluginError):
@@ -55,10 +59,30 @@ class LoadedPlugins:
     broken: list[BrokenPlugin]
 
 
+def _path_state() -> tuple:
+    # What an installation changes: the import path and each entry's modification time
+    # (installing or removing a distribution rewrites its site directory).
+    state: list[tuple] = []
+    for entry in sys.path:
+        try:
+            st = os.stat(entry or ".")
+            state.append((entry, st.st_mtime_ns, st.st_nlink, st.st_size))
+        except OSError:
+            state.append((entry, None))
+    return tuple(state)
+
+
+_installed: list[Any] = [None, {}]   # [path state, plugins]: the last scan, reused until it changes
+
+
 def installed_plugins() -> dict[str, metadata.EntryPoint]:
-    """Every plugin installed in this environment, by entry-point name."""
-    eps = metadata.entry_points(group=ENTRY_POINT_GROUP)
-    return {ep.name: ep for ep in sorted(eps, key=lambda e: e.name)}
+    """Every plugin installed in this environment, by entry-point name. The scan of every
+    distribution's metadata is kept until the import path or a directory on it changes."""
+    state = _path_state()
+    if _installed[0] != state:
+        eps = metadata.entry_points(group=ENTRY_POINT_GROUP)
+        _installed[:] = [state, {ep.name: ep for ep in sorted(eps, key=lambda e: e.name)}]
+    return dict(_installed[1])
 
 
 def parse_plugin_list(text: str | None) -> list[str] | None:
@@ -146,16 +170,21 @@ def load_plugin(name: str, ep: metadata.EntryPoint) -> tuple[Any, str]:
         obj = _instantiate(loaded)
     except (Exception, SystemExit) as exc:  # noqa: BLE001
         raise broken(f"constructing it raised {_one_line(exc)}") from exc
-    scratch = new_plugin_manager()
-    problems = _hook_problems(scratch, obj)
-    if problems:
-        raise broken("; ".join(problems))
-    try:
-        scratch.register(obj, name=name)
-        scratch.check_pending()
-    except Exception as exc:  # noqa: BLE001 - pluggy's other checks, said in one line
-        raise broken(_one_line(exc)) from exc
-    _refuse_capture_wrappers(scratch, name, obj, ep)
+    if _validated.get(loaded) is not type(obj):  # once per plugin class and process
+        scratch = new_plugin_manager()
+        problems = _hook_problems(scratch, obj)
+        if problems:
+            raise broken("; ".join(problems))
+        try:
+            scratch.register(obj, name=name)
+            scratch.check_pending()
+        except Exception as exc:  # noqa: BLE001 - pluggy's other checks, said in one line
+            raise broken(_one_line(exc)) from exc
+        _refuse_capture_wrappers(scratch, name, obj, ep)
+        try:
+            _validated[loaded] = type(obj)
+        except TypeError:  # an unhashable entry-point object: validated every time
+            pass
     try:
         return obj, plugin_version(obj, ep)
     except Exception as exc:  # noqa: BLE001

@@ -211,3 +211,26 @@ def test_a_recorded_plugin_broken_at_replay_is_like_a_missing_one(tmp_path, monk
                              "constructing it raised RuntimeError: needs a licence server"]
     with pytest.raises(BrokenPluginError):          # asked for by name: an error, as at capture
         _replay(root, strict=False, plugins=["flaky"])
+
+
+def test_the_entry_point_scan_is_reused_until_a_distribution_is_installed(site, monkeypatch):
+    # Every capture session and replay asks which plugins are installed: the metadata of
+    # every distribution is read once, and again only once something is installed.
+    scans = []
+    real = manager.metadata.entry_points
+    monkeypatch.setattr(manager.metadata, "entry_points", lambda **kw: scans.append(kw) or real(**kw))
+    first = manager.installed_plugins()
+    assert manager.installed_plugins() == first and len(scans) == 1
+    install(site, {"late": f"{MODULE}:Good"}, dist="hrr_loadtest_late")
+    assert "late" in manager.installed_plugins() and len(scans) == 2
+
+
+def test_a_plugin_class_is_validated_once_and_a_broken_one_every_time(site, monkeypatch):
+    checked = []
+    real = manager._hook_problems
+    monkeypatch.setattr(manager, "_hook_problems", lambda pm, obj: checked.append(type(obj).__name__) or real(pm, obj))
+    for _ in range(3):
+        load_plugins(["good"])
+        with pytest.raises(BrokenPluginError):
+            load_plugins(["misspelled"])
+    assert checked.count("Good") == 1 and checked.count("Misspelled") == 3
