@@ -331,11 +331,10 @@ def get(name: str) -> Api:
 
 
 def coverage_table() -> str:
-    """A Markdown table of every catalogued call and how it replays (for the docs)."""
-    lines = ["| API | family | replay | notes |", "| --- | --- | --- | --- |"]
-    for row in _ROWS:
-        lines.append(f"| `{row.name}` | {row.family} | {row.replay} | {row.reason} |")
-    return "\n".join(lines)
+    """Markdown tables of every catalogued call, per family: how it replays and which
+    backends have it (docs/api-coverage.md is written whole by ``hrr.api.coverage``)."""
+    from hrr.api.coverage import family_tables  # it reads the backends, which import this module
+    return family_tables()
 
 
 # ------------------------------------------------------------------ test-only extension
@@ -374,4 +373,4 @@ def extended(*new_rows: Api) -> _Extension:
 
 
 if __name__ == "__main__":
-    print(coverage_table())
+    print(coverage_table())  # the whole document: python -m hrr.api.coverage

@@ -520,12 +520,44 @@ def release_module(mod: types.ModuleType) -> types.ModuleType:
     return out
 
 
-def surface_module(name: str, doc: str, functions: dict[str, Any]) -> types.ModuleType:
+COVERAGE_DOC = "docs/api-coverage.md"
+
+
+class UncataloguedCall(AttributeError):
+    """A HIP name the backend's module does not offer: hrr records only catalogued calls.
+    An AttributeError, so ``hasattr`` and ``getattr(mod, name, default)`` keep working."""
+
+    def __init__(self, module: str, name: str, backend: str) -> None:
+        super().__init__(
+            f"{module}.{name} is not offered by hrr's {backend} backend: hrr records and replays "
+            f"only the HIP calls its catalogue lists ({COVERAGE_DOC} lists them, and the "
+            f"hip-python functions not covered yet)", name=name, obj=None)
+        self.function, self.backend = name, backend
+
+
+def _unknown_name(module: str, backend: str, real: Any, full_name: str) -> Any:
+    """The module ``__getattr__`` (PEP 562), asked only for names the module lacks: a HIP
+    name (hip-python's module has it, or it starts with ``hip``) raises UncataloguedCall,
+    anything else the plain AttributeError."""
+    def __getattr__(name: str) -> Any:
+        if name.startswith("hip") or (real is not None and hasattr(real, name)
+                                      and not name.startswith("_")):
+            raise UncataloguedCall(module, name, backend)
+        raise AttributeError(f"module {full_name!r} has no attribute {name!r}", name=name, obj=None)
+    return __getattr__
+
+
+def surface_module(name: str, doc: str, functions: dict[str, Any], backend: str | None = None) -> types.ModuleType:
     """A module with hip-python's surface: ``functions`` plus every enum (hip-python's whole
     set of enum classes when it is installed; members of the enums hrr uses also at module
     level), constant, value type, handle class and
-    alias. Backends build their ``hip`` and ``hiprtc`` with it."""
+    alias. Backends build their ``hip`` and ``hiprtc`` with it. Any other HIP name raises
+    ``UncataloguedCall`` naming ``backend`` (default: the package above ``name``)."""
     mod = types.ModuleType(name, doc)
+    leaf = name.rsplit(".", 1)[-1]
+    backend = backend or (name.split(".")[-2] if name.count(".") else name)
+    mod.__dict__["__getattr__"] = _unknown_name(
+        leaf, backend, None if _real is None else (_real[1] if leaf == "hiprtc" else _real[0]), name)
     if _real is not None:  # every enum class of hip-python's module, hip-python's own object
         real = _real[1] if name.endswith("hiprtc") else _real[0]
         mod.__dict__.update({k: v for k, v in vars(real).items() if not k.startswith("_")

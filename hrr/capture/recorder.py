@@ -81,7 +81,9 @@ class Recorder:
     def wrapped_module(self) -> types.ModuleType:
         """A module with everything the backend's ``hip`` has, catalogued calls recorded."""
         mod = types.ModuleType("hip.hip", doc="hip-python's hip module, recorded by hrr")
-        mod.__dict__.update({k: v for k, v in vars(self.real).items() if not k.startswith("__")})
+        # __getattr__ too: an uncatalogued HIP name fails as it does on the backend's module
+        mod.__dict__.update({k: v for k, v in vars(self.real).items()
+                             if not k.startswith("__") or k == "__getattr__"})
         for row in rows():
             fn = getattr(self.real, row.name, None)
             if fn is not None:

@@ -422,7 +422,8 @@ def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | 
 def info(archive: str, show_events: bool, as_json: bool, progress: bool | None) -> None:
     """Describe ARCHIVE in tables: processes, threads, streams, calls and errors per API,
     kernels with launch counts and grid/block shapes, blobs and dedup savings, pinned
-    snapshots, graphs, unreplayable calls. One pass over the records, in bounded memory."""
+    snapshots, graphs, unreplayable calls. One pass over the records, in bounded memory.
+    Which HIP calls hrr records and how each replays: docs/api-coverage.md."""
     from hrr.cli.info import archive_info, iter_event_lines, render_info
     from hrr.cli.progress import progress_bar, wanted
 

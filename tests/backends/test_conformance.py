@@ -20,7 +20,6 @@ import inspect
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import textwrap
 from pathlib import Path
@@ -30,6 +29,7 @@ import pytest
 
 from hrr.api.catalogue import rows
 from hrr.backends import hiptypes as ht
+from hippython7 import HP7_SPEC, venv_with_hip_python7
 
 REAL = ht.real_modules()
 pytestmark = pytest.mark.skipif(not REAL, reason="hip-python is not installed here (CI installs it)")
@@ -325,26 +325,7 @@ def test_helper_classes_offered_are_hip_pythons_names(backend):
                     and name in ht.HANDLE_TYPES), f"{name}: a look-alike with no allowance"
 
 
-# hip-python 7.x, in a virtual environment of its own (the two releases cannot share one).
-HP7_SPEC = "hip-python>=7,<8"
-HP7_DEPS = ["numpy", "attrs", "msgpack", "pluggy", "xxhash", "click", "rich"]
-
-
-def _venv_with_hip_python7(root: Path) -> tuple[Path | None, str]:
-    """A venv holding hip-python 7.x and hrr's runtime dependencies (hrr itself comes from
-    PYTHONPATH), kept between runs; (None, pip's last words) when it cannot be installed."""
-    py, ready = root / "bin" / "python", root / "hrr-ready"
-    if ready.exists():
-        return py, ""
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True, capture_output=True)
-    proc = subprocess.run([str(py), "-m", "pip", "install", "-q", HP7_SPEC, *HP7_DEPS],
-                          capture_output=True, text=True, timeout=600, check=False)
-    if proc.returncode != 0:
-        return None, (proc.stderr.strip().splitlines() or ["no output"])[-1]
-    ready.write_text("ok\n")
-    return py, ""
-
-
+# hip-python 7.x, in a virtual environment of its own (tests/hippython7.py).
 HP7_CHECK = textwrap.dedent("""
     import inspect
     from hip import hip as R, hiprtc as RR
@@ -380,8 +361,7 @@ ALLOWED_7: dict[tuple[str, str], str] = {}
 def test_conformance_against_hip_python_7():
     """The same walk against hip-python 7.x (venv cached in HRR_HIP_PYTHON7_VENV, default
     under the temp dir: the first run installs a 67 MB wheel)."""
-    default = Path(tempfile.gettempdir()) / f"hrr-hip-python7-venv-{os.getuid()}"
-    py, why = _venv_with_hip_python7(Path(os.environ.get("HRR_HIP_PYTHON7_VENV") or default))
+    py, why = venv_with_hip_python7()
     if py is None:
         pytest.skip(f"pip cannot install {HP7_SPEC} here (the package index lacks it?): {why}")
     repo = Path(__file__).resolve().parents[2]
