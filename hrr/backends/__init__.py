@@ -33,12 +33,20 @@ def load_backend(name: str | None = None) -> ModuleType:
         raise BackendError(f"unknown backend {name!r}",
                            hint=f"choose one of: {', '.join(sorted(BACKEND_MODULES))}")
     try:
-        return importlib.import_module(BACKEND_MODULES[name])
+        mod = importlib.import_module(BACKEND_MODULES[name])
     except BackendError:
         raise
     except ImportError as exc:
         hint = "pip install hip-python" if name == "hip" else "install its extra, e.g. pip install 'hrr[cuda]'"
         raise BackendError(f"backend {name!r} cannot be imported: {exc}", hint=hint) from exc
+    # A backend whose calls would raise without its runtime (hip-python's dlopen) says so
+    # now, e.g. when replay takes the backend from an archive's manifest.
+    runtime_reason = getattr(mod, "runtime_unavailable_reason", None)
+    reason = runtime_reason() if runtime_reason is not None else None
+    if reason is not None:
+        raise BackendError(f"backend {name!r}: {reason}; backends that work here: "
+                           f"{', '.join(available_backends()) or 'none'}")
+    return mod
 
 
 def unavailable_reason(name: str) -> str | None:
