@@ -49,10 +49,13 @@ class Layouts:
     def got_function(self, module: Any, name: Any, function: Any) -> None:
         """Map function handle ``function`` (kernel ``name`` of ``module``) to its layout."""
         kname = name.decode() if isinstance(name, (bytes, bytearray)) else str(name)
+        key = handle_or_zero(function)
         with self.lock:
             layout = self.modules.get(handle_or_zero(module), {}).get(kname)
-            if layout is not None:
-                self.functions[handle_or_zero(function)] = layout
+            if layout is None:   # a handle value reused from an unloaded module keeps no old layout
+                self.functions.pop(key, None)
+            else:
+                self.functions[key] = layout
 
     def unloaded(self, module: Any) -> None:
         with self.lock:
@@ -101,7 +104,7 @@ def image_bytes(image: Any) -> bytes:
 
 def file_bytes(fname: Any) -> bytes:
     """The code object file ``hipModuleLoad`` was given."""
-    path = os.fsdecode(fname.encode() if isinstance(fname, str) else bytes(fname))
+    path = fname if isinstance(fname, str) else os.fsdecode(bytes(fname))
     with open(path, "rb") as f:
         return f.read(MAX_IMAGE_FROM_ADDRESS + 1)
 

@@ -240,6 +240,17 @@ def test_a_code_object_hrr_cannot_read_leaves_the_function_without_a_layout():
     assert not layouts.errors
 
 
+def test_a_function_handle_reused_by_an_unreadable_module_loses_its_old_layout():
+    layouts = Layouts()
+    layouts.loaded(module(1), CODE_OBJECT.read_bytes())
+    layouts.got_function(module(1), b"vadd", function(2))
+    layouts.unloaded(module(1))
+    layouts.loaded(module(3), b"not a code object")
+    layouts.got_function(module(3), b"vadd", function(2))     # the runtime gave the same value again
+    with pytest.raises(KeyError):
+        layouts.layout(function(2))
+
+
 def test_the_backend_is_hip_pythons_own_modules():
     """Every function is hip-python's own object, except the module calls, which call it
     and keep its signature; hiprtc is hip-python's module itself."""
