@@ -478,9 +478,10 @@ class ProcessReplayer:
     # ------------------------------------------------------------------ checks
     def _pseudo(self, v: list) -> None:
         args = v[3]
-        if v[2] == PSEUDO_UNCATALOGUED and len(args) == 1 and type(args[0]) is str:
+        if v[2] == PSEUDO_UNCATALOGUED and len(args) == 1 and type(args[0]) is str \
+                and args[0].isascii() and args[0].isidentifier() and len(args[0]) <= 64:
             self.stats.unreplayable += 1   # a passed-through call: never replayed, --strict fails
-            self._refuse_raw(v[0], args[0][:64], UNCATALOGUED_REASON, "unreplayable")
+            self._refuse_raw(v[0], args[0], UNCATALOGUED_REASON, "unreplayable")
             return
         if v[2] != PSEUDO_D2H_CHECK or len(args) != 1 or type(args[0]) is not int:
             raise EventRefused(f"unknown pseudo-event {v[2]}", category="bad_record")

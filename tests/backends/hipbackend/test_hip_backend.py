@@ -270,3 +270,23 @@ def test_the_backend_is_hip_pythons_own_modules():
             assert ours.__wrapped__ is value and inspect.signature(ours) == inspect.signature(value)
     assert sorted(differ) == ["hipDeviceReset", "hipModuleGetFunction", "hipModuleLoad", "hipModuleLoadData",
                               "hipModuleLoadDataEx", "hipModuleUnload"]
+
+
+@pytest.mark.parametrize("name, category", [("hipProfilerStart", "unreplayable"),
+                                            ("hip\nResult: OK", "bad_record"), ("x" * 65, "bad_record")])
+def test_replay_names_an_uncatalogued_record_only_when_its_name_is_a_plain_identifier(tmp_path, name, category):
+    """The name comes from an untrusted archive: it reaches the summary only as an identifier."""
+    from hrr.archive import open_process_writer
+    from hrr.archive.limits import Limits
+    from hrr.backends import sim
+    from hrr.pipeline.manager import make_plugin_manager
+    from hrr.replay.engine import ProcessReplayer, ReplayOptions
+    w = open_process_writer(str(tmp_path), 4242, {"backend": "sim"}, manifest={"content_mode": "content"})
+    w.append([0, 1, PSEUDO_UNCATALOGUED, [name], 0, [], {}])
+    w.close()
+    proc = open_archive(str(tmp_path), Limits()).processes[0]
+    pm, _versions = make_plugin_manager([])
+    stats = ProcessReplayer(proc, sim, pm, Limits(), ReplayOptions(strict=True, keep_going=True)).run()
+    assert [(r.api if category == "unreplayable" else "", r.category) for r in stats.refusals] == \
+        [(name if category == "unreplayable" else "", category)]
+    assert stats.unreplayable == (1 if category == "unreplayable" else 0)
