@@ -14,7 +14,7 @@ from hrr.errors import BackendError
 BACKEND_MODULES = {
     "sim": "hrr.backends.sim",
     "cuda": "hrr.backends.cuda",
-    "hip": "hrr.backends.hip_python",
+    "hip": "hrr.backends.hip",
 }
 DEFAULT_BACKEND = "sim"
 
@@ -33,12 +33,20 @@ def load_backend(name: str | None = None) -> ModuleType:
         raise BackendError(f"unknown backend {name!r}",
                            hint=f"choose one of: {', '.join(sorted(BACKEND_MODULES))}")
     try:
-        return importlib.import_module(BACKEND_MODULES[name])
+        mod = importlib.import_module(BACKEND_MODULES[name])
     except BackendError:
         raise
     except ImportError as exc:
-        raise BackendError(f"backend {name!r} cannot be imported: {exc}",
-                           hint="install its extra, e.g. pip install 'hrr[cuda]'") from exc
+        hint = "pip install hip-python" if name == "hip" else "install its extra, e.g. pip install 'hrr[cuda]'"
+        raise BackendError(f"backend {name!r} cannot be imported: {exc}", hint=hint) from exc
+    # A backend whose calls would raise without its runtime (hip-python's dlopen) says so
+    # now, e.g. when replay takes the backend from an archive's manifest.
+    runtime_reason = getattr(mod, "runtime_unavailable_reason", None)
+    reason = runtime_reason() if runtime_reason is not None else None
+    if reason is not None:
+        raise BackendError(f"backend {name!r}: {reason}; backends that work here: "
+                           f"{', '.join(available_backends()) or 'none'}")
+    return mod
 
 
 def unavailable_reason(name: str) -> str | None:
@@ -50,13 +58,16 @@ def unavailable_reason(name: str) -> str | None:
         return None
     try:
         importlib.import_module(BACKEND_MODULES[name])
-    except ImportError:
-        return f"backend {name!r} is not available in this build"
+    except ImportError as exc:
+        return str(exc) if name == "hip" else f"backend {name!r} is not available in this build"
     except Exception as exc:  # noqa: BLE001 -- a reason to print, whatever went wrong
         return f"backend {name!r} cannot be loaded ({type(exc).__name__}: {exc})"
     if name == "cuda":
         from hrr.backends.cuda._runtime import gpu_unavailable_reason
         return gpu_unavailable_reason()
+    if name == "hip":
+        from hrr.backends.hip import runtime_unavailable_reason
+        return runtime_unavailable_reason()
     return None
 
 

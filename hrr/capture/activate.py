@@ -124,7 +124,9 @@ def activate(mode: str, backend_name: str | None = None) -> Any:
             os.register_at_fork(after_in_child=session.after_fork_in_child)
             install_exit_handlers(session)   # exit, SIGTERM/SIGHUP/SIGINT, multiprocessing children
         hip_module = session.hip
-    install_hip_package(release_module(hip_module), backend.hiprtc)
+    if not getattr(backend, "HIP_PYTHON_ITSELF", False):   # hip-python's own release needs no adapting
+        hip_module = release_module(hip_module)
+    install_hip_package(hip_module, backend.hiprtc)
     _active["session"] = session
     return session
 

@@ -15,13 +15,15 @@ launch's kernarg bytes are packed once: the backend is handed them as a raw ``ex
 """
 from __future__ import annotations
 
+import functools
 import types
 from typing import Any, Callable
 
-from hrr.api.catalogue import Api, rows
+from hrr.api.catalogue import CATALOGUE, Api, rows
 from hrr.api.roles import LAUNCH, number, out_role, param_role, scalar
 from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, handle_or_zero
 from hrr.backends.kernargs import packed_extra
+from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON
 from hrr.pipeline.context import CallInfo
 
 #: Parameter roles whose encoder is written inline: an expression of the argument ``v``
@@ -88,7 +90,34 @@ class Recorder:
             fn = getattr(self.real, row.name, None)
             if fn is not None:
                 setattr(mod, row.name, self._wrap(row, fn))
+        if getattr(self.session.backend, "PASSTHROUGH_UNCATALOGUED", False):
+            for name, fn in vars(self.real).items():
+                if name.startswith("hip") and name not in CATALOGUE and callable(fn) \
+                        and not isinstance(fn, type):
+                    setattr(mod, name, self._passthrough(name, fn))
         return mod
+
+    def _passthrough(self, name: str, real: Callable) -> Callable:
+        """``real`` (a call the catalogue has no row for) run as the app called it, with a
+        ``@uncatalogued`` record of its name and error, and the function listed once per
+        process under the manifest's ``unreplayable_apis``: replay cannot redo it."""
+        session = self.session
+        listed: list[Any] = [None]   # the writer it was listed in (a forked child has its own)
+
+        @functools.wraps(real)
+        def passthrough(*args: Any, **kwargs: Any) -> Any:
+            result = real(*args, **kwargs)
+            try:
+                err = int(result[0]) if isinstance(result, tuple) and result else 0
+            except (TypeError, ValueError):
+                err = 0
+            writer = session.writer
+            writer.append_call(writer.api_number(PSEUDO_UNCATALOGUED), [name], err, [], {})
+            if listed[0] is not writer:
+                listed[0] = writer
+                session.add_unreplayable(name, UNCATALOGUED_REASON)
+            return result
+        return passthrough
 
     def _wrap(self, row: Api, real: Callable) -> Callable:
         session, ctx = self.session, self.session.ctx

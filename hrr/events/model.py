@@ -12,8 +12,12 @@ import attrs
 # A pseudo-event: the bytes an asynchronous device-to-host copy delivered, taken when
 # capture saw the copy's stream synchronised. ``args`` is ``(copy_seq,)``.
 PSEUDO_D2H_CHECK = "@d2h"
+# A pseudo-event: a call the backend passed through that hrr's catalogue has no row for
+# (the ``hip`` backend only). ``args`` is ``(function name,)``, ``err`` its error.
+PSEUDO_UNCATALOGUED = "@uncatalogued"
+UNCATALOGUED_REASON = "not in hrr's catalogue (see docs/api-coverage.md)"
 # Every pseudo-event this hrr writes; the record schema (codec.py) refuses any other "@" name.
-PSEUDO_EVENTS = frozenset({PSEUDO_D2H_CHECK})
+PSEUDO_EVENTS = frozenset({PSEUDO_D2H_CHECK, PSEUDO_UNCATALOGUED})
 
 
 @attrs.frozen

@@ -43,7 +43,7 @@ _DIRECTION_BY_API = {"HtoD": "H2D", "DtoH": "D2H", "DtoD": "D2D"}
 _DIRECTION_BY_KIND = {0: "H2H", 1: "H2D", 2: "D2H", 3: "D2D", 4: "default", 1024: "D2D"}
 _ENDPOINT_TAGS = {"a": "allocation", "h": "host"}
 #: Parameter names of pseudo-events (not catalogue rows).
-_PSEUDO_PARAMS = {"@d2h": ("copy_seq",)}
+_PSEUDO_PARAMS = {"@d2h": ("copy_seq",), "@uncatalogued": ("function",)}
 _FLUSH_EVERY_S = 0.2      # a sparse filter on a pipe still shows its matches promptly
 _MAX_DEPTH = 16           # nesting shown of an untrusted value before it is elided
 

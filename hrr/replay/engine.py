@@ -21,6 +21,7 @@ from hrr.api.catalogue import CATALOGUE, NOOP, UNREPLAYABLE, Api
 from hrr.api.roles import LAUNCH, Call, byte_counts, out_role, param_role, wire_event
 from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError, LimitExceeded
 from hrr.events import PSEUDO_D2H_CHECK, event_from_wire
+from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON
 from hrr.events.codec import _well_formed, record_check, schema_error
 from hrr.pipeline.context import EventRefused
 from hrr.pipeline.replay import ReplayContext
@@ -477,6 +478,11 @@ class ProcessReplayer:
     # ------------------------------------------------------------------ checks
     def _pseudo(self, v: list) -> None:
         args = v[3]
+        if v[2] == PSEUDO_UNCATALOGUED and len(args) == 1 and type(args[0]) is str \
+                and args[0].isascii() and args[0].isidentifier() and len(args[0]) <= 64:
+            self.stats.unreplayable += 1   # a passed-through call: never replayed, --strict fails
+            self._refuse_raw(v[0], args[0], UNCATALOGUED_REASON, "unreplayable")
+            return
         if v[2] != PSEUDO_D2H_CHECK or len(args) != 1 or type(args[0]) is not int:
             raise EventRefused(f"unknown pseudo-event {v[2]}", category="bad_record")
         check = self._checks.pop(args[0], None)
