@@ -23,6 +23,7 @@ from hrr.backends.hiptypes import (CStr, DeviceArray, Pointer, as_handle_value, 
                                    hipStreamCaptureMode, hipStreamCaptureStatus)
 from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
 from hrr.backends.sim import device as _device
+from hrr.backends.sim import device_calls
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
 from hrr.backends.sim.graphs import Graph, GraphExec
 from hrr.backends.sim.kernels import (CodeObjectError, Function, Module, image_bytes, kernel_name,
@@ -86,18 +87,6 @@ def _keep(kind: str, make: Callable[[int], Any]) -> Any:
 def hipSetDevice(deviceId: int) -> None:
     if int(deviceId) != 0:
         raise HipError("hipErrorInvalidDevice", f"device {deviceId} does not exist (the sim has 1)")
-
-
-def hipGetDeviceProperties(deviceId: int) -> tuple:
-    if int(deviceId) != 0:
-        raise HipError("hipErrorInvalidDevice", f"device {deviceId} does not exist")
-    props = ht.hipDeviceProp_t(
-        name=b"hrr sim device", gcnArchName=b"sim", totalGlobalMem=TOTAL_DEVICE_BYTES,
-        multiProcessorCount=8, warpSize=64, maxThreadsPerBlock=1024,
-        maxThreadsDim=(1024, 1024, 1024), maxGridSize=(2**31 - 1, 65535, 65535),
-        sharedMemPerBlock=65536, clockRate=1_000_000, major=9, minor=4,
-        unifiedAddressing=1, canMapHostMemory=1, pciBusID=0, pciDeviceID=0)
-    return (SUCCESS, props)
 
 
 def hipDeviceSynchronize() -> None:
@@ -435,7 +424,7 @@ TABLE: dict[str, Callable] = {
 UNCATALOGUED: dict[str, tuple[Callable, int]] = {}
 
 BODIES: dict[str, Callable] = {**{name: fn for name, fn in globals().items() if name.startswith("hip")
-             and isinstance(fn, types.FunctionType)}, **TABLE}
+             and isinstance(fn, types.FunctionType)}, **TABLE, **device_calls.BODIES}
 hip = surface.build("hrr.backends.sim.hip", "hrr sim backend: hip-python's hip surface", BODIES, FRAME,
                     handle_lookup, enum_errors={"hipMemcpyKind": "hipErrorInvalidMemcpyDirection"},
                     uncatalogued=UNCATALOGUED)
