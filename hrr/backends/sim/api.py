@@ -37,11 +37,12 @@ SUCCESS = hipError_t.hipSuccess
 _dev = _device.current  # the device whose model a body calls into
 
 # The per-call protocol: the device lock, this thread noted as an API caller, a failure
-# recorded as the thread's last error (with its detail), host waiters woken.
+# recorded as the thread's last error (with its detail), host waiters woken. Its locals
+# must not be hip-python parameter names (hipDevicePrimaryCtx* take one called ``dev``).
 FRAME = surface.Frame("""\
-dev = _current()
-with dev.lock:
-    dev.scheduler.api_threads.add(_ident())
+_sim = _current()
+with _sim.lock:
+    _sim.scheduler.api_threads.add(_ident())
     try:
         result = {call}
     except HipError as exc:
@@ -51,12 +52,12 @@ with dev.lock:
     else:
         detail = ""
     {record}
-    if dev.scheduler.waiting_threads:
-        dev.scheduler.cond.notify_all()
+    if _sim.scheduler.waiting_threads:
+        _sim.scheduler.cond.notify_all()
     return result
 """, """\
 if result[0] != _SUCCESS:
-    dev.set_last_error(result[0], detail)
+    _sim.set_last_error(result[0], detail)
 """, {"_current": _device.current, "_ident": threading.get_ident, "HipError": HipError,
       "LaunchArgsError": LaunchArgsError, "_SUCCESS": SUCCESS, "_INVALID": hipError_t.hipErrorInvalidValue})
 
