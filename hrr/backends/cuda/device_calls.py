@@ -203,7 +203,7 @@ def hipCtxSetCurrent(ctx: Any) -> tuple:
 def hipDevicePrimaryCtxReset(dev: Any) -> tuple:
     """cuDevicePrimaryCtxReset destroys what the context held, as hipDeviceReset does:
     forget the pinned allocations, modules and current contexts this backend knew."""
-    (err,) = S.drv.cuDevicePrimaryCtxReset(_cu_device(dev))
+    err = S.drv.cuDevicePrimaryCtxReset(_cu_device(dev))[0]
     memory.forget_all()
     modules.forget_all()
     _runtime.forget_all_contexts()
