@@ -16,7 +16,7 @@ from hrr.backends import hiptypes as ht
 from hrr.backends.cuda import _runtime, memory, modules
 from hrr.backends.cuda._errors import hip_error as _err
 from hrr.backends.error_strings import error_string
-from hrr.backends.surface import HipError, irregular
+from hrr.backends.surface import HipError
 
 E = ht.hipError_t
 SUCCESS = E.hipSuccess
@@ -211,13 +211,10 @@ def hipDevicePrimaryCtxReset(dev: Any) -> tuple:
 
 
 def _drv_error_text(hipError: Any, string: bool) -> tuple:
-    """hipDrvGetErrorName/String (no driver needed): a value outside hipError_t is
-    hipErrorInvalidValue, as HIP answers, unlike hipGetErrorName's "hipErrorUnknown"."""
-    try:
-        name = E(int(hipError)).name
-    except (ValueError, TypeError):
-        return (E.hipErrorInvalidValue, None)
-    return (SUCCESS, ht.CStr(error_string(name) if string else name))
+    """hipDrvGetErrorName/String: HIP's texts. A value outside hipError_t failed its
+    conversion (hipErrorInvalidValue, as HIP answers, unlike hipGetErrorName's
+    "hipErrorUnknown"); like HIP's NVIDIA path (cuGetErrorName) it needs the driver."""
+    return (SUCCESS, ht.CStr(error_string(hipError.name) if string else hipError.name))
 
 
 def _call(where: str, name: str, *outs: Callable[[Any], Any], device: int | None = None) -> Callable[..., tuple]:
@@ -261,8 +258,8 @@ CALLS: dict[str, Callable[..., tuple]] = {
     "hipDevicePrimaryCtxRelease": _call("drv", "cuDevicePrimaryCtxRelease", device=0),
     "hipDevicePrimaryCtxGetState": _call("drv", "cuDevicePrimaryCtxGetState", int, int, device=0),
     "hipDevicePrimaryCtxSetFlags": _call("drv", "cuDevicePrimaryCtxSetFlags", device=0),
-    "hipDrvGetErrorName": irregular(raw=True, bare=True)(lambda hipError: _drv_error_text(hipError, False)),
-    "hipDrvGetErrorString": irregular(raw=True, bare=True)(lambda hipError: _drv_error_text(hipError, True)),
+    "hipDrvGetErrorName": lambda hipError: _drv_error_text(hipError, False),
+    "hipDrvGetErrorString": lambda hipError: _drv_error_text(hipError, True),
 }
 BODIES: dict[str, Callable] = {
     **{name: fn for name, fn in globals().items() if name.startswith("hip") and callable(fn)

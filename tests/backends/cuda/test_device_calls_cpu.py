@@ -220,12 +220,12 @@ def test_a_primary_context_reset_forgets_what_it_destroyed(cuda, monkeypatch):
     assert _runtime.STATE.generation == generation + 1
 
 
-def test_driver_error_texts_need_no_driver(monkeypatch):
-    monkeypatch.setattr(_runtime.STATE, "ready", False)
-    hip = cuda_api.build_module()
+def test_driver_error_texts(cuda):
+    hip, log, _ = cuda
     assert hip.hipDrvGetErrorName(E.hipErrorInvalidDevice) == (OK, ht.CStr("hipErrorInvalidDevice"))
     assert hip.hipDrvGetErrorString(E.hipErrorOutOfMemory) == (OK, ht.CStr("out of memory"))
     assert hip.hipDrvGetErrorName(4242) == (E.hipErrorInvalidValue, None)
+    assert log == []
 
 
 def test_properties_from_a_real_cuda_device_prop():
