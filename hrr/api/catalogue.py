@@ -150,7 +150,8 @@ _ROWS: tuple[Api, ...] = (
         pure=True),
     Api("hipDeviceGetName", "device", (P("len"), P("device")), (O("name"),), pure=True),
     Api("hipDeviceGetPCIBusId", "device", (P("len"), P("device")), (O("pciBusId"),), pure=True),
-    Api("hipDeviceGetByPCIBusId", "device", (P("pciBusId", "name"),), (O("device"),), pure=True),
+    Api("hipDeviceGetByPCIBusId", "device", (P("pciBusId", "name"),), (O("device"),)),  # a query (its
+    # string argument keeps it out of pure_queries(), whose parameters are numbers and handles)
     Api("hipDeviceComputeCapability", "device", (P("device"),), (O("major"), O("minor")), pure=True),
     Api("hipDeviceTotalMem", "device", (P("device"),), (O("bytes"),), pure=True),
     Api("hipDeviceGet", "device", (P("ordinal"),), (O("device"),), pure=True),
@@ -165,7 +166,7 @@ _ROWS: tuple[Api, ...] = (
     Api("hipGetDeviceFlags", "device", (), (O("flags"),), pure=True),
     Api("hipSetDeviceFlags", "device", (P("flags"),)),
     Api("hipChooseDevice", "device", (P("prop", "ignored"),), (O("device"),), replay=NOOP,
-        reason="a pure lookup with no device effect (its hipDeviceProp_t argument is not recorded)", pure=True),
+        reason="a pure lookup with no device effect (its hipDeviceProp_t argument is not recorded)"),
     Api("hipDeviceGetStreamPriorityRange", "device", (), (O("leastPriority"), O("greatestPriority")), pure=True),
     Api("hipGetStreamDeviceId", "device", (STREAM,), (O("device"),), pure=True),
     Api("hipDeviceCanAccessPeer", "peer", (P("deviceId"), P("peerDeviceId")), (O("canAccessPeer"),), pure=True),
