@@ -43,7 +43,7 @@ from typing import Any, Callable, Iterable
 import attrs
 
 REAL, NOOP, UNREPLAYABLE = "real", "noop", "unreplayable"
-HANDLE_KINDS = ("stream", "event", "module", "function", "graph", "graph_exec")
+HANDLE_KINDS = ("stream", "event", "module", "function", "graph", "graph_exec", "context")
 
 
 @attrs.frozen
@@ -145,6 +145,53 @@ _ROWS: tuple[Api, ...] = (
         replay=NOOP, reason="a pure lookup with no device effect", pure=True),
     Api("hipMemGetInfo", "device", (), (O("free"), O("total")), volatile=True, pure=True),
     Api("hipPointerGetAttributes", "memory", (P("ptr", "ptr"),), (O("attributes"),), pure=True),
+    # device: attributes, versions, limits, peers, contexts (issue 10)
+    Api("hipDeviceGetAttribute", "device", (P("attr", "enum", "hipDeviceAttribute_t"), P("deviceId")), (O("pi"),),
+        pure=True),
+    Api("hipDeviceGetName", "device", (P("len"), P("device")), (O("name"),), pure=True),
+    Api("hipDeviceGetPCIBusId", "device", (P("len"), P("device")), (O("pciBusId"),), pure=True),
+    Api("hipDeviceGetByPCIBusId", "device", (P("pciBusId", "name"),), (O("device"),)),  # a query (its
+    # string argument keeps it out of pure_queries(), whose parameters are numbers and handles)
+    Api("hipDeviceComputeCapability", "device", (P("device"),), (O("major"), O("minor")), pure=True),
+    Api("hipDeviceTotalMem", "device", (P("device"),), (O("bytes"),), pure=True),
+    Api("hipDeviceGet", "device", (P("ordinal"),), (O("device"),), pure=True),
+    Api("hipDriverGetVersion", "device", (), (O("driverVersion"),), pure=True),
+    Api("hipRuntimeGetVersion", "device", (), (O("runtimeVersion"),), pure=True),
+    Api("hipDeviceGetLimit", "device", (P("limit", "enum", "hipLimit_t"),), (O("pValue"),), pure=True),
+    Api("hipDeviceSetLimit", "device", (P("limit", "enum", "hipLimit_t"), P("value"))),
+    Api("hipDeviceGetCacheConfig", "device", (), (O("cacheConfig"),), pure=True),
+    Api("hipDeviceSetCacheConfig", "device", (P("cacheConfig", "enum", "hipFuncCache_t"),)),
+    Api("hipDeviceGetSharedMemConfig", "device", (), (O("pConfig"),), pure=True),
+    Api("hipDeviceSetSharedMemConfig", "device", (P("config", "enum", "hipSharedMemConfig"),)),
+    Api("hipGetDeviceFlags", "device", (), (O("flags"),), pure=True),
+    Api("hipSetDeviceFlags", "device", (P("flags"),)),
+    Api("hipChooseDevice", "device", (P("prop", "ignored"),), (O("device"),), replay=NOOP,
+        reason="a pure lookup with no device effect (its hipDeviceProp_t argument is not recorded)"),
+    Api("hipDeviceGetStreamPriorityRange", "device", (), (O("leastPriority"), O("greatestPriority")), pure=True),
+    Api("hipGetStreamDeviceId", "device", (STREAM,), (O("device"),), pure=True),
+    Api("hipDeviceCanAccessPeer", "peer", (P("deviceId"), P("peerDeviceId")), (O("canAccessPeer"),), pure=True),
+    Api("hipDeviceEnablePeerAccess", "peer", (P("peerDeviceId"), P("flags"))),
+    Api("hipDeviceDisablePeerAccess", "peer", (P("peerDeviceId"),)),
+    Api("hipDeviceGetP2PAttribute", "peer", (P("attr", "enum", "hipDeviceP2PAttr"), P("srcDevice"),
+                                             P("dstDevice")), (O("value"),), pure=True),
+    Api("hipDeviceGetUuid", "device", (P("device"),), (O("uuid"),), pure=True),
+    Api("hipCtxGetCurrent", "context", (), (O("ctx", "handle", "context"),)),
+    Api("hipCtxSetCurrent", "context", (H("ctx", "context"),)),
+    Api("hipCtxGetDevice", "context", (), (O("device"),), pure=True),
+    Api("hipCtxSynchronize", "context", sync=True, waits="device"),
+    Api("hipCtxGetApiVersion", "context", (H("ctx", "context"),), (O("apiVersion"),), pure=True),
+    Api("hipCtxGetFlags", "context", (), (O("flags"),), pure=True),
+    Api("hipDevicePrimaryCtxRetain", "context", (P("dev"),), (O("pctx", "handle", "context"),)),
+    Api("hipDevicePrimaryCtxRelease", "context", (P("dev"),)),
+    Api("hipDevicePrimaryCtxGetState", "context", (P("dev"),), (O("flags"), O("active")), pure=True),
+    Api("hipDevicePrimaryCtxSetFlags", "context", (P("dev"), P("flags"))),
+    Api("hipDevicePrimaryCtxReset", "context", (P("dev"),), destroys="device", sync=True),
+    Api("hipDrvGetErrorName", "error", (P("hipError", "enum", "hipError_t"),), (O("errorString"),),
+        replay=NOOP, reason="a pure lookup with no device effect", pure=True),
+    Api("hipDrvGetErrorString", "error", (P("hipError", "enum", "hipError_t"),), (O("errorString"),),
+        replay=NOOP, reason="a pure lookup with no device effect", pure=True),
+    Api("hipProfilerStart", "device"),
+    Api("hipProfilerStop", "device"),
     # device memory
     Api("hipMalloc", "memory", (P("size"),), (O("ptr", "alloc", "device", "size"),)),
     Api("hipFree", "memory", (P("ptr", "ptr"),), destroys="alloc", sync=True),

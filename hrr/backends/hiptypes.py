@@ -461,6 +461,114 @@ TYPE_ALIASES = {"hipFunction_t": ihipModuleSymbol_t, "hipStream_t": ihipStream_t
 VALUE_TYPES = (dim3, CStr, Pointer, DeviceArray, hipDeviceProp_t, hipPointerAttribute_t)
 
 
+# -- device: attributes, versions, limits, peers, contexts (issue 10) -------------------------
+# hipDeviceAttribute_t's members in value order, from each run's first value (hip-python 10.x;
+# the look-alike where hip-python is absent). Aliases follow.
+_ATTRIBUTE_RUNS = {
+    0: "CudaCompatibleBegin AccessPolicyMaxWindowSize AsyncEngineCount CanMapHostMemory "
+       "CanUseHostPointerForRegisteredMem ClockRate ComputeMode ComputePreemptionSupported ConcurrentKernels "
+       "ConcurrentManagedAccess CooperativeLaunch CooperativeMultiDeviceLaunch DeviceOverlap "
+       "DirectManagedMemAccessFromHost GlobalL1CacheSupported HostNativeAtomicSupported Integrated "
+       "IsMultiGpuBoard KernelExecTimeout L2CacheSize LocalL1CacheSupported Luid LuidDeviceNodeMask "
+       "ComputeCapabilityMajor ManagedMemory MaxBlocksPerMultiProcessor MaxBlockDimX MaxBlockDimY MaxBlockDimZ "
+       "MaxGridDimX MaxGridDimY MaxGridDimZ MaxSurface1D MaxSurface1DLayered MaxSurface2D MaxSurface2DLayered "
+       "MaxSurface3D MaxSurfaceCubemap MaxSurfaceCubemapLayered MaxTexture1DWidth MaxTexture1DLayered "
+       "MaxTexture1DLinear MaxTexture1DMipmap MaxTexture2DWidth MaxTexture2DHeight MaxTexture2DGather "
+       "MaxTexture2DLayered MaxTexture2DLinear MaxTexture2DMipmap MaxTexture3DWidth MaxTexture3DHeight "
+       "MaxTexture3DDepth MaxTexture3DAlt MaxTextureCubemap MaxTextureCubemapLayered MaxThreadsDim "
+       "MaxThreadsPerBlock MaxThreadsPerMultiProcessor MaxPitch MemoryBusWidth MemoryClockRate "
+       "ComputeCapabilityMinor MultiGpuBoardGroupID MultiprocessorCount Unused1 PageableMemoryAccess "
+       "PageableMemoryAccessUsesHostPageTables PciBusId PciDeviceId PciDomainId PersistingL2CacheMaxSize "
+       "MaxRegistersPerBlock MaxRegistersPerMultiprocessor ReservedSharedMemPerBlock MaxSharedMemoryPerBlock "
+       "SharedMemPerBlockOptin SharedMemPerMultiprocessor SingleToDoublePrecisionPerfRatio "
+       "StreamPrioritiesSupported SurfaceAlignment TccDriver TextureAlignment TexturePitchAlignment "
+       "TotalConstantMemory TotalGlobalMem UnifiedAddressing Unused2 WarpSize MemoryPoolsSupported "
+       "VirtualMemoryManagementSupported HostRegisterSupported MemoryPoolSupportedHandleTypes HostNumaId "
+       "DmaBufSupported GPUDirectRDMAWithHipVMMSupported HandleTypeFabricSupported",
+    9999: "CudaCompatibleEnd",
+    10000: "AmdSpecificBegin Unused3 MaxSharedMemoryPerMultiprocessor Unused4 Unused5 HdpMemFlushCntl "
+           "HdpRegFlushCntl CooperativeMultiDeviceUnmatchedFunc CooperativeMultiDeviceUnmatchedGridDim "
+           "CooperativeMultiDeviceUnmatchedBlockDim CooperativeMultiDeviceUnmatchedSharedMem IsLargeBar "
+           "AsicRevision CanUseStreamWaitValue ImageSupport PhysicalMultiProcessorCount FineGrainSupport "
+           "WallClockRate NumberOfXccs MaxAvailableVgprsPerThread PciChipId ExpertSchedMode "
+           "MaxDynDataPrefetchRegions",
+    19999: "AmdSpecificEnd",
+    20000: "VendorSpecificBegin",
+}
+_ATTRIBUTE_ALIASES = {"EccEnabled": 0, "PciDomainID": 69, "ClockInstructionRate": 10000}
+_ENUMS["hipDeviceAttribute_t"] = {
+    **{f"hipDeviceAttribute{name}": start + i for start, run in _ATTRIBUTE_RUNS.items()
+       for i, name in enumerate(run.split())},
+    **{f"hipDeviceAttribute{name}": value for name, value in _ATTRIBUTE_ALIASES.items()}}
+_ENUMS["hipLimit_t"] = {"hipLimitStackSize": 0, "hipLimitPrintfFifoSize": 1, "hipLimitMallocHeapSize": 2,
+                        "hipExtLimitScratchMin": 4096, "hipExtLimitScratchMax": 4097,
+                        "hipExtLimitScratchCurrent": 4098, "hipLimitRange": 4099}
+_ENUMS["hipFuncCache_t"] = {"hipFuncCachePreferNone": 0, "hipFuncCachePreferShared": 1,
+                            "hipFuncCachePreferL1": 2, "hipFuncCachePreferEqual": 3}
+_ENUMS["hipSharedMemConfig"] = {"hipSharedMemBankSizeDefault": 0, "hipSharedMemBankSizeFourByte": 1,
+                                "hipSharedMemBankSizeEightByte": 2}
+_ENUMS["hipDeviceP2PAttr"] = {"hipDevP2PAttrPerformanceRank": 0, "hipDevP2PAttrAccessSupported": 1,
+                              "hipDevP2PAttrNativeAtomicSupported": 2, "hipDevP2PAttrHipArrayAccessSupported": 3}
+_DEVICE_ENUMS = ("hipDeviceAttribute_t", "hipLimit_t", "hipFuncCache_t", "hipSharedMemConfig", "hipDeviceP2PAttr")
+for _name in _DEVICE_ENUMS:
+    ENUM_TYPES[_name] = getattr(_real[0], _name) if _real is not None else _int_enum(_name, _ENUMS[_name])
+hipDeviceAttribute_t: Any = ENUM_TYPES["hipDeviceAttribute_t"]
+hipLimit_t: Any = ENUM_TYPES["hipLimit_t"]
+hipFuncCache_t: Any = ENUM_TYPES["hipFuncCache_t"]
+hipSharedMemConfig: Any = ENUM_TYPES["hipSharedMemConfig"]
+hipDeviceP2PAttr: Any = ENUM_TYPES["hipDeviceP2PAttr"]
+CONSTANTS.update({"hipDeviceScheduleAuto": 0, "hipDeviceScheduleSpin": 1, "hipDeviceScheduleYield": 2,
+                  "hipDeviceScheduleBlockingSync": 4, "hipDeviceScheduleMask": 7, "hipDeviceMapHost": 8,
+                  "hipDeviceLmemResizeToMax": 16})
+
+
+class ihipCtx_t(Handle):
+    """A context handle (hipCtxGetCurrent, hipDevicePrimaryCtxRetain)."""
+
+    __slots__ = ()
+
+
+HANDLE_TYPES["ihipCtx_t"] = ihipCtx_t  # type: ignore[assignment]  # a dict of handle classes
+TYPE_ALIASES["hipCtx_t"] = ihipCtx_t
+
+
+class _UUIDLookAlike:
+    """hipUUID_t where hip-python is absent: ``bytes`` holds the 16 bytes."""
+
+    __slots__ = ("bytes",)
+
+    def __init__(self, raw: bytes) -> None:
+        self.bytes = raw
+
+    def __repr__(self) -> str:
+        return f"hipUUID_t({self.bytes.hex()})"
+
+
+_UUID_BUFFERS: dict[bytes, Any] = {}   # one C buffer per distinct UUID (a device's), kept alive
+
+
+def device_uuid(raw: bytes) -> Any:
+    """hipDeviceGetUuid's result: hip-python's own ``hipUUID_t`` over a buffer that holds
+    ``raw`` (its ``bytes`` field cannot be set from Python), or a look-alike."""
+    raw = bytes(raw)[:16].ljust(16, b"\0")
+    if _real is None:
+        return _UUIDLookAlike(raw)
+    buf = _UUID_BUFFERS.get(raw)
+    if buf is None:
+        buf = _UUID_BUFFERS[raw] = ctypes.create_string_buffer(raw, 16)
+    return _real[0].hipUUID_t.fromObj(ctypes.addressof(buf))
+
+
+def device_arch(**flags: int) -> Any:
+    """hipDeviceProp_t's ``arch`` (hipDeviceArch_t) with ``flags`` set (0 where absent)."""
+    if _real is None:
+        return types.SimpleNamespace(**flags)
+    arch = _real[0].hipDeviceArch_t()
+    for name, value in flags.items():
+        setattr(arch, name, value)
+    return arch
+
+
 def _fill(dst: Any, src: Any, fields: Any) -> None:
     """Copy ``fields`` of ``src`` into the struct ``dst`` a 7.x program passed in; a field
     hip-python keeps read-only goes into the instance (hrr's subclass reads it from there)."""

@@ -6,6 +6,8 @@ import ctypes
 
 import numpy as np
 
+from device_api_app import exercise_device
+
 KERNEL_SOURCE = b"""
 extern "C" __global__ void fill_u32(unsigned int* dst, unsigned int value, unsigned int n) {}
 extern "C" __global__ void add_u32(unsigned int* dst, const unsigned int* a, const unsigned int* b, unsigned int n) {}
@@ -32,6 +34,7 @@ def exercise(hip, hiprtc, backend) -> dict:
     hip.hipGetErrorName(hip.hipError_t.hipErrorInvalidValue)
     hip.hipGetErrorString(hip.hipError_t.hipErrorInvalidValue)
     hip.hipMemGetInfo()
+    exercise_device(hip)   # the device section's rows (issue 10)
     n = 64
     nbytes = n * 4
     d = ok(hip.hipMalloc(nbytes))

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
 from hrr.backends import surface
-from hrr.backends.cuda import _runtime, memory, modules
+from hrr.backends.cuda import _runtime, device_calls, memory, modules
 from hrr.backends.cuda._errors import HIP_TO_CUDA
 from hrr.backends.cuda._errors import hip_error as _err
 from hrr.backends.cuda._runtime import driver as _drv
@@ -154,6 +154,7 @@ def _props(p: Any) -> ht.hipDeviceProp_t | None:
     for extra in ("clockRate", "memoryClockRate", "computeMode"):
         if hasattr(p, extra):  # removed from cudaDeviceProp in CUDA 13
             fields[extra] = int(getattr(p, extra))
+    fields.update(device_calls.more_props(p))
     return ht.hipDeviceProp_t(**fields)
 
 
@@ -313,6 +314,7 @@ BODIES: dict[str, Callable] = {
     "hipMallocHost": lambda size: memory.host_alloc(size, 0), "hipHostFree": memory.host_free,
     "hipFreeHost": memory.host_free, "hipModuleLoadData": modules.load_data,
     "hipModuleGetFunction": modules.get_function, "hipModuleUnload": modules.unload,
+    **device_calls.BODIES,
 }
 
 

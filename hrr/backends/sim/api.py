@@ -23,6 +23,7 @@ from hrr.backends.hiptypes import (CStr, DeviceArray, Pointer, as_handle_value, 
                                    hipStreamCaptureMode, hipStreamCaptureStatus)
 from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
 from hrr.backends.sim import device as _device
+from hrr.backends.sim import device_calls
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
 from hrr.backends.sim.graphs import Graph, GraphExec
 from hrr.backends.sim.kernels import (CodeObjectError, Function, Module, image_bytes, kernel_name,
@@ -36,11 +37,12 @@ SUCCESS = hipError_t.hipSuccess
 _dev = _device.current  # the device whose model a body calls into
 
 # The per-call protocol: the device lock, this thread noted as an API caller, a failure
-# recorded as the thread's last error (with its detail), host waiters woken.
+# recorded as the thread's last error (with its detail), host waiters woken. Its locals
+# must not be hip-python parameter names (hipDevicePrimaryCtx* take one called ``dev``).
 FRAME = surface.Frame("""\
-dev = _current()
-with dev.lock:
-    dev.scheduler.api_threads.add(_ident())
+_sim = _current()
+with _sim.lock:
+    _sim.scheduler.api_threads.add(_ident())
     try:
         result = {call}
     except HipError as exc:
@@ -50,12 +52,12 @@ with dev.lock:
     else:
         detail = ""
     {record}
-    if dev.scheduler.waiting_threads:
-        dev.scheduler.cond.notify_all()
+    if _sim.scheduler.waiting_threads:
+        _sim.scheduler.cond.notify_all()
     return result
 """, """\
 if result[0] != _SUCCESS:
-    dev.set_last_error(result[0], detail)
+    _sim.set_last_error(result[0], detail)
 """, {"_current": _device.current, "_ident": threading.get_ident, "HipError": HipError,
       "LaunchArgsError": LaunchArgsError, "_SUCCESS": SUCCESS, "_INVALID": hipError_t.hipErrorInvalidValue})
 
@@ -86,18 +88,6 @@ def _keep(kind: str, make: Callable[[int], Any]) -> Any:
 def hipSetDevice(deviceId: int) -> None:
     if int(deviceId) != 0:
         raise HipError("hipErrorInvalidDevice", f"device {deviceId} does not exist (the sim has 1)")
-
-
-def hipGetDeviceProperties(deviceId: int) -> tuple:
-    if int(deviceId) != 0:
-        raise HipError("hipErrorInvalidDevice", f"device {deviceId} does not exist")
-    props = ht.hipDeviceProp_t(
-        name=b"hrr sim device", gcnArchName=b"sim", totalGlobalMem=TOTAL_DEVICE_BYTES,
-        multiProcessorCount=8, warpSize=64, maxThreadsPerBlock=1024,
-        maxThreadsDim=(1024, 1024, 1024), maxGridSize=(2**31 - 1, 65535, 65535),
-        sharedMemPerBlock=65536, clockRate=1_000_000, major=9, minor=4,
-        unifiedAddressing=1, canMapHostMemory=1, pciBusID=0, pciDeviceID=0)
-    return (SUCCESS, props)
 
 
 def hipDeviceSynchronize() -> None:
@@ -435,7 +425,7 @@ TABLE: dict[str, Callable] = {
 UNCATALOGUED: dict[str, tuple[Callable, int]] = {}
 
 BODIES: dict[str, Callable] = {**{name: fn for name, fn in globals().items() if name.startswith("hip")
-             and isinstance(fn, types.FunctionType)}, **TABLE}
+             and isinstance(fn, types.FunctionType)}, **TABLE, **device_calls.BODIES}
 hip = surface.build("hrr.backends.sim.hip", "hrr sim backend: hip-python's hip surface", BODIES, FRAME,
                     handle_lookup, enum_errors={"hipMemcpyKind": "hipErrorInvalidMemcpyDirection"},
                     uncatalogued=UNCATALOGUED)

@@ -20,6 +20,8 @@ import sys
 import threading
 from typing import Any, Callable
 
+import attrs
+
 from hrr.backends import hiptypes as ht
 from hrr.backends.hiptypes import as_handle_value
 from hrr.backends.sim.kernels import KernelDef, LaunchContext
@@ -34,6 +36,26 @@ _HANDLE_BASES = {"stream": 0x5100_0000, "event": 0x5200_0000, "module": 0x5300_0
 # the hip handle class of each kind of live object
 _HANDLE_TYPES = {"stream": ht.ihipStream_t, "event": ht.ihipEvent_t, "graph": ht.ihipGraph,
                  "graph_exec": ht.hipGraphExec, "module": ht.ihipModule_t, "function": ht.ihipModuleSymbol_t}
+
+
+# -- device: attributes, versions, limits, peers, contexts (issue 10) ---------------------
+PRIMARY_CONTEXT = 0x5800_0010   # the handle of the device's one (primary) context
+STACK_SIZE_MAX = 128 * 1024 - 16   # hipLimitStackSize's largest value (HIP's documented bound)
+SCRATCH_MIN, SCRATCH_MAX = 4096, 1 << 30   # hipExtLimitScratchMin/Max: the scratch size's bounds
+
+
+@attrs.define
+class DeviceSettings:
+    """What hipDeviceSet* and hipSetDeviceFlags change (hipDeviceReset restores the
+    defaults); it is also the primary context's object (``handle``)."""
+
+    stack_size: int = 1024
+    malloc_heap_size: int = 4 << 20
+    scratch_current: int = SCRATCH_MIN
+    cache_config: int = 0          # hipFuncCachePreferNone
+    shared_mem_config: int = 1     # hipSharedMemBankSizeFourByte
+    flags: int = 0                 # hipDeviceScheduleAuto
+    handle: int = PRIMARY_CONTEXT
 
 
 class Device:
@@ -55,6 +77,8 @@ class Device:
         self.graph_execs: dict[int, Any] = {}
         self.programs: dict[int, Any] = {}
         self.captures: list = []   # active CaptureSessions
+        self.settings = DeviceSettings()   # limits, cache and scheduling settings (reset too)
+        self.contexts: dict[int, Any] = {PRIMARY_CONTEXT: self.settings}
         self._counters = {k: itertools.count(1) for k in _HANDLE_BASES}
         self._capture_ids = itertools.count(1)
 

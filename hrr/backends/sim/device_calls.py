@@ -1,0 +1,363 @@
+"""The sim's device queries and settings: attributes, properties, versions, limits, cache
+and scheduling settings, peers and contexts (catalogue section "device", issue 10).
+
+The sim is one device that answers as ROCm's HIP runtime answers on a one-GPU machine:
+``PROPERTIES`` is its hipDeviceProp_t, and hipDeviceGetAttribute reads the same values
+(``ATTRIBUTES``), so the two never disagree; an attribute HIP does not answer is
+hipErrorInvalidValue, as on a GPU. Settings live on the device model
+(``Device.settings``), so hipDeviceReset restores their defaults. A peer call names a
+device that does not exist (hipErrorInvalidDevice) or the device itself (no peer).
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from hrr.backends import hiptypes as ht
+from hrr.backends.error_strings import error_string
+from hrr.backends.hiptypes import CStr, as_handle_value, hipError_t
+from hrr.backends.sim.device import SCRATCH_MAX, SCRATCH_MIN, STACK_SIZE_MAX
+from hrr.backends.sim.device import current as _dev
+from hrr.backends.sim.memory import TOTAL_DEVICE_BYTES
+from hrr.backends.surface import HipError, irregular
+
+SUCCESS = hipError_t.hipSuccess
+DEVICE_COUNT = 1
+HIP_VERSION = 70100000          # HIP 7.1.0 (HIP_VERSION_MAJOR * 10^7 + MINOR * 10^5 + PATCH)
+INT32_MAX = (1 << 31) - 1
+UUID = b"hrr sim device 0"
+PCI = (0, 0, 0, 0)              # domain, bus, device, function
+
+# The sim's hipDeviceProp_t: an AMD-like device of 8 compute units that has no image
+# (texture/surface) support, no managed memory and no cooperative launches.
+PROPERTIES: dict[str, Any] = dict(
+    name=b"hrr sim device", gcnArchName=b"sim", totalGlobalMem=TOTAL_DEVICE_BYTES, sharedMemPerBlock=65536,
+    regsPerBlock=65536, warpSize=64, memPitch=INT32_MAX, maxThreadsPerBlock=1024,
+    maxThreadsDim=[1024, 1024, 1024], maxGridSize=[INT32_MAX, 65535, 65535], clockRate=1_000_000,
+    totalConstMem=INT32_MAX, major=9, minor=4, textureAlignment=256, surfaceAlignment=256,
+    texturePitchAlignment=256, deviceOverlap=1,
+    multiProcessorCount=8, kernelExecTimeoutEnabled=0, integrated=0, canMapHostMemory=1, computeMode=0,
+    concurrentKernels=1, ECCEnabled=0, pciBusID=PCI[1], pciDeviceID=PCI[2], pciDomainID=PCI[0], tccDriver=0,
+    asyncEngineCount=1, unifiedAddressing=1, memoryClockRate=1_300_000, memoryBusWidth=1024,
+    l2CacheSize=4 << 20, persistingL2CacheMaxSize=4 << 20, maxThreadsPerMultiProcessor=2048,
+    streamPrioritiesSupported=1, globalL1CacheSupported=1, localL1CacheSupported=1,
+    sharedMemPerMultiprocessor=8 * 65536, regsPerMultiprocessor=65536, managedMemory=0, isMultiGpuBoard=0,
+    multiGpuBoardGroupID=0, hostNativeAtomicSupported=1, singleToDoublePrecisionPerfRatio=0,
+    pageableMemoryAccess=0, concurrentManagedAccess=0, computePreemptionSupported=0,
+    canUseHostPointerForRegisteredMem=1, cooperativeLaunch=0, cooperativeMultiDeviceLaunch=0,
+    sharedMemPerBlockOptin=65536, pageableMemoryAccessUsesHostPageTables=0, directManagedMemAccessFromHost=0,
+    maxBlocksPerMultiProcessor=2, accessPolicyMaxWindowSize=0, reservedSharedMemPerBlock=0,
+    hostRegisterSupported=1, memoryPoolsSupported=1, memoryPoolSupportedHandleTypes=0, ipcEventSupported=0,
+    maxSharedMemoryPerMultiProcessor=65536, clockInstructionRate=100_000, isLargeBar=0, asicRevision=0,
+    luidDeviceNodeMask=0, cooperativeMultiDeviceUnmatchedFunc=0, cooperativeMultiDeviceUnmatchedGridDim=0,
+    cooperativeMultiDeviceUnmatchedBlockDim=0, cooperativeMultiDeviceUnmatchedSharedMem=0,
+    sparseHipArraySupported=0, hostRegisterReadOnlySupported=0, timelineSemaphoreInteropSupported=0,
+    gpuDirectRDMASupported=0, gpuDirectRDMAFlushWritesOptions=0, gpuDirectRDMAWritesOrdering=0,
+    deferredMappingHipArraySupported=0, clusterLaunch=0, unifiedFunctionPointers=0,
+    # no images: every texture and surface limit is 0
+    maxTexture1D=0, maxTexture1DMipmap=0, maxTexture1DLinear=0, maxTexture2D=[0, 0], maxTexture2DMipmap=[0, 0],
+    maxTexture2DLinear=[0, 0, 0], maxTexture2DGather=[0, 0], maxTexture3D=[0, 0, 0], maxTexture3DAlt=[0, 0, 0],
+    maxTextureCubemap=0, maxTexture1DLayered=[0, 0], maxTexture2DLayered=[0, 0, 0],
+    maxTextureCubemapLayered=[0, 0], maxSurface1D=0, maxSurface2D=[0, 0], maxSurface3D=[0, 0, 0],
+    maxSurface1DLayered=[0, 0], maxSurface2DLayered=[0, 0, 0], maxSurfaceCubemap=0,
+    maxSurfaceCubemapLayered=[0, 0])
+ARCH_FLAGS = dict(hasGlobalInt32Atomics=1, hasGlobalFloatAtomicExch=1, hasSharedInt32Atomics=1,
+                  hasSharedFloatAtomicExch=1, hasFloatAtomicAdd=1, hasGlobalInt64Atomics=1,
+                  hasSharedInt64Atomics=1, hasDoubles=1, hasWarpVote=1, hasWarpBallot=1, hasWarpShuffle=1,
+                  hasFunnelShift=0, hasThreadFenceSystem=1, hasSyncThreadsExt=0, hasSurfaceFuncs=0, has3dGrid=1,
+                  hasDynamicParallelism=0)
+
+# hipDeviceGetAttribute: the attribute (name after "hipDeviceAttribute") -> its value. The
+# set is HIP's (ROCm 7); the rest of hipDeviceAttribute_t is hipErrorInvalidValue there
+# (the range markers, the unused slots, the array-valued texture/surface limits, Luid,
+# MaxThreadsDim, TccDriver, SingleToDoublePrecisionPerfRatio, ClockInstructionRate).
+_P = PROPERTIES
+ATTRIBUTES: dict[str, int] = {
+    "EccEnabled": _P["ECCEnabled"], "AccessPolicyMaxWindowSize": _P["accessPolicyMaxWindowSize"],
+    "AsyncEngineCount": _P["asyncEngineCount"], "CanMapHostMemory": _P["canMapHostMemory"],
+    "CanUseHostPointerForRegisteredMem": _P["canUseHostPointerForRegisteredMem"], "ClockRate": _P["clockRate"],
+    "ComputeMode": _P["computeMode"], "ComputePreemptionSupported": _P["computePreemptionSupported"],
+    "ConcurrentKernels": _P["concurrentKernels"], "ConcurrentManagedAccess": _P["concurrentManagedAccess"],
+    "CooperativeLaunch": _P["cooperativeLaunch"], "CooperativeMultiDeviceLaunch": _P["cooperativeMultiDeviceLaunch"],
+    "DeviceOverlap": int(_P["asyncEngineCount"] > 0),
+    "DirectManagedMemAccessFromHost": _P["directManagedMemAccessFromHost"],
+    "GlobalL1CacheSupported": _P["globalL1CacheSupported"],
+    "HostNativeAtomicSupported": _P["hostNativeAtomicSupported"],
+    "Integrated": _P["integrated"], "IsMultiGpuBoard": _P["isMultiGpuBoard"],
+    "KernelExecTimeout": _P["kernelExecTimeoutEnabled"], "L2CacheSize": _P["l2CacheSize"],
+    "LocalL1CacheSupported": _P["localL1CacheSupported"], "LuidDeviceNodeMask": _P["luidDeviceNodeMask"],
+    "ComputeCapabilityMajor": _P["major"], "ComputeCapabilityMinor": _P["minor"],
+    "ManagedMemory": _P["managedMemory"], "MaxBlocksPerMultiProcessor": _P["maxBlocksPerMultiProcessor"],
+    "MaxBlockDimX": _P["maxThreadsDim"][0], "MaxBlockDimY": _P["maxThreadsDim"][1],
+    "MaxBlockDimZ": _P["maxThreadsDim"][2], "MaxGridDimX": _P["maxGridSize"][0],
+    "MaxGridDimY": _P["maxGridSize"][1], "MaxGridDimZ": _P["maxGridSize"][2],
+    "MaxSurface1D": _P["maxSurface1D"], "MaxTexture1DWidth": _P["maxTexture1D"],
+    "MaxTexture1DLinear": _P["maxTexture1DLinear"], "MaxTexture1DMipmap": _P["maxTexture1DMipmap"],
+    "MaxTexture2DWidth": _P["maxTexture2D"][0], "MaxTexture2DHeight": _P["maxTexture2D"][1],
+    "MaxTexture3DWidth": _P["maxTexture3D"][0], "MaxTexture3DHeight": _P["maxTexture3D"][1],
+    "MaxTexture3DDepth": _P["maxTexture3D"][2], "MaxTextureCubemap": _P["maxTextureCubemap"],
+    "MaxThreadsPerBlock": _P["maxThreadsPerBlock"], "MaxThreadsPerMultiProcessor": _P["maxThreadsPerMultiProcessor"],
+    "MaxPitch": min(_P["memPitch"], INT32_MAX), "MemoryBusWidth": _P["memoryBusWidth"],
+    "MemoryClockRate": _P["memoryClockRate"], "MultiGpuBoardGroupID": _P["multiGpuBoardGroupID"],
+    "MultiprocessorCount": _P["multiProcessorCount"], "PageableMemoryAccess": _P["pageableMemoryAccess"],
+    "PageableMemoryAccessUsesHostPageTables": _P["pageableMemoryAccessUsesHostPageTables"],
+    "PciBusId": _P["pciBusID"], "PciDeviceId": _P["pciDeviceID"], "PciDomainId": _P["pciDomainID"],
+    "PersistingL2CacheMaxSize": _P["persistingL2CacheMaxSize"], "MaxRegistersPerBlock": _P["regsPerBlock"],
+    "MaxRegistersPerMultiprocessor": _P["regsPerMultiprocessor"],
+    "ReservedSharedMemPerBlock": _P["reservedSharedMemPerBlock"], "MaxSharedMemoryPerBlock": _P["sharedMemPerBlock"],
+    "SharedMemPerBlockOptin": _P["sharedMemPerBlockOptin"],
+    "SharedMemPerMultiprocessor": _P["sharedMemPerMultiprocessor"],
+    "StreamPrioritiesSupported": _P["streamPrioritiesSupported"], "SurfaceAlignment": _P["surfaceAlignment"],
+    "TextureAlignment": _P["textureAlignment"], "TexturePitchAlignment": _P["texturePitchAlignment"],
+    "TotalConstantMemory": min(_P["totalConstMem"], INT32_MAX), "TotalGlobalMem": min(_P["totalGlobalMem"], INT32_MAX),
+    "UnifiedAddressing": 1, "WarpSize": _P["warpSize"], "MemoryPoolsSupported": _P["memoryPoolsSupported"],
+    "VirtualMemoryManagementSupported": 0, "HostRegisterSupported": 1,
+    "MemoryPoolSupportedHandleTypes": _P["memoryPoolSupportedHandleTypes"], "HostNumaId": 0, "DmaBufSupported": 0,
+    "GPUDirectRDMAWithHipVMMSupported": 0, "HandleTypeFabricSupported": 0,
+    "MaxSharedMemoryPerMultiprocessor": _P["maxSharedMemoryPerMultiProcessor"],
+    "HdpMemFlushCntl": 0, "HdpRegFlushCntl": 0,   # no HDP registers: their addresses are NULL
+    "CooperativeMultiDeviceUnmatchedFunc": _P["cooperativeMultiDeviceUnmatchedFunc"],
+    "CooperativeMultiDeviceUnmatchedGridDim": _P["cooperativeMultiDeviceUnmatchedGridDim"],
+    "CooperativeMultiDeviceUnmatchedBlockDim": _P["cooperativeMultiDeviceUnmatchedBlockDim"],
+    "CooperativeMultiDeviceUnmatchedSharedMem": _P["cooperativeMultiDeviceUnmatchedSharedMem"],
+    "IsLargeBar": _P["isLargeBar"], "AsicRevision": _P["asicRevision"],
+    "CanUseStreamWaitValue": 1, "ImageSupport": 0, "PhysicalMultiProcessorCount": _P["multiProcessorCount"],
+    "FineGrainSupport": 1, "WallClockRate": 100_000, "NumberOfXccs": 1, "MaxAvailableVgprsPerThread": 512,
+    "PciChipId": 0, "ExpertSchedMode": 0, "MaxDynDataPrefetchRegions": 0,
+}
+# hipDeviceAttribute_t value -> answer, for the members of the installed release only
+_BY_VALUE = {int(m): ATTRIBUTES[name[len("hipDeviceAttribute"):]]
+             for name, m in ht.hipDeviceAttribute_t.__members__.items()
+             if name[len("hipDeviceAttribute"):] in ATTRIBUTES}
+
+
+def _device(device: Any) -> int:
+    """A device ordinal argument: hipErrorInvalidDevice unless it names the sim's device."""
+    d = int(device)
+    if not 0 <= d < DEVICE_COUNT:
+        raise HipError("hipErrorInvalidDevice", f"device {d} does not exist (the sim has {DEVICE_COUNT})")
+    return d
+
+
+def properties() -> Any:
+    """A fresh hipDeviceProp_t of the sim's device (the program may write to it)."""
+    return ht.hipDeviceProp_t(**PROPERTIES, uuid=ht.device_uuid(UUID), arch=ht.device_arch(**ARCH_FLAGS))
+
+
+def hipGetDeviceProperties(deviceId: int) -> tuple:
+    _device(deviceId)
+    return (SUCCESS, properties())
+
+
+def hipDeviceGetAttribute(attr: Any, deviceId: Any) -> tuple:
+    _device(deviceId)
+    value = _BY_VALUE.get(int(attr))
+    if value is None:
+        raise HipError("hipErrorInvalidValue", f"{attr.name} is not an attribute HIP answers")
+    return (SUCCESS, value)
+
+
+def _text(value: bytes, length: Any) -> CStr:
+    """A C string written into a ``length``-byte buffer (truncated, NUL-terminated)."""
+    n = int(length)
+    if n <= 0:
+        raise HipError("hipErrorInvalidValue", f"a buffer of {n} bytes")
+    return CStr(value[:n - 1])
+
+
+def _pci_bus_id() -> bytes:
+    return b"%04x:%02x:%02x.%01x" % PCI
+
+
+def hipDeviceGetPCIBusId(len: Any, device: Any) -> tuple:  # noqa: A002 - hip-python's name
+    _device(device)
+    if int(len) <= 12:   # HIP fills what fits, then says the buffer was too small
+        raise HipError("hipErrorInvalidValue", f"a PCI bus id needs 13 bytes, the buffer has {int(len)}")
+    return (SUCCESS, _text(_pci_bus_id(), len))
+
+
+_PCI_ID = re.compile(rb"\s*([0-9a-fA-F]{1,4}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-9a-fA-F])")
+
+
+def hipDeviceGetByPCIBusId(pciBusId: Any) -> tuple:
+    text = pciBusId.encode() if isinstance(pciBusId, str) else bytes(pciBusId) if pciBusId is not None else b""
+    m = _PCI_ID.match(text)
+    if m is None or tuple(int(g, 16) for g in m.groups()) != PCI:
+        raise HipError("hipErrorInvalidValue", f"no device has PCI bus id {text!r}")
+    return (SUCCESS, 0)
+
+
+def _limit(limit: Any) -> str:
+    name = limit.name
+    if name == "hipLimitRange":
+        raise HipError("hipErrorInvalidValue", "hipLimitRange is not a limit")
+    if name not in ("hipLimitStackSize", "hipLimitMallocHeapSize", "hipExtLimitScratchMin",
+                    "hipExtLimitScratchMax", "hipExtLimitScratchCurrent"):
+        raise HipError("hipErrorUnsupportedLimit", f"{name} is not supported")
+    return name
+
+
+def hipDeviceGetLimit(limit: Any) -> tuple:
+    s, name = _dev().settings, _limit(limit)
+    return (SUCCESS, {"hipLimitStackSize": s.stack_size, "hipLimitMallocHeapSize": s.malloc_heap_size,
+                      "hipExtLimitScratchMin": SCRATCH_MIN, "hipExtLimitScratchMax": SCRATCH_MAX,
+                      "hipExtLimitScratchCurrent": s.scratch_current}[name])
+
+
+def hipDeviceSetLimit(limit: Any, value: Any) -> None:
+    s, name, v = _dev().settings, _limit(limit), int(value)
+    bounds = {"hipLimitStackSize": (0, STACK_SIZE_MAX), "hipLimitMallocHeapSize": (0, TOTAL_DEVICE_BYTES),
+              "hipExtLimitScratchCurrent": (SCRATCH_MIN, SCRATCH_MAX)}.get(name)
+    if bounds is None:
+        raise HipError("hipErrorUnsupportedLimit", f"{name} cannot be set")
+    if not bounds[0] <= v <= bounds[1]:
+        raise HipError("hipErrorInvalidValue", f"{name} = {v} is outside [{bounds[0]}, {bounds[1]}]")
+    setattr(s, {"hipLimitStackSize": "stack_size", "hipLimitMallocHeapSize": "malloc_heap_size",
+                "hipExtLimitScratchCurrent": "scratch_current"}[name], v)
+
+
+def _refuse_during_capture(what: str) -> None:
+    """HIP refuses (900) a device setting while any stream captures, invalidating nothing."""
+    if any(not c.invalidated_by for c in _dev().captures):
+        raise HipError("hipErrorStreamCaptureUnsupported", f"{what} while a stream captures")
+
+
+def hipDeviceSetCacheConfig(cacheConfig: Any) -> None:
+    _refuse_during_capture("hipDeviceSetCacheConfig")
+    _dev().settings.cache_config = int(cacheConfig)
+
+
+def hipDeviceSetSharedMemConfig(config: Any) -> None:
+    _refuse_during_capture("hipDeviceSetSharedMemConfig")
+    _dev().settings.shared_mem_config = int(config)
+
+
+_SCHEDULE_MASK, _MAP_HOST, _LMEM_RESIZE = 7, 8, 16
+
+
+def hipSetDeviceFlags(flags: Any) -> None:
+    f = int(flags)
+    if f < 0 or f & ~(_SCHEDULE_MASK | _MAP_HOST | _LMEM_RESIZE) or (f & _SCHEDULE_MASK) not in (0, 1, 2, 4):
+        raise HipError("hipErrorInvalidValue", f"device flags 0x{f:x}: unknown, or more than one schedule")
+    _dev().settings.flags = f & _SCHEDULE_MASK   # HIP keeps the schedule; host mapping is always on
+
+
+def hipChooseDevice(prop: Any) -> tuple:
+    if prop is None:
+        raise HipError("hipErrorInvalidValue", "hipChooseDevice without properties")
+    return (SUCCESS, 0)   # HIP picks the best match, and device 0 when none matches
+
+
+@irregular(raw=True)  # a stream that is not live is -1, never an error
+def hipGetStreamDeviceId(stream: Any) -> tuple:
+    dev = _dev()
+    try:
+        dev.lookup(dev.streams, stream, "stream")
+    except HipError:
+        return (SUCCESS, -1)
+    return (SUCCESS, 0)   # every live stream is on the sim's one device
+
+
+def _peer(device: Any, peer: Any) -> int:
+    """HIP's canAccessPeer: a device is not its own peer; a device that does not exist is
+    hipErrorInvalidDevice. The sim has no second device, so no peer is ever accessible."""
+    if int(device) == int(peer):
+        return 0
+    _device(device)
+    _device(peer)
+    return 0
+
+
+def hipDeviceCanAccessPeer(deviceId: Any, peerDeviceId: Any) -> tuple:
+    return (SUCCESS, _peer(deviceId, peerDeviceId))
+
+
+def hipDeviceEnablePeerAccess(peerDeviceId: Any, flags: Any) -> None:
+    if int(flags):
+        raise HipError("hipErrorInvalidValue", "peer access flags must be 0")
+    if not _peer(0, peerDeviceId):
+        raise HipError("hipErrorInvalidDevice", f"device {int(peerDeviceId)} is not a peer of device 0")
+
+
+def hipDeviceDisablePeerAccess(peerDeviceId: Any) -> None:
+    if not _peer(0, peerDeviceId):
+        raise HipError("hipErrorInvalidDevice", f"device {int(peerDeviceId)} is not a peer of device 0")
+
+
+def hipDeviceGetP2PAttribute(attr: Any, srcDevice: Any, dstDevice: Any) -> tuple:
+    src, dst = int(srcDevice), int(dstDevice)
+    if src == dst:
+        raise HipError("hipErrorInvalidDevice", "a link needs two devices")
+    _device(src)
+    _device(dst)
+    return (SUCCESS, 0)   # unreachable with one device
+
+
+def _context(ctx: Any) -> Any:
+    """A context argument as the device's context (hipErrorInvalidContext for any other)."""
+    dev = _dev()
+    return dev.lookup(dev.contexts, ctx, "context", "hipErrorInvalidContext")
+
+
+@irregular(raw=True)  # NULL is accepted (it leaves the device's context current)
+def hipCtxSetCurrent(ctx: Any) -> None:
+    if as_handle_value(ctx):
+        _context(ctx)
+
+
+def _not_supported(what: str) -> Callable[..., None]:
+    """A call HIP's runtime implements as hipErrorNotSupported on AMD GPUs."""
+    def body(*args: Any) -> None:
+        raise HipError("hipErrorNotSupported", f"{what} is not supported (as in HIP on AMD GPUs)")
+    body.__name__ = what
+    return irregular(raw=True)(body)
+
+
+def hipDevicePrimaryCtxSetFlags(dev: Any, flags: Any) -> None:
+    _device(dev)
+    raise HipError("hipErrorContextAlreadyInUse", "the primary context is active")
+
+
+def hipDevicePrimaryCtxReset(dev: Any) -> None:
+    """As cuDevicePrimaryCtxReset: everything of the device's context is destroyed (see
+    hipDeviceReset); HIP keeps the same primary context handle."""
+    _device(dev)
+    _dev().reset()
+
+
+def _drv_error_text(hipError: Any, string: bool) -> tuple:
+    """hipDrvGetErrorName/String: a value outside hipError_t failed its conversion
+    (hipErrorInvalidValue, as HIP answers), unlike hipGetErrorName's "hipErrorUnknown"."""
+    return (SUCCESS, CStr(error_string(hipError.name) if string else hipError.name))
+
+
+# Calls that are a constant, a setting read back or a HIP "not supported".
+TABLE: dict[str, Callable] = {
+    "hipDeviceGetName": lambda n, device: (_device(device), (SUCCESS, _text(PROPERTIES["name"], n)))[1],
+    "hipDeviceComputeCapability": lambda device: (_device(device), (SUCCESS, _P["major"], _P["minor"]))[1],
+    "hipDeviceTotalMem": lambda device: (_device(device), (SUCCESS, TOTAL_DEVICE_BYTES))[1],
+    "hipDeviceGet": lambda ordinal: (SUCCESS, _device(ordinal)),
+    "hipDeviceGetUuid": lambda device: (_device(device), (SUCCESS, ht.device_uuid(UUID)))[1],
+    "hipDriverGetVersion": lambda: (SUCCESS, HIP_VERSION),
+    "hipRuntimeGetVersion": lambda: (SUCCESS, HIP_VERSION),
+    "hipDeviceGetCacheConfig": lambda: (SUCCESS, ht.hipFuncCache_t(_dev().settings.cache_config)),
+    "hipDeviceGetSharedMemConfig": lambda: (SUCCESS, ht.hipSharedMemConfig(_dev().settings.shared_mem_config)),
+    "hipGetDeviceFlags": lambda: (SUCCESS, _dev().settings.flags),
+    "hipDeviceGetStreamPriorityRange": lambda: (SUCCESS, 1, -1),   # HIP's Low and High priorities
+    "hipCtxGetCurrent": lambda: (SUCCESS, ht.ihipCtx_t(_dev().settings.handle)),
+    "hipCtxGetDevice": lambda: (SUCCESS, 0),
+    "hipDevicePrimaryCtxRetain": lambda dev: (_device(dev), (SUCCESS, ht.ihipCtx_t(_dev().settings.handle)))[1],
+    "hipDevicePrimaryCtxRelease": lambda dev: (_device(dev), None)[1],
+    "hipDevicePrimaryCtxGetState": lambda dev: (_device(dev), (SUCCESS, 0, 1))[1],
+    "hipCtxSynchronize": _not_supported("hipCtxSynchronize"),
+    "hipCtxGetApiVersion": _not_supported("hipCtxGetApiVersion"),
+    "hipCtxGetFlags": _not_supported("hipCtxGetFlags"),
+    "hipProfilerStart": _not_supported("hipProfilerStart"),
+    "hipProfilerStop": _not_supported("hipProfilerStop"),
+    "hipDrvGetErrorName": lambda hipError: _drv_error_text(hipError, False),
+    "hipDrvGetErrorString": lambda hipError: _drv_error_text(hipError, True),
+}
+
+BODIES: dict[str, Callable] = {
+    **{name: fn for name, fn in globals().items() if name.startswith("hip") and callable(fn)
+       and getattr(fn, "__module__", None) == __name__}, **TABLE}
