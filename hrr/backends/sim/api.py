@@ -23,6 +23,7 @@ from hrr.backends.hiptypes import (CStr, DeviceArray, Pointer, as_handle_value, 
                                    hipStreamCaptureMode, hipStreamCaptureStatus)
 from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
 from hrr.backends.sim import device as _device
+from hrr.backends.sim import memory_calls
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
 from hrr.backends.sim.graphs import Graph, GraphExec
 from hrr.backends.sim.kernels import (CodeObjectError, Function, Module, image_bytes, kernel_name,
@@ -435,7 +436,7 @@ TABLE: dict[str, Callable] = {
 UNCATALOGUED: dict[str, tuple[Callable, int]] = {}
 
 BODIES: dict[str, Callable] = {**{name: fn for name, fn in globals().items() if name.startswith("hip")
-             and isinstance(fn, types.FunctionType)}, **TABLE}
+             and isinstance(fn, types.FunctionType)}, **TABLE, **memory_calls.BODIES}
 hip = surface.build("hrr.backends.sim.hip", "hrr sim backend: hip-python's hip surface", BODIES, FRAME,
                     handle_lookup, enum_errors={"hipMemcpyKind": "hipErrorInvalidMemcpyDirection"},
                     uncatalogued=UNCATALOGUED)

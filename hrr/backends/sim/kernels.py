@@ -222,6 +222,8 @@ class Function:
     handle: int
     module: Module
     kernel: KernelDef
+    # what hipFuncSetAttribute / SetCacheConfig / SetSharedMemConfig set (hip-python enum values)
+    attributes: dict = attrs.Factory(dict)
 
 
 def image_bytes(image: Any) -> bytes:
