@@ -58,9 +58,9 @@ def hipMallocManaged(size: Any, flags: Any) -> tuple:
 
 def hipMemcpyWithStream(dst: int, src: int, sizeBytes: Any, kind: Any, stream: int) -> tuple:
     """A copy ordered on ``stream`` that returns once the stream has run it."""
-    (err,) = S.rt.cudaMemcpyAsync(dst, src, int(sizeBytes), _kind(kind), stream)
+    err = S.rt.cudaMemcpyAsync(dst, src, int(sizeBytes), _kind(kind), stream)[0]
     if int(err) == 0:
-        (err,) = S.rt.cudaStreamSynchronize(stream)
+        err = S.rt.cudaStreamSynchronize(stream)[0]
     return (hip_error(err),)
 
 
@@ -134,11 +134,27 @@ def hipFuncGetAttributes(func: int) -> tuple:
     return (SUCCESS, attrs)
 
 
-def hipFuncSetSharedMemConfig(func: int, config: Any) -> tuple:
-    """A hint CUDA 13 no longer takes (bank sizes are fixed): checked and accepted."""
-    if int(config) not in (0, 1, 2):
-        return (E.hipErrorInvalidValue,)
-    return (SUCCESS,)
+def _potential(func: int, dynSharedMemPerBlk: Any, blockSizeLimit: Any, *flags: Any) -> tuple:
+    """cuOccupancyMaxPotentialBlockSize[WithFlags] with no per-block-size shared memory callback."""
+    drv = driver()
+    call = drv.cuOccupancyMaxPotentialBlockSizeWithFlags if flags else drv.cuOccupancyMaxPotentialBlockSize
+    err, grid, block = call(func, None, int(dynSharedMemPerBlk), int(blockSizeLimit), *map(int, flags))
+    if int(err):
+        return (hip_error(err), None, None)
+    return (SUCCESS, int(grid), int(block))
+
+
+def hipModuleOccupancyMaxPotentialBlockSize(f: int, dynSharedMemPerBlk: Any, blockSizeLimit: Any) -> tuple:
+    return _potential(f, dynSharedMemPerBlk, blockSizeLimit)
+
+
+def hipModuleOccupancyMaxPotentialBlockSizeWithFlags(f: int, dynSharedMemPerBlk: Any, blockSizeLimit: Any,
+                                                     flags: Any) -> tuple:
+    return _potential(f, dynSharedMemPerBlk, blockSizeLimit, flags)
+
+
+def hipOccupancyMaxPotentialBlockSize(f: int, dynSharedMemPerBlk: Any, blockSizeLimit: Any) -> tuple:
+    return _potential(f, dynSharedMemPerBlk, blockSizeLimit)
 
 
 # -- launches ------------------------------------------------------------------------------------
@@ -146,7 +162,7 @@ def hipExtLaunchKernel(function_address: int, numBlocks: tuple, dimBlocks: tuple
                        stream: int, startEvent: int, stopEvent: int, flags: Any) -> tuple:
     """hipLaunchKernel between two optional event records on the same stream."""
     if startEvent:
-        (err,) = S.rt.cudaEventRecord(startEvent, stream)
+        err = S.rt.cudaEventRecord(startEvent, stream)[0]
         if int(err):
             return (hip_error(err),)
     result = modules.launch(function_address, numBlocks, dimBlocks, sharedMemBytes, stream, args, None,
@@ -193,13 +209,17 @@ def bodies(C: Callable[..., Callable[..., tuple]]) -> dict[str, Callable]:  # no
     """Every body of this module: the functions above, and the one-call ones built with
     hip_api's ``_one_call`` (``C``)."""
     calls = {
-        "hipMemsetD8": C("drv.cuMemsetD8"), "hipMemsetD16": C("drv.cuMemsetD16"),
+        # the value as the C API's unsigned char / short / int takes it
+        "hipMemsetD8": C("drv.cuMemsetD8", args=lambda d, v, n: (d, int(v) & 0xFF, n)),
+        "hipMemsetD16": C("drv.cuMemsetD16", args=lambda d, v, n: (d, int(v) & 0xFFFF, n)),
         "hipMemsetD32": C("drv.cuMemsetD32", args=lambda d, v, n: (d, int(v) & 0xFFFFFFFF, n)),
-        "hipMemsetD8Async": C("drv.cuMemsetD8Async"), "hipMemsetD16Async": C("drv.cuMemsetD16Async"),
+        "hipMemsetD8Async": C("drv.cuMemsetD8Async", args=lambda d, v, n, s: (d, int(v) & 0xFF, n, s)),
+        "hipMemsetD16Async": C("drv.cuMemsetD16Async", args=lambda d, v, n, s: (d, int(v) & 0xFFFF, n, s)),
         "hipMemsetD32Async": C("drv.cuMemsetD32Async", args=lambda d, v, n, s: (d, int(v) & 0xFFFFFFFF, n, s)),
         "hipMemset2D": C("rt.cudaMemset2D"), "hipMemset2DAsync": C("rt.cudaMemset2DAsync"),
-        "hipMemsetD2D8": C("drv.cuMemsetD2D8"), "hipMemsetD2D16": C("drv.cuMemsetD2D16"),
-        "hipMemsetD2D32": C("drv.cuMemsetD2D32"),
+        "hipMemsetD2D8": C("drv.cuMemsetD2D8", args=lambda d, p, v, w, h: (d, p, int(v) & 0xFF, w, h)),
+        "hipMemsetD2D16": C("drv.cuMemsetD2D16", args=lambda d, p, v, w, h: (d, p, int(v) & 0xFFFF, w, h)),
+        "hipMemsetD2D32": C("drv.cuMemsetD2D32", args=lambda d, p, v, w, h: (d, p, int(v) & 0xFFFFFFFF, w, h)),
         "hipMemcpy2D": C("rt.cudaMemcpy2D", args=lambda d, dp, s, sp, w, h, k: (d, dp, s, sp, w, h, _kind(k))),
         "hipMemcpy2DAsync": C("rt.cudaMemcpy2DAsync",
                               args=lambda d, dp, s, sp, w, h, k, st: (d, dp, s, sp, w, h, _kind(k), st)),
@@ -214,13 +234,7 @@ def bodies(C: Callable[..., Callable[..., tuple]]) -> dict[str, Callable]:  # no
         "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": C(
             "drv.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", _int),
         "hipOccupancyMaxActiveBlocksPerMultiprocessor": C("drv.cuOccupancyMaxActiveBlocksPerMultiprocessor", _int),
-        "hipModuleOccupancyMaxPotentialBlockSize": C("drv.cuOccupancyMaxPotentialBlockSize", _int, _int,
-                                                     args=lambda f, sh, lim: (f, 0, sh, lim)),
-        "hipModuleOccupancyMaxPotentialBlockSizeWithFlags": C(
-            "drv.cuOccupancyMaxPotentialBlockSizeWithFlags", _int, _int,
-            args=lambda f, sh, lim, fl: (f, 0, sh, lim, fl)),
-        "hipOccupancyMaxPotentialBlockSize": C("drv.cuOccupancyMaxPotentialBlockSize", _int, _int,
-                                               args=lambda f, sh, lim: (f, 0, sh, lim)),
+        "hipFuncSetSharedMemConfig": C("drv.cuFuncSetSharedMemConfig"),
         "hipMemAllocHost": lambda size: memory.host_alloc(size, 0),
     }
     own = {name: fn for name, fn in globals().items() if name.startswith("hip") and callable(fn)}
