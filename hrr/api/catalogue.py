@@ -46,7 +46,8 @@ copies): it reaches ``pitch * (height - 1) + width * elem`` bytes.
 place (hipMallocPitch's width: replay asks for the recorded pitch, so the allocation is at
 least ``pitch * height`` and every recorded 2D access fits it).
 ``Out.per``: an allocation of ``size`` units of the output ``per`` bytes (a pitched
-allocation: ``height`` rows of ``pitch`` bytes).
+allocation: ``height`` rows of ``pitch`` bytes), or, without ``size``, of ``per`` bytes
+(a module's global: hipModuleGetGlobal's ``bytes``).
 """
 from __future__ import annotations
 
@@ -321,6 +322,8 @@ _ROWS: tuple[Api, ...] = (
         launch=LaunchShape(("numBlocks",), ("dimBlocks",), "sharedMemBytes", "args"),
         replays_as="hipModuleLaunchKernel"),
     # modules: globals, attributes, occupancy, ext launches (issue 10)
+    Api("hipModuleGetGlobal", "module", (H("hmod", "module"), P("name", "name")),
+        (O("dptr", "alloc", "device", per="bytes"), O("bytes"))),
     Api("hipModuleLoadDataEx", "module", (P("image", "code"), P("numOptions"), P("optionValues", "ignored")),
         (O("module", "handle", "module"), O("options"))),
     Api("hipModuleLoad", "module", (P("fname", "code", "file"),), (O("module", "handle", "module"),),

@@ -969,7 +969,7 @@ class AllocOut(OutRole):
 
         def after(args: tuple, result: tuple, seq: int) -> None:
             if int(result[0]) == 0 and result[1 + j] is not None:
-                size = int(args[at]) if at is not None else 0
+                size = int(args[at]) if at is not None else int(per is not None)
                 if per is not None:
                     size *= int(result[1 + per] or 0)
                 track(address_or_zero(result[1 + j]), max(size, 1), kind)
@@ -1005,13 +1005,10 @@ def _alloc_size(row: Api, j: int) -> Callable[[Call], int]:
     if per is None:
         return lambda call: call.raw[at] if at is not None else 0
 
-    if at is None:
-        raise ValueError(f"{row.name}: a pitched allocation names no size parameter")
-
     def size(call: Call) -> int:
         outs = call.wire[5]
         unit = check_size(outs[per] if len(outs) > per else 0, f"the recorded {out.per}")
-        return check_size(call.raw[at] * unit, f"{row.name}'s allocation size")
+        return check_size((call.raw[at] if at is not None else 1) * unit, f"{row.name}'s allocation size")
     return size
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from hrr.api.catalogue import CATALOGUE
 from hrrtest import archive_calls, capture, only, replay, text
@@ -20,7 +21,7 @@ SECTION = {name for name in CATALOGUE if name in {
     "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "hipModuleOccupancyMaxPotentialBlockSize",
     "hipModuleOccupancyMaxPotentialBlockSizeWithFlags", "hipOccupancyMaxPotentialBlockSize",
     "hipOccupancyMaxActiveBlocksPerMultiprocessor", "hipExtLaunchKernel", "hipModuleLaunchCooperativeKernel",
-    "hipLaunchCooperativeKernel"}}
+    "hipLaunchCooperativeKernel", "hipModuleGetGlobal"}}
 
 
 def test_every_memory_and_module_row_round_trips(tmp_path):
@@ -28,8 +29,11 @@ def test_every_memory_and_module_row_round_trips(tmp_path):
     work.mkdir()
     arch = tmp_path / "arch"
     # managed memory the host wrote is restored before the launch that reads it, as pinned is
-    results = capture(arch, lambda hip, rtc, be: exercise(hip, rtc, be, str(work)), plugins=["pinned_snapshot"])
-    assert len(SECTION) == 43
+    def app(hip, rtc, be):
+        be.hip.hipMalloc(4096)   # unrecorded: replay's device addresses differ from the recording's
+        return exercise(hip, rtc, be, str(work))
+    results = capture(arch, app, plugins=["pinned_snapshot"])
+    assert len(SECTION) == 44
     recorded = {rec[2] for rec in archive_calls(arch)}
     assert SECTION - recorded == set()
     # the 2D destination's gaps keep the app's bytes; its rows hold the copied ones
@@ -61,5 +65,39 @@ def test_a_2d_host_destination_is_checked_row_by_row(tmp_path):
     assert dst.reshape(3, 16)[:, :8].tobytes() == bytes(range(24))
     rec = next(r for r in archive_calls(tmp_path) if r[2] == "hipMemcpy2D" and r[3][0][0] == "h")
     assert rec[3][0][2] == 24        # packed rows, not the 40-byte extent
+    result = replay(tmp_path)
+    assert result.exit_code == 0 and only(result).checks_passed == 1, text(result)
+
+
+@pytest.fixture
+def library_with_a_global():
+    """A kernel library whose modules each get a 64-byte __device__ global ``table``."""
+    from hrr.backends.sim.builtin_kernels import LIBRARY
+    from hrr.backends.sim.kernels import KernelLibrary, register_library, unregister_library
+    lib = KernelLibrary("hrr_test_globals", "1.0", {"copy_u8": LIBRARY.kernels["copy_u8"]}, {"table": 64})
+    register_library(lib)
+    yield lib
+    unregister_library(lib.name)
+
+
+def test_a_module_global_round_trips(tmp_path, library_with_a_global):
+    """hipModuleGetGlobal's address is an allocation: copies into it and kernel arguments
+    pointing at it are translated at replay to the replay module's own global."""
+    def app(hip, rtc, be):
+        import ctypes
+        be.hip.hipMalloc(4096)   # unrecorded: replay's addresses differ from the recording's
+        mod = hip.hipModuleLoadData(library_with_a_global.code_object())[1]
+        err, table, size = hip.hipModuleGetGlobal(mod, b"table")
+        assert err == 0 and size == 64
+        hip.hipMemcpyHtoD(int(table) + 16, np.arange(48, dtype=np.uint8), 48)
+        d = hip.hipMalloc(32)[1]
+        copy = hip.hipModuleGetFunction(mod, b"copy_u8")[1]
+        vals = (ctypes.c_void_p(int(d)), ctypes.c_void_p(int(table) + 24), ctypes.c_uint64(32))
+        hip.hipModuleLaunchKernel(copy, 1, 1, 1, 32, 1, 1, 0, None, [ctypes.addressof(v) for v in vals], None)
+        out = np.zeros(32, np.uint8)
+        hip.hipMemcpyDtoH(out, d, 32)
+        return out
+    out = capture(tmp_path, app)
+    assert out.tolist() == list(range(8, 40))
     result = replay(tmp_path)
     assert result.exit_code == 0 and only(result).checks_passed == 1, text(result)

@@ -119,6 +119,15 @@ def hipModuleLoad(fname: Any) -> tuple:
     return modules.load_data(data)
 
 
+def hipModuleGetGlobal(hmod: int, name: Any) -> tuple:
+    """cuModuleGetGlobal: a __device__ global of the module, its address and size."""
+    key = name.encode() if isinstance(name, str) else bytes(name).rstrip(b"\0")
+    err, dptr, size = driver().cuModuleGetGlobal(hmod, key)
+    if int(err):
+        return (hip_error(err), None, None)
+    return (SUCCESS, ht.Pointer(int(dptr)), int(size))
+
+
 _ATTR_FIELDS = ("maxThreadsPerBlock", "sharedSizeBytes", "constSizeBytes", "localSizeBytes", "numRegs",
                 "ptxVersion", "binaryVersion", "cacheModeCA", "maxDynamicSharedSizeBytes", "preferredShmemCarveout")
 

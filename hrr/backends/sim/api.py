@@ -350,7 +350,7 @@ def hipModuleLoadData(image: Any) -> tuple:
         library, co = resolve_code_object(image_bytes(image))
     except CodeObjectError as exc:
         raise HipError(exc.code, str(exc)) from None
-    return (SUCCESS, _keep("module", lambda h: Module(h, library, co.kernels)))
+    return (SUCCESS, memory_calls.new_module(library, co.kernels))
 
 
 def hipModuleGetFunction(mod: Module, kname: Any) -> tuple:
@@ -363,6 +363,7 @@ def hipModuleGetFunction(mod: Module, kname: Any) -> tuple:
 def hipModuleUnload(mod: Module) -> None:
     dev = _dev()
     del dev.modules[mod.handle]
+    memory_calls.free_globals(mod)
     for handle in [h for h, f in dev.functions.items() if f.module is mod]:
         del dev.functions[handle]
 

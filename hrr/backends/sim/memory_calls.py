@@ -22,7 +22,8 @@ from hrr.backends import surface
 from hrr.backends.hiptypes import DeviceArray, Pointer, hipError_t, hipMemcpyKind
 from hrr.backends.kernargs import pack_kernel_args
 from hrr.backends.sim import device as _device
-from hrr.backends.sim.kernels import CodeObjectError, Function, Module, resolve_code_object
+from hrr.backends.sim.kernels import (CodeObjectError, Function, KernelLibrary, Module, kernel_name,
+                                      resolve_code_object)
 from hrr.backends.sim.memory import _MUST_BE_DEVICE, HOST_PINNED, Memory, MemoryError_, checked_size
 from hrr.backends.sim.streams import Op, Stream
 from hrr.backends.surface import HipError, irregular
@@ -288,12 +289,44 @@ def hipHostGetFlags(hostPtr: int) -> tuple:
 
 
 # -- modules -----------------------------------------------------------------------------------
+def new_module(library: KernelLibrary, kernels: tuple) -> Module:
+    """A loaded module: a handle, and its own zeroed device copy of each global its library
+    declares (hipErrorOutOfMemory, and no module, when they do not fit)."""
+    memory = _dev().memory
+    made: dict[str, int] = {}
+    for name, size in sorted(library.globals.items()):
+        alloc = memory.malloc(size)
+        if alloc is None:
+            for base in made.values():
+                memory.free_device(base)
+            raise HipError("hipErrorOutOfMemory", f"the module's global {name!r} ({size} bytes)")
+        made[name] = alloc.base
+    return _dev().keep("module", lambda h: Module(h, library, kernels, made))
+
+
+def free_globals(mod: Module) -> None:
+    """hipModuleUnload: the module's globals go with it."""
+    memory = _dev().memory
+    for base in mod.globals.values():
+        if memory.find_device(base) is not None:
+            memory.free_device(base)
+    mod.globals.clear()
+
+
 def _keep_module(image: bytes) -> Module:
     try:
         library, co = resolve_code_object(image)
     except CodeObjectError as exc:
         raise HipError(exc.code, str(exc)) from None
-    return _dev().keep("module", lambda h: Module(h, library, co.kernels))
+    return new_module(library, co.kernels)
+
+
+def hipModuleGetGlobal(hmod: Module, name: Any) -> tuple:
+    key = kernel_name(name)
+    base = hmod.globals.get(key)
+    if base is None:
+        raise HipError("hipErrorNotFound", f"the module has no global {key!r}")
+    return (SUCCESS, Pointer(base), hmod.library.globals[key])
 
 
 def hipModuleLoadDataEx(image: Any, numOptions: Any, optionValues: Any) -> tuple:

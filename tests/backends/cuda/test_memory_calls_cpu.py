@@ -72,6 +72,10 @@ QUERIES = [  # name, args, CUDA call, its arguments, what CUDA returns, the hip 
      (E.hipSuccess, ht.Pointer(P), 64)),
     ("hipMemPtrGetInfo", (P,), "cuMemGetAddressRange", (P,), (0, P, 64), (E.hipSuccess, 64)),
     ("hipExtMallocWithFlags", (64, 1), "cudaMalloc", (64,), (0, 0x4000), (E.hipSuccess, ht.DeviceArray(0x4000, 64))),
+    ("hipModuleGetGlobal", (M, "table"), "cuModuleGetGlobal", (0x56, b"table"), (0, 0x5000, 64),
+     (E.hipSuccess, ht.Pointer(0x5000), 64)),
+    ("hipModuleGetGlobal", (M, b"nope\0"), "cuModuleGetGlobal", (0x56, b"nope"), (500, None, None),
+     (E.hipErrorNotFound, None, None)),
 ]
 
 

@@ -187,3 +187,24 @@ def test_a_memset_of_host_memory_fails(name):
     buf = np.zeros(16, np.uint8)
     args = (buf, 1, 16) if name == "hipMemsetD8" else (buf, 16, 1, 16, 1)
     assert getattr(hip, name)(*args) == (E.hipErrorInvalidValue,)
+
+
+def test_module_globals_are_per_module_device_memory_freed_on_unload():
+    from hrr.backends.sim.builtin_kernels import LIBRARY
+    from hrr.backends.sim.kernels import KernelLibrary, register_library, unregister_library
+    lib = KernelLibrary("hrr_test_globals", "1.0", dict(LIBRARY.kernels), {"table": 64, "flag": 4})
+    register_library(lib)
+    try:
+        _, a = hip.hipModuleLoadData(lib.code_object())
+        _, b = hip.hipModuleLoadData(lib.code_object())
+        err, ta, size = hip.hipModuleGetGlobal(a, b"table")
+        tb = hip.hipModuleGetGlobal(b, "table")[1]
+        assert err == OK and size == 64 and int(ta) != int(tb)
+        assert hip.hipModuleGetGlobal(a, b"flag")[2] == 4
+        assert read(ta, 64) == bytes(64)                          # zeroed
+        assert hip.hipModuleGetGlobal(a, b"nope") == (E.hipErrorNotFound, None, None)
+        assert hip.hipModuleUnload(a) == (OK,)
+        assert hip.hipMemsetD8(ta, 1, 64) == (E.hipErrorInvalidValue,)   # gone with its module
+        assert hip.hipMemsetD8(tb, 1, 64) == (OK,)
+    finally:
+        unregister_library(lib.name)
