@@ -23,6 +23,8 @@ Parameter roles (``Param.role``):
   user_data  an opaque pointer handed back to a host function
   launch     kernelParams / extra / args: normalised to kernarg bytes by capture
   ignored    not recorded (e.g. a log buffer size)
+  result_buf app memory a query writes its answer into (``size`` or ``span`` bytes): not
+             recorded; replay passes a zeroed buffer of its own, never checked
 Output roles (``Out.role``): ``alloc`` (a new allocation; ``kind`` device/pinned, its size
 from the ``size`` parameter), ``alias`` (a device address for a host allocation),
 ``handle`` (``kind``), ``value`` (an informational result, recorded when it is a number).
@@ -253,6 +255,11 @@ _ROWS: tuple[Api, ...] = (
     Api("hipExtMallocWithFlags", "memory", (P("sizeBytes"), P("flags")),
         (O("ptr", "alloc", "device", "sizeBytes"),)),
     Api("hipMemAllocHost", "pinned", (P("size"),), (O("pp", "alloc", "pinned", "size"),)),
+    Api("hipPointerGetAttribute", "memory", (P("data", "result_buf", span=16), P("attribute"), P("ptr", "ptr")),
+        pure=True),
+    Api("hipMemRangeGetAttribute", "memory", (P("data", "result_buf", size="data_size"), P("data_size"),
+                                              P("attribute"), P("dev_ptr", "ptr", size="count"), P("count")),
+        pure=True),
     # pinned host memory
     Api("hipHostMalloc", "pinned", (P("size"), P("flags")), (O("ptr", "alloc", "pinned", "size"),)),
     Api("hipMallocHost", "pinned", (P("size"),), (O("ptr", "alloc", "pinned", "size"),)),

@@ -910,6 +910,23 @@ class Ignored(Role):
     name = "ignored"
 
 
+class ResultBuf(Role):
+    """App memory a query writes its answer into (``Param.size`` or ``Param.span`` bytes):
+    not recorded; replay hands the call a zeroed buffer of its own and never checks it (a
+    query's answer, an address or a context, may differ between runs)."""
+
+    name = "result_buf"
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        extent, what = _extent(row, i), f"the result of {row.name}"
+
+        def act(call: Call) -> Any:
+            buf = rep.buffer(max(extent(call.raw), 1), what)
+            rep.hold(buf)
+            return buf
+        return act
+
+
 # ------------------------------------------------------------------ output roles
 OutBinder = Callable[[Call, int, Any, int], int]   # (call, capture value, replay value, charged) -> charge left
 
@@ -1236,7 +1253,7 @@ def _placer(target: Api, rep: ReplayServices) -> Callable[..., list]:
 # ------------------------------------------------------------------ the tables
 PARAM_ROLES: dict[str, Role] = {r.name: r for r in (
     Value(), Enum(), Ptr(), Handle(), CopySrc(), CopyDst(), Strided(), HostRange(), Code(), Name(), Dim3(),
-    HostFn(), UserData(), Launch(), Ignored())}
+    HostFn(), UserData(), Launch(), Ignored(), ResultBuf())}
 OUT_ROLES: dict[str, OutRole] = {r.name: r for r in (ValueOut(), AllocOut(), AliasOut(), HandleOut())}
 LAUNCH = LaunchCodec()
 

@@ -79,6 +79,7 @@ ARG_ROLES: dict[str, tuple[Callable[[object], bool], str]] = {
     "dim3": (lambda v: _int_list(3)(v), "a list of 3 ints"),
     "launch": (lambda v: v is None, "null (launch arguments live in extra.launch)"),
     "ignored": (lambda v: v is None, "null"),
+    "result_buf": (lambda v: v is None, "null (a query's answer is not recorded)"),
 }
 
 

@@ -21,7 +21,7 @@ SECTION = {name for name in CATALOGUE if name in {
     "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "hipModuleOccupancyMaxPotentialBlockSize",
     "hipModuleOccupancyMaxPotentialBlockSizeWithFlags", "hipOccupancyMaxPotentialBlockSize",
     "hipOccupancyMaxActiveBlocksPerMultiprocessor", "hipExtLaunchKernel", "hipModuleLaunchCooperativeKernel",
-    "hipLaunchCooperativeKernel", "hipModuleGetGlobal"}}
+    "hipLaunchCooperativeKernel", "hipModuleGetGlobal", "hipPointerGetAttribute", "hipMemRangeGetAttribute"}}
 
 
 def test_every_memory_and_module_row_round_trips(tmp_path):
@@ -33,7 +33,7 @@ def test_every_memory_and_module_row_round_trips(tmp_path):
         be.hip.hipMalloc(4096)   # unrecorded: replay's device addresses differ from the recording's
         return exercise(hip, rtc, be, str(work))
     results = capture(arch, app, plugins=["pinned_snapshot"])
-    assert len(SECTION) == 44
+    assert len(SECTION) == 46
     recorded = {rec[2] for rec in archive_calls(arch)}
     assert SECTION - recorded == set()
     # the 2D destination's gaps keep the app's bytes; its rows hold the copied ones

@@ -104,6 +104,41 @@ def hipExtMallocWithFlags(sizeBytes: Any, flags: Any) -> tuple:
     return memory.malloc(sizeBytes)
 
 
+_WORD_ATTRIBUTES = (1, 3, 4, 7, 11, 12, 17)   # context, pointers, buffer id, range, mempool: 8 bytes
+
+
+def _write(data: int, values: list[int], fmt: str) -> None:
+    import struct
+    mask = (1 << (8 * struct.calcsize(fmt))) - 1
+    out = b"".join(struct.pack(fmt, v if fmt[-1].islower() else v & mask) for v in values)   # signed as is
+    ctypes.memmove(data, out, len(out))
+
+
+def hipPointerGetAttribute(data: int, attribute: Any, ptr: int) -> tuple:
+    """cuPointerGetAttribute (HIP's attribute numbers are CUDA's), its answer written to
+    ``data`` as an 8-byte word (addresses, sizes, handles) or a 4-byte one."""
+    attribute = int(attribute)
+    if attribute == 5 or not data:   # P2P tokens: a CUDA struct with no HIP counterpart
+        return (E.hipErrorInvalidValue,)
+    err, value = driver().cuPointerGetAttribute(attribute, ptr)
+    if int(err):
+        return (hip_error(err),)
+    _write(data, [int(value or 0)], "<Q" if attribute in _WORD_ATTRIBUTES else "<I")
+    return (SUCCESS,)
+
+
+def hipMemRangeGetAttribute(data: int, data_size: Any, attribute: Any, dev_ptr: int, count: Any) -> tuple:
+    """cudaMemRangeGetAttribute: int32 answers (an array of them for AccessedBy)."""
+    if int(attribute) not in (1, 2, 3, 4) or not data:   # AMD's coherency mode has no CUDA counterpart
+        return (E.hipErrorInvalidValue,)
+    err, value = S.rt.cudaMemRangeGetAttribute(int(data_size), int(attribute), dev_ptr, int(count))
+    if int(err):
+        return (hip_error(err),)
+    values = [int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value or 0)]
+    _write(data, values[:int(data_size) // 4], "<i")
+    return (SUCCESS,)
+
+
 # -- modules ------------------------------------------------------------------------------------
 def hipModuleLoadDataEx(image: Any, numOptions: Any, optionValues: Any) -> tuple:
     return (*modules.load_data(image), None)

@@ -55,6 +55,7 @@ class Allocation:
     flags: int = 0
     free_pending: bool = False  # a hipFreeAsync is queued for it
     managed: bool = False       # hipMallocManaged: host memory the device also reaches
+    advice: dict = attrs.Factory(dict)  # managed memory: hipMemAdvise's state, the last prefetch
 
     @property
     def host_address(self) -> int:

@@ -24,7 +24,7 @@ from hrr.backends.kernargs import pack_kernel_args
 from hrr.backends.sim import device as _device
 from hrr.backends.sim.kernels import (CodeObjectError, Function, KernelLibrary, Module, kernel_name,
                                       resolve_code_object)
-from hrr.backends.sim.memory import _MUST_BE_DEVICE, HOST_PINNED, Memory, MemoryError_, checked_size
+from hrr.backends.sim.memory import _MUST_BE_DEVICE, HOST_PINNED, Allocation, Memory, MemoryError_, checked_size
 from hrr.backends.sim.streams import Op, Stream
 from hrr.backends.surface import HipError, irregular
 
@@ -240,19 +240,21 @@ def hipMemcpyPeerAsync(dst: int, dstDeviceId: Any, src: int, srcDevice: Any, siz
 
 
 # -- managed memory and address queries -------------------------------------------------------------
-def _managed(addr: int, count: Any, what: str) -> None:
+def _managed(addr: int, count: Any, what: str) -> Allocation:
     n = checked_size(count)
     alloc = _dev().memory.find_host(addr, max(n, 1))
     if alloc is None or not alloc.managed:
         raise HipError("hipErrorInvalidValue", f"{what}: 0x{addr:x}+{n} is not managed memory")
+    return alloc
 
 
 def hipMemPrefetchAsync(dev_ptr: int, count: Any, device: Any, s: Stream) -> None:
     if int(device) not in (0, ht.CONSTANTS_MANAGED["hipCpuDeviceId"]):
         raise HipError("hipErrorInvalidDevice", f"device {device} does not exist")
-    _managed(dev_ptr, count, "hipMemPrefetchAsync")
+    alloc = _managed(dev_ptr, count, "hipMemPrefetchAsync")
     # one address space: the migration itself is a no-op, ordered on the stream
     _dev().submit(s, lambda: Op(f"prefetch(0x{dev_ptr:x})", lambda: None, 0.1))
+    alloc.advice["last_prefetch"] = int(device)
 
 
 _ADVICE = (1, 2, 3, 4, 5, 6, 100, 101)   # hipMemoryAdvise's values
@@ -263,7 +265,70 @@ def hipMemAdvise(dev_ptr: int, count: Any, advice: Any, device: Any) -> None:
         raise HipError("hipErrorInvalidValue", f"hipMemAdvise: advice {advice}")
     if int(device) not in (0, ht.CONSTANTS_MANAGED["hipCpuDeviceId"]):
         raise HipError("hipErrorInvalidDevice", f"device {device} does not exist")
-    _managed(dev_ptr, count, "hipMemAdvise")
+    state = _managed(dev_ptr, count, "hipMemAdvise").advice   # per allocation, not per page
+    advice, device = int(advice), int(device)
+    if advice in (1, 2):
+        state["read_mostly"] = advice == 1
+    elif advice in (3, 4):
+        state["preferred"] = device if advice == 3 else _INVALID_DEVICE
+    elif advice in (5, 6):
+        accessed = set(state.get("accessed_by", ()))
+        state["accessed_by"] = sorted(accessed | {device} if advice == 5 else accessed - {device})
+    else:
+        state["coarse"] = advice == 100
+
+
+_INVALID_DEVICE = -2   # hipInvalidDeviceId
+
+
+def _write_ints(data: int, size: int, values: list[int], fmt: str) -> None:
+    import struct
+    item = struct.calcsize(fmt)
+    if data == 0 or size < item:
+        raise HipError("hipErrorInvalidValue", f"{size} bytes cannot hold the answer")
+    out = b"".join(struct.pack(fmt, v) for v in values[:size // item])
+    ctypes.memmove(data, out, len(out))
+
+
+def hipMemRangeGetAttribute(data: int, data_size: Any, attribute: Any, dev_ptr: int, count: Any) -> None:
+    """The managed range's advice (the sim keeps one state per allocation)."""
+    state = _managed(dev_ptr, count, "hipMemRangeGetAttribute").advice
+    size, attribute = checked_size(data_size), int(attribute)
+    if attribute == 1:
+        values = [int(state.get("read_mostly", False))]
+    elif attribute == 2:
+        values = [state.get("preferred", _INVALID_DEVICE)]
+    elif attribute == 3:      # every slot of the array: devices with access, then "none"
+        accessed = list(state.get("accessed_by", ()))
+        values = accessed + [_INVALID_DEVICE] * (size // 4 - len(accessed))
+    elif attribute == 4:
+        values = [state.get("last_prefetch", _INVALID_DEVICE)]
+    elif attribute == 100:    # hipMemRangeCoherencyMode: fine-grain 0, coarse-grain 1
+        values = [int(state.get("coarse", False))]
+    else:
+        raise HipError("hipErrorInvalidValue", f"memory range attribute {attribute}")
+    if attribute != 3 and size != 4:
+        raise HipError("hipErrorInvalidValue", f"memory range attribute {attribute} is 4 bytes, not {size}")
+    _write_ints(data, size, values, "<i")
+
+
+def hipPointerGetAttribute(data: int, attribute: Any, ptr: int) -> None:
+    """One attribute of ``ptr`` written to ``data`` (an 8-byte word for addresses, sizes and
+    ids, a 4-byte one otherwise)."""
+    memory = _dev().memory
+    alloc, attribute = memory.find(ptr), int(attribute)
+    if alloc is None:
+        raise HipError("hipErrorInvalidValue", f"0x{ptr:x} is in no allocation")
+    device = alloc.kind == "device"
+    kind = 3 if alloc.managed else 2 if device else 1   # hipMemoryType: managed, device, host
+    words = {1: 1, 3: ptr, 4: 0 if device else ptr, 7: alloc.base, 11: alloc.base, 12: alloc.size}
+    ints = {2: kind, 6: 0, 8: int(alloc.managed), 9: 0, 13: 1}
+    if attribute in words:
+        _write_ints(data, 8, [words[attribute]], "<Q")
+    elif attribute in ints:
+        _write_ints(data, 4, [ints[attribute]], "<I")
+    else:
+        raise HipError("hipErrorInvalidValue", f"pointer attribute {attribute}")
 
 
 def hipMemGetAddressRange(dptr: int) -> tuple:

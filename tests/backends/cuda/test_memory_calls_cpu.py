@@ -137,3 +137,16 @@ def test_cooperative_launch_passes_kernel_params_into_one_buffer(cuda, monkeypat
     assert seen == [(0xABC0, 9)]
     assert hip.hipLaunchCooperativeKernel(ht.ihipModuleSymbol_t(0x99), (1, 1, 1), (1, 1, 1), [], 0, S) == (
         E.hipErrorInvalidDeviceFunction,)
+
+
+def test_pointer_and_range_attributes_are_written_to_data(cuda):  # noqa: F811
+    hip, log, results = cuda
+    word, small = ctypes.c_uint64(0), (ctypes.c_int32 * 3)()
+    results["cuPointerGetAttribute"] = (0, 0x1234)
+    assert hip.hipPointerGetAttribute(ctypes.addressof(word), 11, P) == (E.hipSuccess,)
+    assert word.value == 0x1234 and log[-1] == ("drv", "cuPointerGetAttribute", (11, P))
+    results["cudaMemRangeGetAttribute"] = (0, [0, -2, -2])
+    assert hip.hipMemRangeGetAttribute(small, 12, 3, P, 64) == (E.hipSuccess,)
+    assert list(small) == [0, -2, -2] and log[-1] == ("rt", "cudaMemRangeGetAttribute", (12, 3, P, 64))
+    assert hip.hipMemRangeGetAttribute(small, 4, 100, P, 64) == (E.hipErrorInvalidValue,)
+    assert hip.hipPointerGetAttribute(ctypes.addressof(word), 5, P) == (E.hipErrorInvalidValue,)

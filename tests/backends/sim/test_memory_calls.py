@@ -208,3 +208,37 @@ def test_module_globals_are_per_module_device_memory_freed_on_unload():
         assert hip.hipMemsetD8(tb, 1, 64) == (OK,)
     finally:
         unregister_library(lib.name)
+
+
+def test_pointer_attribute_and_managed_range_attributes():
+    _, d = hip.hipMalloc(100)
+    word, small = ctypes.c_uint64(0), ctypes.c_uint32(0)
+    P = hip.hipPointer_attribute
+    assert hip.hipPointerGetAttribute(ctypes.addressof(word), P.HIP_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+                                      int(d) + 8) == (OK,)
+    assert word.value == int(d)
+    assert hip.hipPointerGetAttribute(ctypes.addressof(word), P.HIP_POINTER_ATTRIBUTE_RANGE_SIZE, d) == (OK,)
+    assert word.value == 100
+    assert hip.hipPointerGetAttribute(ctypes.addressof(small), P.HIP_POINTER_ATTRIBUTE_MEMORY_TYPE, d) == (OK,)
+    assert small.value == int(hip.hipMemoryType.hipMemoryTypeDevice)
+    assert hip.hipPointerGetAttribute(ctypes.addressof(small), P.HIP_POINTER_ATTRIBUTE_P2P_TOKENS, d) == (
+        E.hipErrorInvalidValue,)
+    _, m = hip.hipMallocManaged(64, hip.hipMemAttachGlobal)
+    A, R = hip.hipMemoryAdvise, hip.hipMemRangeAttribute
+    out = (ctypes.c_int32 * 3)()
+
+    def ask(attribute, size=4):
+        assert hip.hipMemRangeGetAttribute(out, size, attribute, m, 64) == (OK,)
+        return list(out)[:size // 4]
+    assert ask(R.hipMemRangeAttributeReadMostly) == [0]
+    assert hip.hipMemAdvise(m, 64, A.hipMemAdviseSetReadMostly, 0) == (OK,)
+    assert hip.hipMemAdvise(m, 64, A.hipMemAdviseSetAccessedBy, 0) == (OK,)
+    assert hip.hipMemAdvise(m, 64, A.hipMemAdviseSetPreferredLocation, hip.hipCpuDeviceId) == (OK,)
+    assert ask(R.hipMemRangeAttributeReadMostly) == [1]
+    assert ask(R.hipMemRangeAttributePreferredLocation) == [-1]
+    assert ask(R.hipMemRangeAttributeAccessedBy, 12) == [0, -2, -2]
+    assert ask(R.hipMemRangeAttributeLastPrefetchLocation) == [-2]
+    assert hip.hipMemPrefetchAsync(m, 64, 0, None) == (OK,)
+    assert ask(R.hipMemRangeAttributeLastPrefetchLocation) == [0]
+    assert hip.hipMemRangeGetAttribute(out, 8, R.hipMemRangeAttributeReadMostly, m, 64) == (E.hipErrorInvalidValue,)
+    assert hip.hipMemRangeGetAttribute(out, 4, R.hipMemRangeAttributeReadMostly, d, 64) == (E.hipErrorInvalidValue,)
