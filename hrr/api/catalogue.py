@@ -255,11 +255,10 @@ _ROWS: tuple[Api, ...] = (
     Api("hipExtMallocWithFlags", "memory", (P("sizeBytes"), P("flags")),
         (O("ptr", "alloc", "device", "sizeBytes"),)),
     Api("hipMemAllocHost", "pinned", (P("size"),), (O("pp", "alloc", "pinned", "size"),)),
-    Api("hipPointerGetAttribute", "memory", (P("data", "result_buf", span=16), P("attribute"), P("ptr", "ptr")),
-        pure=True),
+    # queries, but not ``pure``: they write into memory the app passes (replay: its own buffer)
+    Api("hipPointerGetAttribute", "memory", (P("data", "result_buf", span=16), P("attribute"), P("ptr", "ptr"))),
     Api("hipMemRangeGetAttribute", "memory", (P("data", "result_buf", size="data_size"), P("data_size"),
-                                              P("attribute"), P("dev_ptr", "ptr", size="count"), P("count")),
-        pure=True),
+                                              P("attribute"), P("dev_ptr", "ptr", size="count"), P("count"))),
     # pinned host memory
     Api("hipHostMalloc", "pinned", (P("size"), P("flags")), (O("ptr", "alloc", "pinned", "size"),)),
     Api("hipMallocHost", "pinned", (P("size"),), (O("ptr", "alloc", "pinned", "size"),)),
