@@ -201,6 +201,17 @@ def hipOccupancyMaxPotentialBlockSize(f: int, dynSharedMemPerBlk: Any, blockSize
     return _potential(f, dynSharedMemPerBlk, blockSizeLimit)
 
 
+def hipFuncSetSharedMemConfig(func: int, config: Any) -> tuple:
+    """cuFuncSetSharedMemConfig; a driver without it (the call is deprecated: bank sizes are
+    fixed) takes the hint as accepted, as AMD devices do."""
+    if int(config) not in (0, 1, 2):
+        return (E.hipErrorInvalidValue,)
+    try:
+        return (hip_error(driver().cuFuncSetSharedMemConfig(func, int(config))[0]),)
+    except RuntimeError:   # cuda-bindings: the driver does not export it
+        return (SUCCESS,)
+
+
 # -- launches ------------------------------------------------------------------------------------
 def hipExtLaunchKernel(function_address: int, numBlocks: tuple, dimBlocks: tuple, args: Any, sharedMemBytes: Any,
                        stream: int, startEvent: int, stopEvent: int, flags: Any) -> tuple:
@@ -278,7 +289,6 @@ def bodies(C: Callable[..., Callable[..., tuple]]) -> dict[str, Callable]:  # no
         "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": C(
             "drv.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", _int),
         "hipOccupancyMaxActiveBlocksPerMultiprocessor": C("drv.cuOccupancyMaxActiveBlocksPerMultiprocessor", _int),
-        "hipFuncSetSharedMemConfig": C("drv.cuFuncSetSharedMemConfig"),
         "hipMemAllocHost": lambda size: memory.host_alloc(size, 0),
     }
     own = {name: fn for name, fn in globals().items() if name.startswith("hip") and callable(fn)}

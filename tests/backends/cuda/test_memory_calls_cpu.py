@@ -150,3 +150,13 @@ def test_pointer_and_range_attributes_are_written_to_data(cuda):  # noqa: F811
     assert list(small) == [0, -2, -2] and log[-1] == ("rt", "cudaMemRangeGetAttribute", (12, 3, P, 64))
     assert hip.hipMemRangeGetAttribute(small, 4, 100, P, 64) == (E.hipErrorInvalidValue,)
     assert hip.hipPointerGetAttribute(ctypes.addressof(word), 5, P) == (E.hipErrorInvalidValue,)
+
+
+def test_shared_mem_config_checks_its_value_and_survives_a_driver_without_it(cuda, monkeypatch):  # noqa: F811
+    hip, log, results = cuda
+    assert hip.hipFuncSetSharedMemConfig(F, 3) == (E.hipErrorInvalidValue,) and log == []
+
+    def missing(*args):
+        raise RuntimeError("Function \"cuFuncSetSharedMemConfig\" not found")
+    monkeypatch.setattr(type(memory_calls.driver()), "cuFuncSetSharedMemConfig", missing, raising=False)
+    assert hip.hipFuncSetSharedMemConfig(F, 1) == (E.hipSuccess,)
