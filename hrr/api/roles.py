@@ -447,7 +447,8 @@ class Enum(Role):
 
 class Ptr(Role):
     """A raw address: translated through replay's allocations; when the call names its
-    extent (``Param.size`` or ``Param.span``) the whole range must lie inside one."""
+    extent (``Param.size``, times ``Param.elem``; ``Param.rows``; or ``Param.span``) the
+    whole range must lie inside one."""
 
     name = "ptr"
 
@@ -461,7 +462,9 @@ class Ptr(Role):
     def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
         p = row.params[i]
         released = row.destroys == "alloc" and i == 0
-        extent = _extent(row, i)
+        if p.rows is not None or p.elem != 1:
+            return self._measured(row, i, rep)
+        span, size_at = p.span or 0, row.param_index(p.size) if p.size else None
 
         def act(call: Call) -> Any:
             addr = call.raw[i]
@@ -470,6 +473,20 @@ class Ptr(Role):
                 # memory it never allocated, so it fails the same way and frees nothing.
                 return rep.poison_address()
             replay = _translate(rep, addr, p.name)
+            n = call.raw[size_at] if size_at is not None else span
+            if replay is not None and n:
+                check_fits(rep.find(addr), addr, n)
+            return replay
+        return act
+
+    @staticmethod
+    def _measured(row: Api, i: int, rep: ReplayServices) -> Action:
+        """A pointer whose extent is elements (``Param.elem``) or a strided region (``rows``)."""
+        what, extent = row.params[i].name, _extent(row, i)
+
+        def act(call: Call) -> Any:
+            addr = call.raw[i]
+            replay = _translate(rep, addr, what)
             n = extent(call.raw)
             if replay is not None and n:
                 check_fits(rep.find(addr), addr, n)

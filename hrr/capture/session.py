@@ -242,8 +242,7 @@ class CaptureSession:
         pending = getattr(self._tls, "async_dst", None)
         self._tls.async_dst = None
         if pending is not None and ok:
-            stream, addr, n, *rows = pending
-            self._pending_d2h.setdefault(stream, []).append((seq, addr, n, *rows))
+            self._pending_d2h.setdefault(pending[0], []).append((seq,) + pending[1:])
 
     def track_allocation(self, base: int, size: int, kind: str) -> None:
         self.allocations.add(Allocation(base, size, kind))
