@@ -12,6 +12,10 @@ Parameter roles (``Param.role``):
              (checked byte for byte at replay); ``size`` names the byte-count parameter
   copy_src   a copy source: a tracked allocation or host memory (its bytes are a blob)
   host_range app memory that hipHostRegister pins; ``size`` names the byte count
+  strided    one end of a 2D copy (``kind`` ``src`` or ``dst``): ``rows`` names its (pitch,
+             width, height) parameters; device memory is translated like ``ptr``, host
+             memory records (``src``) or checks (``dst``) exactly the ``height`` rows of
+             ``width`` bytes the copy touches, packed, never the gaps between them
   code       a code object image (stored once by hash)
   name       a kernel name (bytes or str)
   dim3       a hip.dim3
@@ -19,6 +23,8 @@ Parameter roles (``Param.role``):
   user_data  an opaque pointer handed back to a host function
   launch     kernelParams / extra / args: normalised to kernarg bytes by capture
   ignored    not recorded (e.g. a log buffer size)
+  result_buf app memory a query writes its answer into (``size`` or ``span`` bytes): not
+             recorded; replay passes a zeroed buffer of its own, never checked
 Output roles (``Out.role``): ``alloc`` (a new allocation; ``kind`` device/pinned, its size
 from the ``size`` parameter), ``alias`` (a device address for a host allocation),
 ``handle`` (``kind``), ``value`` (an informational result, recorded when it is a number).
@@ -35,6 +41,15 @@ of this module), never a list of API names elsewhere:
   launch   for a kernel launch, where its shape lives (a ``LaunchShape``)
   replays_as  the catalogued call replay issues instead (one launch entry point)
 ``Param.span``: the bytes a ``ptr`` parameter reaches when no parameter holds its size.
+``Param.elem``: bytes per unit of the ``size`` (or ``rows`` width) parameter (hipMemsetD32: 4).
+``Param.rows``: the (pitch, width, height) parameters of a strided region (2D memsets and
+copies): it reaches ``pitch * (height - 1) + width * elem`` bytes.
+``Param.replay_from``: an output whose recorded value replay passes in this parameter's
+place (hipMallocPitch's width: replay asks for the recorded pitch, so the allocation is at
+least ``pitch * height`` and every recorded 2D access fits it).
+``Out.per``: an allocation of ``size`` units of the output ``per`` bytes (a pitched
+allocation: ``height`` rows of ``pitch`` bytes), or, without ``size``, of ``per`` bytes
+(a module's global: hipModuleGetGlobal's ``bytes``).
 """
 from __future__ import annotations
 
@@ -57,6 +72,13 @@ class Param:
     optional: bool = False   # may be omitted by the caller: ``default`` is passed instead
     default: Any = None
     span: int | None = None  # bytes a ``ptr`` reaches when no parameter holds its size
+    elem: int = 1            # bytes per unit of ``size`` / the ``rows`` width
+    rows: tuple[str, str, str] | None = None  # (pitch, width, height) of a strided region
+    replay_from: str | None = None  # the output whose recorded value replay passes instead
+
+    def extent(self, pitch: int, width: int, height: int) -> int:
+        """The bytes a strided region of ``height`` rows spans (0 when it has no row)."""
+        return pitch * (height - 1) + width * self.elem if height and width else 0
 
 
 @attrs.frozen
@@ -67,6 +89,7 @@ class Out:
     role: str
     kind: str | None = None
     size: str | None = None
+    per: str | None = None   # an allocation of ``size`` units of this output's bytes
 
 
 @attrs.frozen
@@ -111,8 +134,9 @@ class Api:
 
 
 def P(name: str, role: str = "value", kind: str | None = None, size: str | None = None,
-      optional: bool = False, default: Any = None, span: int | None = None) -> Param:
-    return Param(name, role, kind, size, optional, default, span)
+      optional: bool = False, default: Any = None, span: int | None = None, elem: int = 1,
+      rows: tuple[str, str, str] | None = None, replay_from: str | None = None) -> Param:
+    return Param(name, role, kind, size, optional, default, span, elem, rows, replay_from)
 
 
 def H(name: str, kind: str) -> Param:
@@ -120,8 +144,9 @@ def H(name: str, kind: str) -> Param:
 
 
 def O(name: str,  # noqa: E743 - the catalogue reads P(...), H(...), O(...)
-       role: str = "value", kind: str | None = None, size: str | None = None) -> Out:
-    return Out(name, role, kind, size)
+       role: str = "value", kind: str | None = None, size: str | None = None,
+       per: str | None = None) -> Out:
+    return Out(name, role, kind, size, per)
 
 
 STREAM = H("stream", "stream")
@@ -221,6 +246,66 @@ _ROWS: tuple[Api, ...] = (
     Api("hipMemcpyDtoDAsync", "copy", (P("dst", "ptr", size="sizeBytes"), P("src", "ptr", size="sizeBytes"),
                                        P("sizeBytes"), STREAM),
         stream="stream"),
+    # memory: memset widths, 2D copies, managed and peer memory (issue 10)
+    Api("hipMemsetD8", "memory", (P("dest", "ptr", size="count"), P("value"), P("count")), sync=True,
+        waits="null_stream"),
+    Api("hipMemsetD16", "memory", (P("dest", "ptr", size="count", elem=2), P("value"), P("count")), sync=True,
+        waits="null_stream"),
+    Api("hipMemsetD32", "memory", (P("dest", "ptr", size="count", elem=4), P("value"), P("count")), sync=True,
+        waits="null_stream"),
+    Api("hipMemsetD8Async", "memory", (P("dest", "ptr", size="count"), P("value"), P("count"), STREAM),
+        stream="stream"),
+    Api("hipMemsetD16Async", "memory", (P("dest", "ptr", size="count", elem=2), P("value"), P("count"), STREAM),
+        stream="stream"),
+    Api("hipMemsetD32Async", "memory", (P("dst", "ptr", size="count", elem=4), P("value"), P("count"), STREAM),
+        stream="stream"),
+    Api("hipMemset2D", "memory", (P("dst", "ptr", rows=("pitch", "width", "height")), P("pitch"), P("value"),
+                                  P("width"), P("height")), sync=True, waits="null_stream"),
+    Api("hipMemset2DAsync", "memory", (P("dst", "ptr", rows=("pitch", "width", "height")), P("pitch"),
+                                       P("value"), P("width"), P("height"), STREAM), stream="stream"),
+    Api("hipMemsetD2D8", "memory", (P("dst", "ptr", rows=("dstPitch", "width", "height")), P("dstPitch"),
+                                    P("value"), P("width"), P("height")), sync=True, waits="null_stream"),
+    Api("hipMemsetD2D16", "memory", (P("dst", "ptr", rows=("dstPitch", "width", "height"), elem=2),
+                                     P("dstPitch"), P("value"), P("width"), P("height")), sync=True,
+        waits="null_stream"),
+    Api("hipMemsetD2D32", "memory", (P("dst", "ptr", rows=("dstPitch", "width", "height"), elem=4),
+                                     P("dstPitch"), P("value"), P("width"), P("height")), sync=True,
+        waits="null_stream"),
+    Api("hipMallocPitch", "memory", (P("width", replay_from="pitch"), P("height")),
+        (O("ptr", "alloc", "device", "height", per="pitch"), O("pitch"))),
+    Api("hipMemAllocPitch", "memory", (P("widthInBytes", replay_from="pitch"), P("height"),
+                                       P("elementSizeBytes")),
+        (O("dptr", "alloc", "device", "height", per="pitch"), O("pitch"))),
+    Api("hipMemcpy2D", "copy", (P("dst", "strided", "dst", rows=("dpitch", "width", "height")), P("dpitch"),
+                                P("src", "strided", "src", rows=("spitch", "width", "height")), P("spitch"),
+                                P("width"), P("height"), P("kind", "enum", "hipMemcpyKind")),
+        sync=True, waits="null_stream"),
+    Api("hipMemcpy2DAsync", "copy", (P("dst", "strided", "dst", rows=("dpitch", "width", "height")),
+                                     P("dpitch"), P("src", "strided", "src", rows=("spitch", "width", "height")),
+                                     P("spitch"), P("width"), P("height"), P("kind", "enum", "hipMemcpyKind"),
+                                     STREAM), stream="stream"),
+    Api("hipMemcpyWithStream", "copy", (P("dst", "copy_dst", size="sizeBytes"), P("src", "copy_src", size="sizeBytes"),
+                                        P("sizeBytes"), P("kind", "enum", "hipMemcpyKind"), STREAM),
+        stream="stream", sync=True, waits="stream"),
+    Api("hipMemcpyPeer", "copy", (P("dst", "ptr", size="sizeBytes"), P("dstDeviceId"),
+                                  P("src", "ptr", size="sizeBytes"), P("srcDeviceId"), P("sizeBytes")), sync=True),
+    Api("hipMemcpyPeerAsync", "copy", (P("dst", "ptr", size="sizeBytes"), P("dstDeviceId"),
+                                       P("src", "ptr", size="sizeBytes"), P("srcDevice"), P("sizeBytes"), STREAM),
+        stream="stream"),
+    Api("hipMallocManaged", "memory", (P("size"), P("flags")), (O("dev_ptr", "alloc", "pinned", "size"),)),
+    Api("hipMemPrefetchAsync", "memory", (P("dev_ptr", "ptr", size="count"), P("count"), P("device"), STREAM),
+        stream="stream"),
+    Api("hipMemAdvise", "memory", (P("dev_ptr", "ptr", size="count"), P("count"), P("advice"), P("device"))),
+    Api("hipMemGetAddressRange", "memory", (P("dptr", "ptr"),), (O("pbase"), O("psize")), pure=True),
+    Api("hipMemPtrGetInfo", "memory", (P("ptr", "ptr"),), (O("size"),), pure=True),
+    Api("hipHostGetFlags", "pinned", (P("hostPtr", "ptr"),), (O("flagsPtr"),), pure=True),
+    Api("hipExtMallocWithFlags", "memory", (P("sizeBytes"), P("flags")),
+        (O("ptr", "alloc", "device", "sizeBytes"),)),
+    Api("hipMemAllocHost", "pinned", (P("size"),), (O("pp", "alloc", "pinned", "size"),)),
+    # queries, but not ``pure``: they write into memory the app passes (replay: its own buffer)
+    Api("hipPointerGetAttribute", "memory", (P("data", "result_buf", span=16), P("attribute"), P("ptr", "ptr"))),
+    Api("hipMemRangeGetAttribute", "memory", (P("data", "result_buf", size="data_size"), P("data_size"),
+                                              P("attribute"), P("dev_ptr", "ptr", size="count"), P("count"))),
     # pinned host memory
     Api("hipHostMalloc", "pinned", (P("size"), P("flags")), (O("ptr", "alloc", "pinned", "size"),)),
     Api("hipMallocHost", "pinned", (P("size"),), (O("ptr", "alloc", "pinned", "size"),)),
@@ -289,6 +374,48 @@ _ROWS: tuple[Api, ...] = (
         P("args", "launch"), P("sharedMemBytes"), STREAM), stream="stream",
         launch=LaunchShape(("numBlocks",), ("dimBlocks",), "sharedMemBytes", "args"),
         replays_as="hipModuleLaunchKernel"),
+    # modules: globals, attributes, occupancy, ext launches (issue 10)
+    Api("hipModuleGetGlobal", "module", (H("hmod", "module"), P("name", "name")),
+        (O("dptr", "alloc", "device", per="bytes"), O("bytes"))),
+    Api("hipModuleLoadDataEx", "module", (P("image", "code"), P("numOptions"), P("optionValues", "ignored")),
+        (O("module", "handle", "module"), O("options"))),
+    Api("hipModuleLoad", "module", (P("fname", "code", "file"),), (O("module", "handle", "module"),),
+        replays_as="hipModuleLoadData"),
+    Api("hipModuleGetFunctionCount", "module", (H("mod", "module"),), (O("count"),), pure=True),
+    Api("hipFuncGetAttributes", "module", (H("func", "function"),), (O("attr"),), pure=True),
+    Api("hipFuncGetAttribute", "module", (P("attrib"), H("hfunc", "function")), (O("value"),), pure=True),
+    Api("hipFuncSetAttribute", "module", (H("func", "function"), P("attr"), P("value"))),
+    Api("hipFuncSetCacheConfig", "module", (H("func", "function"), P("config"))),
+    Api("hipFuncSetSharedMemConfig", "module", (H("func", "function"), P("config"))),
+    Api("hipModuleOccupancyMaxActiveBlocksPerMultiprocessor", "module", (
+        H("f", "function"), P("blockSize"), P("dynSharedMemPerBlk")), (O("numBlocks"),), pure=True),
+    Api("hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", "module", (
+        H("f", "function"), P("blockSize"), P("dynSharedMemPerBlk"), P("flags")), (O("numBlocks"),), pure=True),
+    Api("hipModuleOccupancyMaxPotentialBlockSize", "module", (
+        H("f", "function"), P("dynSharedMemPerBlk"), P("blockSizeLimit")), (O("gridSize"), O("blockSize")),
+        pure=True),
+    Api("hipModuleOccupancyMaxPotentialBlockSizeWithFlags", "module", (
+        H("f", "function"), P("dynSharedMemPerBlk"), P("blockSizeLimit"), P("flags")),
+        (O("gridSize"), O("blockSize")), pure=True),
+    Api("hipOccupancyMaxPotentialBlockSize", "module", (
+        H("f", "function"), P("dynSharedMemPerBlk"), P("blockSizeLimit")), (O("gridSize"), O("blockSize")),
+        pure=True),
+    Api("hipOccupancyMaxActiveBlocksPerMultiprocessor", "module", (
+        H("f", "function"), P("blockSize"), P("dynSharedMemPerBlk")), (O("numBlocks"),), pure=True),
+    Api("hipExtLaunchKernel", "launch", (
+        H("function_address", "function"), P("numBlocks", "dim3"), P("dimBlocks", "dim3"), P("args", "launch"),
+        P("sharedMemBytes"), STREAM, H("startEvent", "event"), H("stopEvent", "event"), P("flags")),
+        stream="stream", launch=LaunchShape(("numBlocks",), ("dimBlocks",), "sharedMemBytes", "args")),
+    Api("hipModuleLaunchCooperativeKernel", "launch", (
+        H("f", "function"), P("gridDimX"), P("gridDimY"), P("gridDimZ"), P("blockDimX"),
+        P("blockDimY"), P("blockDimZ"), P("sharedMemBytes"), STREAM, P("kernelParams", "launch")),
+        stream="stream",
+        launch=LaunchShape(("gridDimX", "gridDimY", "gridDimZ"), ("blockDimX", "blockDimY", "blockDimZ"),
+                           "sharedMemBytes", "kernelParams")),
+    Api("hipLaunchCooperativeKernel", "launch", (
+        H("f", "function"), P("gridDim", "dim3"), P("blockDimX", "dim3"), P("kernelParams", "launch"),
+        P("sharedMemBytes"), STREAM), stream="stream",
+        launch=LaunchShape(("gridDim",), ("blockDimX",), "sharedMemBytes", "kernelParams")),
 )
 
 CATALOGUE: dict[str, Api] = {row.name: row for row in _ROWS}
@@ -354,7 +481,8 @@ def running_host_code() -> frozenset[str]:
 
 def async_device_to_host() -> frozenset[str]:
     """Copies whose host destination is only filled once their stream has run them."""
-    return names(lambda r: not r.sync and any(p.role == "copy_dst" for p in r.params))
+    return names(lambda r: not r.sync and any(p.role == "copy_dst" or (p.role, p.kind) == ("strided", "dst")
+                                              for p in r.params))
 
 
 def pure_queries() -> frozenset[str]:

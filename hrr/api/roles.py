@@ -18,6 +18,7 @@ bytes and replay's rebuilding of the call, side by side.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import numbers
 from typing import Any, Callable, ClassVar, Protocol
@@ -55,9 +56,14 @@ class CaptureServices(Protocol):
     def put_code_object(self, image: Any) -> str | None:
         """The name the code object ``image`` is stored under (None: not bytes)."""
 
-    def expect_d2h(self, pending: tuple[int, int, int] | None) -> None:
+    def host_rows_blob(self, kind: str, obj: Any, addr: int, pitch: int, width: int, height: int) -> str | None:
+        """The blob of the ``height`` rows of ``width`` bytes, ``pitch`` apart, of app memory
+        at ``addr`` (packed), if content ``kind`` is recorded."""
+
+    def expect_d2h(self, pending: tuple[int, ...] | None) -> None:
         """The current call copies to host memory once its stream has run it: ``(stream,
-        addr, n)``, or None when it has nothing to await."""
+        addr, n)``, or ``(stream, addr, n, pitch, width)`` for ``n // width`` strided rows;
+        None when it has nothing to await."""
 
     def d2h_issued(self, ok: bool, seq: int) -> None:
         """The current call (record ``seq``) returned: its pending copy is awaited if ``ok``."""
@@ -275,6 +281,7 @@ def byte_counts(row: Api) -> frozenset[str]:
     """The parameters of ``row`` that are byte counts: named as the size of a buffer,
     an allocation or a launch's shared memory."""
     named = {p.size for p in row.params if p.size} | {o.size for o in row.outs if o.size}
+    named.update(n for p in row.params if p.rows for n in p.rows)
     if row.launch is not None:
         named.add(row.launch.shared)
     return frozenset(p.name for p in row.params if p.name in named)
@@ -338,6 +345,34 @@ def _first(row: Api, role: str, kind: str | None = None) -> int | None:
     return None
 
 
+def _extent(row: Api, i: int) -> Callable[[list], int]:
+    """The bytes parameter ``i`` reaches, from the call's checked values: its ``rows``
+    (a strided region), ``size`` times ``elem``, or its fixed ``span``."""
+    p = row.params[i]
+    if p.rows is not None:
+        pitch_at, width_at, height_at = (row.param_index(n) for n in p.rows)
+        region = p.extent
+        return lambda raw: region(raw[pitch_at], raw[width_at], raw[height_at])
+    if p.size is not None:
+        size_at, elem = row.param_index(p.size), p.elem
+        return lambda raw: raw[size_at] * elem
+    span = p.span or 0
+    return lambda raw: span
+
+
+def gather_rows(addr: int, pitch: int, width: int, height: int) -> bytes:
+    """The ``height`` rows of ``width`` bytes, ``pitch`` apart, at ``addr``, packed."""
+    if pitch == width:
+        return ctypes.string_at(addr, width * height)
+    return b"".join(ctypes.string_at(addr + r * pitch, width) for r in range(height))
+
+
+def scatter_rows(addr: int, pitch: int, width: int, height: int, data: bytes) -> None:
+    """Write packed rows (``gather_rows``' form) back to a strided region at ``addr``."""
+    for r in range(height):
+        ctypes.memmove(addr + r * pitch, data[r * width:(r + 1) * width], width)
+
+
 # ------------------------------------------------------------------ parameter roles
 class Role:
     """A parameter role. Capture: ``encoder`` and ``after_call``; replay: ``check`` and ``action``."""
@@ -374,6 +409,19 @@ class Value(Role):
             return lambda v: check_size(v, what)
         return lambda v: check_scalar(v, what)
 
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        source = row.params[i].replay_from
+        if source is None:
+            return None
+        j = next(k for k, o in enumerate(row.outs) if o.name == source)
+
+        def act(call: Call) -> Any:
+            recorded = call.wire[5][j] if len(call.wire[5]) > j else None
+            if call.err or recorded is None:
+                return call.raw[i]
+            return check_size(recorded, f"the recorded {source}")
+        return act
+
 
 class Enum(Role):
     name = "enum"
@@ -399,7 +447,8 @@ class Enum(Role):
 
 class Ptr(Role):
     """A raw address: translated through replay's allocations; when the call names its
-    extent (``Param.size`` or ``Param.span``) the whole range must lie inside one."""
+    extent (``Param.size``, times ``Param.elem``; ``Param.rows``; or ``Param.span``) the
+    whole range must lie inside one."""
 
     name = "ptr"
 
@@ -412,8 +461,10 @@ class Ptr(Role):
 
     def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
         p = row.params[i]
-        span, size_at = p.span or 0, row.param_index(p.size) if p.size else None
         released = row.destroys == "alloc" and i == 0
+        if p.rows is not None or p.elem != 1:
+            return self._measured(row, i, rep)
+        span, size_at = p.span or 0, row.param_index(p.size) if p.size else None
 
         def act(call: Call) -> Any:
             addr = call.raw[i]
@@ -423,6 +474,20 @@ class Ptr(Role):
                 return rep.poison_address()
             replay = _translate(rep, addr, p.name)
             n = call.raw[size_at] if size_at is not None else span
+            if replay is not None and n:
+                check_fits(rep.find(addr), addr, n)
+            return replay
+        return act
+
+    @staticmethod
+    def _measured(row: Api, i: int, rep: ReplayServices) -> Action:
+        """A pointer whose extent is elements (``Param.elem``) or a strided region (``rows``)."""
+        what, extent = row.params[i].name, _extent(row, i)
+
+        def act(call: Call) -> Any:
+            addr = call.raw[i]
+            replay = _translate(rep, addr, what)
+            n = extent(call.raw)
             if replay is not None and n:
                 check_fits(rep.find(addr), addr, n)
             return replay
@@ -605,6 +670,114 @@ class CopyDst(_Endpoint):
         return act
 
 
+class Strided(_Endpoint):
+    """One end of a 2D copy (``Param.kind`` ``src`` or ``dst``), ``Param.rows`` naming its
+    pitch, width and height: ``[tag, addr, nbytes, blob]`` as a copy endpoint, where
+    ``nbytes`` is ``width * height`` and the blob holds the rows the copy reads (``src``)
+    or writes (``dst``) packed, never the bytes between rows. Device memory is translated
+    and its whole extent checked; host memory is rebuilt at replay at the recorded pitch
+    (a replay-owned buffer, or the pinned allocation it names) and checked row by row."""
+
+    name = "strided"
+    deferred = True   # a synchronous host destination's bytes are known after the call
+
+    def _shape(self, row: Api, i: int) -> tuple[int, int, int]:
+        rows = row.params[i].rows
+        if rows is None:
+            raise ValueError(f"{row.name}: strided parameter {row.params[i].name} names no rows")
+        return row.param_index(rows[0]), row.param_index(rows[1]), row.param_index(rows[2])
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        p = row.params[i]
+        pitch_at, width_at, height_at = self._shape(row, i)
+        stream_at = row.param_index(row.stream) if row.stream else None
+        find, rows_blob, expect_d2h = cap.find_allocation, cap.host_rows_blob, cap.expect_d2h
+        dst, sync = p.kind == "dst", row.sync
+
+        def encode(a: tuple) -> Any:
+            obj = a[i]
+            addr = address_or_zero(obj)
+            pitch, width, height = (int(a[k] or 0) for k in (pitch_at, width_at, height_at))
+            n = width * height
+            alloc = find(addr)
+            tag = "a" if alloc is not None else "h"
+            if alloc is not None and alloc.kind == DEVICE:
+                if dst and not sync:
+                    expect_d2h(None)
+                return ["a", addr, n, None]
+            if not dst:
+                return [tag, addr, n, rows_blob("h2d_payload", obj, addr, pitch, width, height)]
+            if not sync:
+                expect_d2h((handle_or_zero(a[stream_at]) if stream_at is not None else 0, addr, n, pitch,
+                            width) if width else None)
+                return [tag, addr, n, None]
+
+            def after(result: tuple) -> list:
+                ok = int(result[0]) == 0
+                return [tag, addr, n, rows_blob("d2h_result", obj, addr, pitch, width, height) if ok else None]
+            return after
+        return encode
+
+    def after_call(self, row: Api, i: int, cap: CaptureServices) -> After | None:
+        if row.params[i].kind != "dst" or row.sync:
+            return None
+        issued = cap.d2h_issued
+        return lambda args, result, seq: issued(int(result[0]) == 0, seq)
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        p = row.params[i]
+        pitch_at, width_at, height_at = self._shape(row, i)
+        extent, dst = p.extent, p.kind == "dst"
+        queued = bool(row.stream) and not row.sync
+        stream_at = row.param_index(row.stream) if queued and row.stream else None
+
+        def act(call: Call) -> Any:
+            tag, addr, n, blob = call.raw[i]
+            raw = call.raw
+            pitch, width, height = raw[pitch_at], raw[width_at], raw[height_at]
+            if n != width * height or (height > 1 and pitch < width):
+                raise EventRefused(f"{p.name}: {n} bytes do not make {height} rows of {width} bytes "
+                                   f"{pitch} apart", category="bounds")
+            span = extent(pitch, width, height)
+            if tag == "h":
+                buf = rep.buffer(span, f"the {'destination' if dst else 'source'} of {row.name}")
+                base = int(buf.__array_interface__["data"][0])
+                rep.hold(buf)
+                if dst:
+                    rep.expect(call, lambda: gather_rows(base, pitch, width, height), blob, n)
+                else:
+                    data = _payload(rep, blob, n)
+                    if data is not None:
+                        scatter_rows(base, pitch, width, height, data)
+                    else:
+                        rep.count("zero_filled_inputs")
+                return buf
+            replay = _translate(rep, addr, p.name)
+            if replay is None:
+                return _null(n, p.name)
+            alloc = rep.find(addr)
+            check_fits(alloc, addr, span)
+            if alloc.kind in HOST_KINDS:
+                if dst:
+                    read = _reader(rep, alloc, addr, replay, span)
+                    rep.expect(call, lambda: _pack(read(), pitch, width, height), blob, n)
+                elif blob is not None:
+                    data = rep.read_queued_blob(blob) if queued else rep.read_blob(blob)
+                    if len(data) != n:
+                        raise EventRefused(f"blob {blob} holds {len(data)} bytes, the copy moves {n}",
+                                           category="blob")
+                    restore = functools.partial(scatter_rows, replay, pitch, width, height, data)
+                    call.queued.append(restore if stream_at is None else
+                                       lambda: _enqueue(rep, call.args[stream_at], restore))
+            return replay
+        return act
+
+
+def _pack(region: bytes, pitch: int, width: int, height: int) -> bytes:
+    """The rows of a strided region already read in one piece, packed."""
+    return b"".join(region[r * pitch:r * pitch + width] for r in range(height))
+
+
 class HostRange(_Endpoint):
     """Application memory pinned in place: replay pins a buffer of its own, filled with
     the recorded bytes, and tracks it as a registered allocation once the call succeeded."""
@@ -648,11 +821,26 @@ class HostRange(_Endpoint):
         return act
 
 
+def _file_image(path: Any) -> bytes | None:
+    """The bytes of the code object file hipModuleLoad names (None: it cannot be read,
+    and the call fails the same way)."""
+    try:
+        with open(_text(path).rstrip("\0"), "rb") as f:
+            return f.read()
+    except (OSError, ValueError):
+        return None
+
+
 class Code(Role):
+    """A code object image (``kind`` ``file``: the file hipModuleLoad names, whose bytes
+    are stored as hipModuleLoadData's image is; the path itself is never recorded)."""
+
     name = "code"
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         put = cap.put_code_object
+        if row.params[i].kind == "file":
+            return lambda a: put(_file_image(a[i]))
         return lambda a: put(a[i])
 
     def check(self, row: Api, i: int) -> Check:
@@ -739,6 +927,23 @@ class Ignored(Role):
     name = "ignored"
 
 
+class ResultBuf(Role):
+    """App memory a query writes its answer into (``Param.size`` or ``Param.span`` bytes):
+    not recorded; replay hands the call a zeroed buffer of its own and never checks it (a
+    query's answer, an address or a context, may differ between runs)."""
+
+    name = "result_buf"
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        extent, what = _extent(row, i), f"the result of {row.name}"
+
+        def act(call: Call) -> Any:
+            buf = rep.buffer(max(extent(call.raw), 1), what)
+            rep.hold(buf)
+            return buf
+        return act
+
+
 # ------------------------------------------------------------------ output roles
 OutBinder = Callable[[Call, int, Any, int], int]   # (call, capture value, replay value, charged) -> charge left
 
@@ -793,11 +998,14 @@ class AllocOut(OutRole):
     def after_call(self, row: Api, j: int, cap: CaptureServices) -> After | None:
         out = row.outs[j]
         at = row.param_index(out.size) if out.size else None
+        per = _out_index(row, out.per)
         kind, track = out.kind or DEVICE, cap.track_allocation
 
         def after(args: tuple, result: tuple, seq: int) -> None:
             if int(result[0]) == 0 and result[1 + j] is not None:
-                size = int(args[at]) if at is not None else 0
+                size = int(args[at]) if at is not None else int(per is not None)
+                if per is not None:
+                    size *= int(result[1 + per] or 0)
                 track(address_or_zero(result[1 + j]), max(size, 1), kind)
         return after
 
@@ -805,19 +1013,37 @@ class AllocOut(OutRole):
         out = row.outs[j]
         if out.size is None or not (out.kind == "pinned" or (out.kind == DEVICE and rep.charges_device_memory)):
             return None
-        at, what = row.param_index(out.size), f"{row.name} ({out.kind} memory)"
-        return lambda call: rep.charge(max(call.raw[at], 1), what)
+        size, what = _alloc_size(row, j), f"{row.name} ({out.kind} memory)"
+        return lambda call: rep.charge(max(size(call), 1), what)
 
     def binder(self, row: Api, j: int, rep: ReplayServices) -> OutBinder | None:
-        out = row.outs[j]
-        at = row.param_index(out.size) if out.size else None
-        kind = out.kind or DEVICE
+        kind = row.outs[j].kind or DEVICE
+        size = _alloc_size(row, j)
 
         def bind(call: Call, cap: int, value: Any, charged: int) -> int:
-            size = call.raw[at] if at is not None else 0
-            rep.add_allocation(cap, int(value), max(size, 1), kind, charged=charged)
+            rep.add_allocation(cap, int(value), max(size(call), 1), kind, charged=charged)
             return 0   # the allocation holds the charge until it is released
         return bind
+
+
+def _out_index(row: Api, name: str | None) -> int | None:
+    return None if name is None else next(k for k, o in enumerate(row.outs) if o.name == name)
+
+
+def _alloc_size(row: Api, j: int) -> Callable[[Call], int]:
+    """Replay: the recorded size of output ``j``'s allocation (``size`` parameter, times the
+    recorded ``per`` output for a pitched one)."""
+    out = row.outs[j]
+    at = row.param_index(out.size) if out.size else None
+    per = _out_index(row, out.per)
+    if per is None:
+        return lambda call: call.raw[at] if at is not None else 0
+
+    def size(call: Call) -> int:
+        outs = call.wire[5]
+        unit = check_size(outs[per] if len(outs) > per else 0, f"the recorded {out.per}")
+        return check_size((call.raw[at] if at is not None else 1) * unit, f"{row.name}'s allocation size")
+    return size
 
 
 class AliasOut(OutRole):
@@ -903,6 +1129,10 @@ class LaunchCodec:
         extra_at = row.param_index(shape.extra) if shape.extra else None
         function_info, scan, run_launch = cap.function_info, cap.scan_pointers, cap.run_launch
         watched, name, handles, new = cap.launch_watched, row.name, _HANDLE_TYPES, tuple.__new__
+        # A launch replayed through a call without ``extra`` (a cooperative launch) is
+        # handed kernelParams into its kernarg bytes: it needs each parameter's offset.
+        target = CATALOGUE.get(row.replays_as or row.name, row).launch
+        offsets_too = target is not None and target.extra is None
         # A shape is three scalar parameters or one dim3: read either without a call.
         gx, gy, gz = grid_at if len(grid_at) == 3 else (grid_at[0],) * 3
         bx, by, bz = block_at if len(block_at) == 3 else (block_at[0],) * 3
@@ -927,6 +1157,8 @@ class LaunchCodec:
                 wire["error"] = f"launch arguments could not be read: {exc}"
                 return wire, None, None
             wire["kernargs"] = kernargs
+            if offsets_too:
+                wire["offsets"] = [q.offset for q in layout.params]
             pointers, wire["ptrs"] = scan(offsets, kernargs) if offsets else ((), [])
             if not watched():
                 return wire, None, kernargs
@@ -948,6 +1180,8 @@ class LaunchCodec:
         stream_at = row.param_index(row.stream) if row.stream else None
         target = CATALOGUE[row.replays_as or row.name]
         place = _placer(target, rep)
+        own = target is row    # the row's other parameters (e.g. events) pass as decoded
+        by_params = target.launch is not None and target.launch.extra is None
 
         def decode(call: Call) -> tuple[list, Any]:
             launch = call.extra.get("launch")
@@ -973,11 +1207,25 @@ class LaunchCodec:
                 buf[off:off + 8] = replay.to_bytes(8, "little")
             grid, block = check_triple(launch.get("grid")), check_triple(launch.get("block"))
             args = call.args
-            extra, keep = kernarg_array(bytes(buf))
+            if by_params:
+                extra, keep = _kernel_params(bytes(buf), launch.get("offsets"))
+            else:
+                extra, keep = kernarg_array(bytes(buf))
             return place(args[func_at] if func_at is not None else None, grid, block,
                          int(args[shared_at] or 0), args[stream_at] if stream_at is not None else None,
-                         extra), (extra, keep)
+                         extra, args if own else None), (extra, keep)
         return decode
+
+
+def _kernel_params(kernargs: bytes, offsets: Any) -> tuple[list[int], Any]:
+    """kernelParams (argument addresses) into a replay-owned copy of ``kernargs``: one per
+    recorded parameter offset, each inside the bytes."""
+    if not (isinstance(offsets, (list, tuple)) and all(
+            isinstance(o, int) and not isinstance(o, bool) and 0 <= o < max(len(kernargs), 1) for o in offsets)):
+        raise bad("the launch's parameter offsets are missing or outside its kernarg bytes")
+    buf = ctypes.create_string_buffer(kernargs, max(len(kernargs), 1))
+    base = ctypes.addressof(buf)
+    return [base + o for o in offsets], buf
 
 
 _HANDLE_TYPES = frozenset(HANDLE_TYPES.values())   # int(h) is h._value: read without a call
@@ -986,13 +1234,14 @@ _HANDLE_TYPES = frozenset(HANDLE_TYPES.values())   # int(h) is h._value: read wi
 def _placer(target: Api, rep: ReplayServices) -> Callable[..., list]:
     """Lays a launch out as ``target``'s arguments (kernarg bytes through its ``extra``)."""
     shape = target.launch
-    if shape is None or shape.extra is None:
+    if shape is None:
         raise EventRefused(f"{target.name} cannot carry kernarg bytes", category="unsupported")
     n = len(target.params)
     func_at = _first(target, "handle", "function")
     grid_at = [target.param_index(x) for x in shape.grid]
     block_at = [target.param_index(x) for x in shape.block]
-    shared_at, extra_at = target.param_index(shape.shared), target.param_index(shape.extra)
+    # kernarg bytes go through ``extra``, or as kernelParams where the target has no extra
+    shared_at, extra_at = target.param_index(shape.shared), target.param_index(shape.extra or shape.kernel_params)
     stream_at = target.param_index(target.stream) if target.stream else None
 
     def put(out: list, at: list[int], dims: tuple[int, int, int]) -> None:
@@ -1003,8 +1252,10 @@ def _placer(target: Api, rep: ReplayServices) -> Callable[..., list]:
                 out[k] = v
 
     def place(func: Any, grid: tuple[int, int, int], block: tuple[int, int, int], shared: int,
-              stream: Any, extra: Any) -> list:
-        out: list = [None] * n
+              stream: Any, extra: Any, base: list | None = None) -> list:
+        out: list = [None] * n if base is None else list(base)
+        if base is not None:
+            out[target.param_index(shape.kernel_params)] = None
         if func_at is not None:
             out[func_at] = func
         put(out, grid_at, grid)
@@ -1018,8 +1269,8 @@ def _placer(target: Api, rep: ReplayServices) -> Callable[..., list]:
 
 # ------------------------------------------------------------------ the tables
 PARAM_ROLES: dict[str, Role] = {r.name: r for r in (
-    Value(), Enum(), Ptr(), Handle(), CopySrc(), CopyDst(), HostRange(), Code(), Name(), Dim3(),
-    HostFn(), UserData(), Launch(), Ignored())}
+    Value(), Enum(), Ptr(), Handle(), CopySrc(), CopyDst(), Strided(), HostRange(), Code(), Name(), Dim3(),
+    HostFn(), UserData(), Launch(), Ignored(), ResultBuf())}
 OUT_ROLES: dict[str, OutRole] = {r.name: r for r in (ValueOut(), AllocOut(), AliasOut(), HandleOut())}
 LAUNCH = LaunchCodec()
 

@@ -454,6 +454,29 @@ class hipPointerAttribute_t:
         self.allocationFlags = allocationFlags
 
 
+# memory and modules (issue 10, cat-memory): managed-memory constants and hipFuncAttributes.
+CONSTANTS_MANAGED = {"hipMemAttachGlobal": 1, "hipMemAttachHost": 2, "hipMemAttachSingle": 4,
+                     "hipCpuDeviceId": -1, "hipInvalidDeviceId": -2, "hipDeviceMallocDefault": 0,
+                     "hipDeviceMallocFinegrained": 1, "hipMallocSignalMemory": 2, "hipOccupancyDefault": 0,
+                     "hipCooperativeLaunchMultiDeviceNoPreSync": 1,
+                     "hipCooperativeLaunchMultiDeviceNoPostSync": 2}
+CONSTANTS.update(CONSTANTS_MANAGED)
+
+
+class _FuncAttributesLookAlike:
+    """hipFuncGetAttributes' result where hip-python is absent (its field names)."""
+
+    def __init__(self) -> None:
+        for field in ("binaryVersion", "cacheModeCA", "constSizeBytes", "localSizeBytes",
+                      "maxDynamicSharedSizeBytes", "maxThreadsPerBlock", "numRegs",
+                      "preferredShmemCarveout", "ptxVersion", "sharedSizeBytes"):
+            setattr(self, field, 0)
+
+
+hipFuncAttributes: Any = (_real[0].hipFuncAttributes if _real is not None and hasattr(_real[0], "hipFuncAttributes")
+                          else type("hipFuncAttributes", (_FuncAttributesLookAlike,), {}))
+
+
 # hip-python's type aliases, exposed on the module beside the classes.
 TYPE_ALIASES = {"hipFunction_t": ihipModuleSymbol_t, "hipStream_t": ihipStream_t,
                 "hipEvent_t": ihipEvent_t, "hipModule_t": ihipModule_t, "hipGraph_t": ihipGraph,
@@ -612,6 +635,16 @@ def _release7_forms(mod: types.ModuleType) -> dict[str, Any]:
                 ctypes.memmove(as_address(pLogBuffer), text, len(text))
             return (err, graph_exec, error_node)
         forms["hipGraphInstantiate"] = hipGraphInstantiate
+    func_attrs_of = getattr(mod, "hipFuncGetAttributes", None)
+    if func_attrs_of is not None:
+        def hipFuncGetAttributes(attr: Any, func: Any) -> tuple:  # noqa: N802
+            err, attrs = func_attrs_of(func)
+            if attrs is not None and attr is not None:
+                _fill(attr, attrs, ("binaryVersion", "cacheModeCA", "constSizeBytes", "localSizeBytes",
+                                    "maxDynamicSharedSizeBytes", "maxThreadsPerBlock", "numRegs",
+                                    "preferredShmemCarveout", "ptxVersion", "sharedSizeBytes"))
+            return (err,)
+        forms["hipFuncGetAttributes"] = hipFuncGetAttributes
     for fn in forms.values():
         fn.__doc__ = f"hip-python 7.x's {fn.__name__}, over hrr's 10.x call."
     return forms

@@ -23,7 +23,7 @@ from hrr.api.catalogue import Api, get, rows
 from hrr.backends.hiptypes import ENUM_TYPES, as_address, hipError_t, surface_module
 
 F = TypeVar("F", bound=Callable[..., Any])
-ADDRESS_ROLES = ("ptr", "copy_dst", "copy_src", "host_range", "host_fn", "user_data")
+ADDRESS_ROLES = ("ptr", "copy_dst", "copy_src", "strided", "host_range", "host_fn", "user_data", "result_buf")
 
 
 class HipError(Exception):

@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from hrr.api.catalogue import Api
+from hrr.api.roles import gather_rows
 from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, buffer_nbytes, handle_or_zero
 from hrr.backends.kernargs import KernelLayout, pointer_word_offsets
 from hrr.capture.allocations import Allocation, AllocationTable
@@ -59,7 +60,7 @@ class CaptureSession:
         self.functions: dict[int, tuple[str, KernelLayout | None, tuple[int, ...]]] = {}
         self._register_fork_locks()
         self._tls = threading.local()
-        self._pending_d2h: dict[int, list[tuple[int, int, int]]] = {}
+        self._pending_d2h: dict[int, list[tuple[int, ...]]] = {}
         self._event_streams: dict[int, tuple[int, int]] = {}
         self._pid = os.getpid()
         self.closed = False
@@ -225,15 +226,23 @@ class CaptureSession:
             return None  # the call itself fails; never read past the app's buffer
         return ctypes.string_at(addr, n)
 
-    def expect_d2h(self, pending: tuple[int, int, int] | None) -> None:
+    def host_rows_blob(self, kind: str, obj: Any, addr: int, pitch: int, width: int, height: int) -> str | None:
+        """The blob of a strided host region's rows, packed (a 2D copy's host end)."""
+        if not self.ctx.content_allowed(kind) or not addr or width <= 0 or height <= 0:
+            return None
+        size = buffer_nbytes(obj)
+        if size is not None and size < pitch * (height - 1) + width:
+            return None  # the call itself fails; never read past the app's buffer
+        return self.put_blob(gather_rows(addr, pitch, width, height))
+
+    def expect_d2h(self, pending: tuple[int, ...] | None) -> None:
         self._tls.async_dst = pending
 
     def d2h_issued(self, ok: bool, seq: int) -> None:
         pending = getattr(self._tls, "async_dst", None)
         self._tls.async_dst = None
         if pending is not None and ok:
-            stream, addr, n = pending
-            self._pending_d2h.setdefault(stream, []).append((seq, addr, n))
+            self._pending_d2h.setdefault(pending[0], []).append((seq,) + pending[1:])
 
     def track_allocation(self, base: int, size: int, kind: str) -> None:
         self.allocations.add(Allocation(base, size, kind))
@@ -340,10 +349,12 @@ class CaptureSession:
                 continue
             done = [p for p in pending if before is None or p[0] < before]
             self._pending_d2h[s] = [p for p in pending if p not in done]
-            for copy_seq, addr, n in done:
+            for copy_seq, addr, n, *rows in done:
                 blob = None
                 if self.ctx.content_allowed("d2h_result") and addr and n > 0:
-                    blob = self.put_blob(ctypes.string_at(addr, n))
+                    # a 2D copy's destination: only its rows, packed (rows = pitch, width)
+                    data = gather_rows(addr, rows[0], rows[1], n // rows[1]) if rows else ctypes.string_at(addr, n)
+                    blob = self.put_blob(data)
                 self.record(PSEUDO_D2H_CHECK, [copy_seq], 0, [], {"blob": blob, "n": n})
 
 

@@ -79,6 +79,7 @@ ARG_ROLES: dict[str, tuple[Callable[[object], bool], str]] = {
     "dim3": (lambda v: _int_list(3)(v), "a list of 3 ints"),
     "launch": (lambda v: v is None, "null (launch arguments live in extra.launch)"),
     "ignored": (lambda v: v is None, "null"),
+    "result_buf": (lambda v: v is None, "null (a query's answer is not recorded)"),
 }
 
 
@@ -104,6 +105,9 @@ LAUNCH_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
     "kernargs": (lambda v: type(v) is bytes, "bytes"),
     "ptrs": (_ptr_words, "a list of [offset, base, delta] int triples, one per 8 kernarg bytes at most"),
     "error": (lambda v: type(v) is str, "a string"),
+    # a launch replayed through a call without ``extra`` (cooperative): each parameter's offset
+    "offsets": (lambda v: _int_list(None)(v) and len(v) <= MAX_LAYOUT_ROWS,  # type: ignore[arg-type]
+                "a list of parameter offsets (ints)"),
 }
 
 

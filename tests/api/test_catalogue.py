@@ -8,8 +8,8 @@ import pytest
 from hrr.api.catalogue import CATALOGUE, HANDLE_KINDS, NOOP, REAL, UNREPLAYABLE, coverage_table, rows
 from hrr.backends.hiptypes import ENUM_TYPES
 
-ROLES = {"value", "enum", "ptr", "handle", "copy_dst", "copy_src", "host_range", "code", "name",
-         "dim3", "host_fn", "user_data", "launch", "ignored"}
+ROLES = {"value", "enum", "ptr", "handle", "copy_dst", "copy_src", "strided", "result_buf", "host_range", "code",
+         "name", "dim3", "host_fn", "user_data", "launch", "ignored"}
 OUT_ROLES = {"alloc", "alias", "handle", "value"}
 
 

@@ -149,4 +149,14 @@ def exercise(hip, hiprtc, backend) -> dict:
     ok(hip.hipMemcpy(back, d3, 16, D2H) + (None,))
     assert (back == src).all()
     ok(hip.hipFree(d3) + (None,))
+    out.update(_memory_module_rows(hip, hiprtc, backend))
     return out
+
+
+def _memory_module_rows(hip, hiprtc, backend) -> dict:
+    """The memory and module/launch rows of issue 10 (tests/roundtrip/memory_module_app.py)."""
+    import tempfile
+
+    from memory_module_app import exercise as exercise_memory
+    with tempfile.TemporaryDirectory() as work:
+        return {f"memory_{k}": v for k, v in exercise_memory(hip, hiprtc, backend, work, host_writes=False).items()}

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
 from hrr.backends import surface
-from hrr.backends.cuda import _runtime, device_calls, memory, modules
+from hrr.backends.cuda import _runtime, device_calls, memory, memory_calls, modules
 from hrr.backends.cuda._errors import HIP_TO_CUDA
 from hrr.backends.cuda._errors import hip_error as _err
 from hrr.backends.cuda._runtime import driver as _drv
@@ -315,6 +315,7 @@ BODIES: dict[str, Callable] = {
     "hipFreeHost": memory.host_free, "hipModuleLoadData": modules.load_data,
     "hipModuleGetFunction": modules.get_function, "hipModuleUnload": modules.unload,
     **device_calls.BODIES,
+    **memory_calls.bodies(C),
 }
 
 

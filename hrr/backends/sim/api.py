@@ -24,6 +24,7 @@ from hrr.backends.hiptypes import (CStr, DeviceArray, Pointer, as_handle_value, 
 from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
 from hrr.backends.sim import device as _device
 from hrr.backends.sim import device_calls
+from hrr.backends.sim import memory_calls
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
 from hrr.backends.sim.graphs import Graph, GraphExec
 from hrr.backends.sim.kernels import (CodeObjectError, Function, Module, image_bytes, kernel_name,
@@ -339,7 +340,7 @@ def hipModuleLoadData(image: Any) -> tuple:
         library, co = resolve_code_object(image_bytes(image))
     except CodeObjectError as exc:
         raise HipError(exc.code, str(exc)) from None
-    return (SUCCESS, _keep("module", lambda h: Module(h, library, co.kernels)))
+    return (SUCCESS, memory_calls.new_module(library, co.kernels))
 
 
 def hipModuleGetFunction(mod: Module, kname: Any) -> tuple:
@@ -352,6 +353,7 @@ def hipModuleGetFunction(mod: Module, kname: Any) -> tuple:
 def hipModuleUnload(mod: Module) -> None:
     dev = _dev()
     del dev.modules[mod.handle]
+    memory_calls.free_globals(mod)
     for handle in [h for h, f in dev.functions.items() if f.module is mod]:
         del dev.functions[handle]
 
@@ -425,7 +427,7 @@ TABLE: dict[str, Callable] = {
 UNCATALOGUED: dict[str, tuple[Callable, int]] = {}
 
 BODIES: dict[str, Callable] = {**{name: fn for name, fn in globals().items() if name.startswith("hip")
-             and isinstance(fn, types.FunctionType)}, **TABLE, **device_calls.BODIES}
+             and isinstance(fn, types.FunctionType)}, **TABLE, **device_calls.BODIES, **memory_calls.BODIES}
 hip = surface.build("hrr.backends.sim.hip", "hrr sim backend: hip-python's hip surface", BODIES, FRAME,
                     handle_lookup, enum_errors={"hipMemcpyKind": "hipErrorInvalidMemcpyDirection"},
                     uncatalogued=UNCATALOGUED)

@@ -90,6 +90,8 @@ class KernelLibrary:
     name: str
     version: str
     kernels: Mapping[str, KernelDef]
+    # __device__ globals every module of the library gets: name -> bytes (hipModuleGetGlobal)
+    globals: Mapping[str, int] = attrs.field(factory=dict)
 
     def code_object(self, kernel_names: list[str] | None = None) -> bytes:
         """A code object naming this library and ``kernel_names`` (default: all)."""
@@ -213,6 +215,7 @@ class Module:
     handle: int
     library: KernelLibrary
     kernels: tuple
+    globals: dict = attrs.Factory(dict)   # name -> device address of this module's copy
 
 
 @attrs.define(eq=False)
@@ -222,6 +225,8 @@ class Function:
     handle: int
     module: Module
     kernel: KernelDef
+    # what hipFuncSetAttribute / SetCacheConfig / SetSharedMemConfig set (hip-python enum values)
+    attributes: dict = attrs.Factory(dict)
 
 
 def image_bytes(image: Any) -> bytes:

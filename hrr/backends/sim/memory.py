@@ -54,6 +54,8 @@ class Allocation:
     storage: np.ndarray | None = None
     flags: int = 0
     free_pending: bool = False  # a hipFreeAsync is queued for it
+    managed: bool = False       # hipMallocManaged: host memory the device also reaches
+    advice: dict = attrs.Factory(dict)  # managed memory: hipMemAdvise's state, the last prefetch
 
     @property
     def host_address(self) -> int:
@@ -230,6 +232,8 @@ class Memory:
             return hipPointerAttribute_t(hipMemoryType.hipMemoryTypeUnregistered, -1, 0, addr)
         if alloc.kind == DEVICE:
             return hipPointerAttribute_t(hipMemoryType.hipMemoryTypeDevice, 0, addr, 0)
+        if alloc.managed:
+            return hipPointerAttribute_t(hipMemoryType.hipMemoryTypeManaged, 0, addr, addr, isManaged=1)
         return hipPointerAttribute_t(hipMemoryType.hipMemoryTypeHost, 0, addr, addr, allocationFlags=alloc.flags)
 
     def free(self, addr: int, device: bool) -> None:
