@@ -51,7 +51,7 @@ def offered_uncatalogued() -> dict[str, set[str]]:
 def backend_bodies() -> dict[str, set[str] | None]:
     """Per backend, the catalogued names its ``hip``/``hiprtc`` modules offer (None: the
     backend cannot be inspected here). The ``hip`` backend is hip-python itself: it passes
-    every catalogued call to hip-python's own function, so it has them all once it exists."""
+    each catalogued call to hip-python's own function, so it has those hip-python has."""
     from hrr.backends import sim
     catalogued = {r.name for r in rows()}
     out: dict[str, set[str] | None] = {"sim": (_names(sim.hip) | _names(sim.hiprtc)) & catalogued}
@@ -60,7 +60,11 @@ def backend_bodies() -> dict[str, set[str] | None]:
         out["cuda"] = (_names(cuda.hip) | _names(cuda.hiprtc)) & catalogued
     except Exception:  # noqa: BLE001 - the cuda extra is absent
         out["cuda"] = None
-    out["hip"] = catalogued if importlib.util.find_spec("hrr.backends.hip") is not None else set()
+    if importlib.util.find_spec("hrr.backends.hip") is None:
+        out["hip"] = set()
+    else:   # what hip-python itself has, where it is installed here
+        real = hip_python_functions()
+        out["hip"] = catalogued if real is None else catalogued & {n for fs in real[1].values() for n in fs}
     return out
 
 
