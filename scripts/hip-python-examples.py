@@ -83,9 +83,8 @@ def run_example(script: Path, label: str, backend: str, python: str, out: Path, 
     archive = out / f"{label}.hrr"
     shutil.rmtree(archive, ignore_errors=True)
     tolerance = TOLERANCE.get(script.stem)
-    replay = [*hrr, "replay", "--strict", "--backend", backend, str(archive)]
-    if tolerance:
-        replay[3:3] = ["--float-tolerance", str(tolerance[0])]
+    tolerance_option = ["--float-tolerance", str(tolerance[0])] if tolerance else []
+    replay = [*hrr, "replay", "--strict", "--backend", backend, *tolerance_option, str(archive)]
     commands = {
         "run": [*hrr, "run", "--backend", backend, "--", python, script.name],
         "capture": [*hrr, "capture", "--content", "--backend", backend, "-o", str(archive), "--",

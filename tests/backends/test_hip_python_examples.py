@@ -58,6 +58,16 @@ def test_harness_on_a_program_laid_out_as_the_examples(tmp_path):
     assert "| hip_deviceattributes | 1 | 1 | — | run: hrr.backends.hiptypes.UncataloguedCall" in table
 
 
+def test_an_example_with_a_float_tolerance_replays_with_it(tmp_path):
+    # hip_jacobi races on purpose: its replay step takes --float-tolerance (a replay option)
+    examples = tmp_path / "examples" / "2_Advanced"
+    examples.mkdir(parents=True)
+    shutil.copy(OURS, examples / "hip_jacobi.py")
+    res = _run(tmp_path / "examples", tmp_path / "out", "--only", "hip_jacobi")
+    assert res["hip_jacobi"]["tolerance"][0] > 0
+    assert [res["hip_jacobi"][s]["exit"] for s in ("run", "capture", "replay")] == [0, 0, 0], res["hip_jacobi"]
+
+
 def test_rocm_bindings_copy_rewrites_only_the_imports(tmp_path):
     src = tmp_path / "ex" / "a.py"
     src.parent.mkdir()
