@@ -115,7 +115,7 @@ def activate(mode: str, backend_name: str | None = None) -> Any:
     cfg = config()
     backend = load_backend(backend_name or cfg.backend)
     session = None
-    hip_module = backend.hip
+    hip_module, hiprtc_module = backend.hip, backend.hiprtc
     if mode == "capture":
         if not cfg.archive:
             raise RuntimeError("HRR_CAPTURE_ARCHIVE is not set")
@@ -123,8 +123,8 @@ def activate(mode: str, backend_name: str | None = None) -> Any:
             session = CaptureSession(backend, cfg, cfg.archive)
             os.register_at_fork(after_in_child=session.after_fork_in_child)
             install_exit_handlers(session)   # exit, SIGTERM/SIGHUP/SIGINT, multiprocessing children
-        hip_module = session.hip
-    install_hip_package(release_module(hip_module), backend.hiprtc)
+        hip_module, hiprtc_module = session.hip, session.hiprtc
+    install_hip_package(release_module(hip_module), hiprtc_module)
     _active["session"] = session
     return session
 
