@@ -6,6 +6,8 @@ import ctypes
 
 import numpy as np
 
+from rtc_app import exercise_rtc
+
 KERNEL_SOURCE = b"""
 extern "C" __global__ void fill_u32(unsigned int* dst, unsigned int value, unsigned int n) {}
 extern "C" __global__ void add_u32(unsigned int* dst, const unsigned int* a, const unsigned int* b, unsigned int n) {}
@@ -94,6 +96,7 @@ def exercise(hip, hiprtc, backend) -> dict:
     code = bytearray(size)
     hiprtc.hiprtcGetCode(prog, code)
     hiprtc.hiprtcDestroyProgram(prog)
+    out["rtc"] = exercise_rtc(hip, hiprtc)   # the rest of hiprtc, the link API included
     mod = ok(hip.hipModuleLoadData(bytes(code)))
     fill = ok(hip.hipModuleGetFunction(mod, b"fill_u32"))
     add = ok(hip.hipModuleGetFunction(mod, b"add_u32"))

@@ -502,7 +502,7 @@ def hiprtcLinkAddData(hip_link_state: Any, input_type: Any, image: Any, image_si
         kind = _input_type(drv, input_type, data)
     except (TypeError, ValueError):
         return (R.HIPRTC_ERROR_INVALID_INPUT,)
-    (err,) = drv.cuLinkAddData(link.state, kind, data, len(data), _as_bytes(name or b"input"), 0, None, None)
+    err = drv.cuLinkAddData(link.state, kind, data, len(data), _as_bytes(name or b"input"), 0, None, None)[0]
     return (R.HIPRTC_SUCCESS if int(err) == 0 else R.HIPRTC_ERROR_INVALID_INPUT,)
 
 
@@ -518,8 +518,8 @@ def hiprtcLinkAddFile(hip_link_state: Any, input_type: Any, file_path: Any, num_
     except OSError:
         return (R.HIPRTC_ERROR_INVALID_INPUT,)
     drv = _runtime.driver()
-    (err,) = drv.cuLinkAddFile(link.state, _input_type(drv, input_type, head), _as_bytes(file_path),
-                               0, None, None)
+    err = drv.cuLinkAddFile(link.state, _input_type(drv, input_type, head), _as_bytes(file_path),
+                            0, None, None)[0]
     return (R.HIPRTC_SUCCESS if int(err) == 0 else R.HIPRTC_ERROR_INVALID_INPUT,)
 
 
