@@ -41,6 +41,10 @@ DATA_KINDS: tuple[DataKind, ...] = (
     DataKind("host_function_addresses", METADATA,
              "the address of an application host function and its userData pointer",
              "hipLaunchHostFunc"),
+    DataKind("rtc_metadata", METADATA,
+             "hiprtc program and input names, include names, name expressions, link file paths, "
+             "compile and link options, and the size and xxh3-128 digest of each source, header, "
+             "link input and compiler output", "every hiprtc call"),
     DataKind("manifest", METADATA,
              "format version, backend, plugins and versions, content mode, counts, "
              "unreplayable APIs with reasons", "capture start and close"),
@@ -57,6 +61,10 @@ DATA_KINDS: tuple[DataKind, ...] = (
     DataKind("graph_launch_snapshot", CONTENT,
              "chunks of pinned allocations that a graph's kernels point into",
              "hipGraphLaunch (graph_capture with pinned_snapshot)"),
+    DataKind("kernel_source", CONTENT,
+             "the text of hiprtc program sources and headers, of link inputs the program passed "
+             "(bitcode, IR) and of the program logs the compiler wrote",
+             "hiprtcCreateProgram, hiprtcLinkAddData, hiprtcGetProgramLog"),
 )
 
 KINDS_BY_NAME = {k.name: k for k in DATA_KINDS}

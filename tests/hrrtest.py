@@ -30,7 +30,7 @@ def capture(root: str | os.PathLike, app: Callable[[Any, Any, Any], Any], *, bac
                        **config_overrides)
     session = CaptureSession(be, cfg, str(root), plugins=[] if plugins is None else plugins)
     try:
-        return app(session.hip, be.hiprtc, be)
+        return app(session.hip, session.hiprtc, be)
     finally:
         session.close()
 

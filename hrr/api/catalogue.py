@@ -25,9 +25,18 @@ Parameter roles (``Param.role``):
   ignored    not recorded (e.g. a log buffer size)
   result_buf app memory a query writes its answer into (``size`` or ``span`` bytes): not
              recorded; replay passes a zeroed buffer of its own, never checked
+  source     hiprtc input text or image (a program's source, its headers, a link input;
+             ``size`` names its byte count when it is passed by address): its size and
+             digest, its bytes only in content mode (data kind ``kernel_source``)
+  options    a list of options (compile options, include names, JIT options and values):
+             one string, shell-quoted
+  rtc_out    a buffer hiprtc fills (code, bitcode, log; ``kind`` "text" for a log): its
+             size and digest once the call returned, a log's text only in content mode
 Output roles (``Out.role``): ``alloc`` (a new allocation; ``kind`` device/pinned, its size
 from the ``size`` parameter), ``alias`` (a device address for a host allocation),
-``handle`` (``kind``), ``value`` (an informational result, recorded when it is a number).
+``handle`` (``kind``), ``value`` (an informational result, recorded when it is a number),
+``text`` (a string result, e.g. a lowered name), ``image`` (a linked image: its size and
+digest, the name hipModuleLoadData stores it under).
 
 Semantics that capture bookkeeping, replay and the plugins need are row fields too, so
 that every list of "calls that do X" is a query on this table (the functions at the end
@@ -58,7 +67,8 @@ from typing import Any, Callable, Iterable
 import attrs
 
 REAL, NOOP, UNREPLAYABLE = "real", "noop", "unreplayable"
-HANDLE_KINDS = ("stream", "event", "module", "function", "graph", "graph_exec", "context")
+HANDLE_KINDS = ("stream", "event", "module", "function", "graph", "graph_exec", "context", "program",
+                "link")
 
 
 @attrs.frozen
@@ -152,6 +162,12 @@ def O(name: str,  # noqa: E743 - the catalogue reads P(...), H(...), O(...)
 STREAM = H("stream", "stream")
 _HOSTFN_REASON = ("runs the application's own host code, which an archive never carries; "
                   "replay skips it, so work that depends on its side effects may differ")
+
+# hiprtc builds code on the host; what reaches the device is the image a program hands
+# to hipModuleLoadData, recorded there, so replay runs no compiler or linker.
+_RTC_REASON = ("compiles or links on the host: the code object it makes is recorded where "
+               "hipModuleLoadData loads it, so replay needs no compiler")
+_PROG, _LINK = H("prog", "program"), H("hip_link_state", "link")
 
 _ROWS: tuple[Api, ...] = (
     # device and errors
@@ -416,6 +432,50 @@ _ROWS: tuple[Api, ...] = (
         H("f", "function"), P("gridDim", "dim3"), P("blockDimX", "dim3"), P("kernelParams", "launch"),
         P("sharedMemBytes"), STREAM), stream="stream",
         launch=LaunchShape(("gridDim",), ("blockDimX",), "sharedMemBytes", "kernelParams")),
+    # hiprtc: programs and the link API (issue 10)
+    Api("hiprtcCreateProgram", "hiprtc", (P("src", "source"), P("name", "name"), P("numHeaders"),
+                                          P("headers", "source"), P("includeNames", "options")),
+        (O("prog", "handle", "program"),), replay=NOOP, reason=_RTC_REASON, module="hiprtc"),
+    Api("hiprtcCompileProgram", "hiprtc", (_PROG, P("numOptions"), P("options", "options")),
+        replay=NOOP, reason=_RTC_REASON, module="hiprtc"),
+    Api("hiprtcDestroyProgram", "hiprtc", (_PROG,), destroys="program", replay=NOOP,
+        reason=_RTC_REASON, module="hiprtc"),
+    Api("hiprtcGetCodeSize", "hiprtc", (_PROG,), (O("codeSizeRet"),), replay=NOOP, reason=_RTC_REASON,
+        module="hiprtc", pure=True),
+    Api("hiprtcGetCode", "hiprtc", (_PROG, P("code", "rtc_out", "code")), replay=NOOP, reason=_RTC_REASON,
+        module="hiprtc"),
+    Api("hiprtcGetBitcodeSize", "hiprtc", (_PROG,), (O("bitcode_size"),), replay=NOOP, reason=_RTC_REASON,
+        module="hiprtc", pure=True),
+    Api("hiprtcGetBitcode", "hiprtc", (_PROG, P("bitcode", "rtc_out", "code")), replay=NOOP,
+        reason=_RTC_REASON, module="hiprtc"),
+    Api("hiprtcGetProgramLogSize", "hiprtc", (_PROG,), (O("logSizeRet"),), replay=NOOP, reason=_RTC_REASON,
+        module="hiprtc", pure=True),
+    Api("hiprtcGetProgramLog", "hiprtc", (_PROG, P("log", "rtc_out", "text")), replay=NOOP,
+        reason=_RTC_REASON, module="hiprtc"),
+    Api("hiprtcAddNameExpression", "hiprtc", (_PROG, P("name_expression", "name")), replay=NOOP,
+        reason=_RTC_REASON, module="hiprtc"),
+    Api("hiprtcGetLoweredName", "hiprtc", (_PROG, P("name_expression", "name")), (O("lowered_name", "text"),),
+        replay=NOOP, reason=_RTC_REASON, module="hiprtc"),
+    Api("hiprtcVersion", "hiprtc", (), (O("major"), O("minor")), replay=NOOP, reason=_RTC_REASON,
+        module="hiprtc", pure=True),
+    Api("hiprtcGetErrorString", "hiprtc", (P("result", "enum", "hiprtcResult"),), (O("string"),),
+        replay=NOOP, reason="a pure lookup with no device effect", module="hiprtc", pure=True),
+    Api("hiprtcLinkCreate", "hiprtc", (P("num_options"), P("option_ptr", "options"),
+                                       P("option_vals_pptr", "options")),
+        (O("hip_link_state", "handle", "link"),), replay=NOOP, reason=_RTC_REASON, module="hiprtc"),
+    Api("hiprtcLinkAddData", "hiprtc", (_LINK, P("input_type", "enum", "hipJitInputType"),
+                                        P("image", "source", size="image_size"), P("image_size"),
+                                        P("name", "name"), P("num_options"), P("options_ptr", "options"),
+                                        P("option_values", "options")),
+        replay=NOOP, reason=_RTC_REASON, module="hiprtc"),
+    Api("hiprtcLinkAddFile", "hiprtc", (_LINK, P("input_type", "enum", "hipJitInputType"),
+                                        P("file_path", "name"), P("num_options"), P("options_ptr", "options"),
+                                        P("option_values", "options")),
+        replay=NOOP, reason=_RTC_REASON, module="hiprtc"),
+    Api("hiprtcLinkComplete", "hiprtc", (_LINK,), (O("bin_out", "image"), O("size_out")), replay=NOOP,
+        reason=_RTC_REASON, module="hiprtc"),
+    Api("hiprtcLinkDestroy", "hiprtc", (_LINK,), destroys="link", replay=NOOP, reason=_RTC_REASON,
+        module="hiprtc"),
 )
 
 CATALOGUE: dict[str, Api] = {row.name: row for row in _ROWS}

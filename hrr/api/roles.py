@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import enum
 import math
 import numbers
+import shlex
 from typing import Any, Callable, ClassVar, Protocol
 
 import numpy as np
+import xxhash
 
 from hrr.api.catalogue import CATALOGUE, Api, Out
 from hrr.backends.hiptypes import (ENUM_TYPES, HANDLE_TYPES, PointerConversionError, address_or_zero,
@@ -944,6 +947,114 @@ class ResultBuf(Role):
         return act
 
 
+# ---- hiprtc: programs and the link API (issue 10) --------------------------------------
+# hiprtc rows replay as no-ops (the code object is recorded at hipModuleLoadData): these
+# roles only record what the compile and link calls were given and made. A source's or
+# log's text is data kind "kernel_source" (content mode only); its size and xxh3-128
+# digest (the name a code object is stored under) are always recorded.
+def _rtc_bytes(obj: Any, n: int | None) -> bytes | None:
+    """The bytes of a hiprtc input: text, a buffer, or ``n`` bytes at an address."""
+    if isinstance(obj, str):
+        return obj.encode()
+    try:
+        data = memoryview(obj).cast("B").tobytes()
+    except (TypeError, ValueError):
+        addr = address_or_zero(obj)
+        return ctypes.string_at(addr, n) if addr and n else None
+    return data[:n] if n is not None else data
+
+
+def _digest(data: bytes) -> str:
+    return xxhash.xxh3_128_hexdigest(data)
+
+
+class Source(Role):
+    """``[nbytes, digest, blob or None, count]``; a list (headers) is hashed as its items
+    joined by NUL bytes, ``count`` items."""
+
+    name = "source"
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        p = row.params[i]
+        at = row.param_index(p.size) if p.size else None
+        host_blob = cap.host_blob
+
+        def encode(a: tuple) -> Any:
+            obj = a[i]
+            if obj is None:
+                return None
+            items = list(obj) if isinstance(obj, (list, tuple)) else [obj]
+            n = scalar(a[at]) if at is not None else None
+            parts = [_rtc_bytes(x, n if isinstance(n, int) else None) for x in items]
+            if any(b is None for b in parts):
+                return [None, None, None, len(items)]
+            data = b"\0".join(parts)   # type: ignore[arg-type]
+            blob = host_blob("kernel_source", data, address_or_zero(data), len(data)) if data else None
+            return [len(data), _digest(data), blob, len(items)]
+        return encode
+
+
+def _option_text(v: Any) -> str:
+    if isinstance(v, enum.Enum):
+        return v.name
+    if isinstance(v, (bytes, bytearray)):
+        return bytes(v).split(b"\0", 1)[0].decode(errors="replace")
+    if isinstance(v, str):
+        return v
+    value = scalar(v)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return str(value)
+    return hex(address_or_zero(v))
+
+
+class Options(Role):
+    """A list of options (or include names, JIT options, their values): one shell-quoted
+    string (lossless for text; enum members by name, numbers in decimal, pointers in hex)."""
+
+    name = "options"
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        def encode(a: tuple) -> Any:
+            obj = a[i]
+            if obj is None:
+                return None
+            if isinstance(obj, (list, tuple)):
+                return shlex.join(_option_text(x) for x in obj)
+            return _option_text(obj)
+        return encode
+
+
+class RtcOut(Role):
+    """A buffer the call fills: ``[nbytes, digest, blob or None]`` once it returned (None
+    when it failed or the buffer was passed by address); ``Param.kind`` "text": a log, whose
+    text (up to its NUL) is kept in content mode."""
+
+    name = "rtc_out"
+    deferred = True
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        text = row.params[i].kind == "text"
+        host_blob = cap.host_blob
+
+        def encode(a: tuple) -> Any:
+            obj = a[i]
+
+            def filled(result: tuple) -> Any:
+                if int(result[0]) != 0:
+                    return None
+                try:
+                    data = memoryview(obj).cast("B").tobytes()
+                except (TypeError, ValueError):
+                    return None
+                if text:
+                    data = data.split(b"\0", 1)[0]
+                    blob = host_blob("kernel_source", data, address_or_zero(data), len(data)) if data else None
+                    return [len(data), _digest(data), blob]
+                return [len(data), _digest(data), None]
+            return filled
+        return encode
+
+
 # ------------------------------------------------------------------ output roles
 OutBinder = Callable[[Call, int, Any, int], int]   # (call, capture value, replay value, charged) -> charge left
 
@@ -985,6 +1096,37 @@ def _handle_out(v: Any) -> Any:
 
 class ValueOut(OutRole):
     name = "value"
+
+
+class TextOut(OutRole):
+    """A string result (a lowered name, an error string), recorded as text."""
+
+    name = "text"
+
+    def encoder(self, out: Out) -> Callable[[Any], Any]:
+        def encode(v: Any) -> Any:
+            if v is None:
+                return None
+            if isinstance(v, (bytes, bytearray)):
+                return bytes(v).decode(errors="replace")
+            return str(v)
+        return encode
+
+
+class ImageOut(OutRole):
+    """A linked image: ``[nbytes, digest]`` (the digest is the name hipModuleLoadData
+    stores the same bytes under)."""
+
+    name = "image"
+
+    def encoder(self, out: Out) -> Callable[[Any], Any]:
+        def encode(v: Any) -> Any:
+            try:
+                data = memoryview(v).cast("B").tobytes()
+            except (TypeError, ValueError):
+                return None
+            return [len(data), _digest(data)]
+        return encode
 
 
 class AllocOut(OutRole):
@@ -1270,8 +1412,9 @@ def _placer(target: Api, rep: ReplayServices) -> Callable[..., list]:
 # ------------------------------------------------------------------ the tables
 PARAM_ROLES: dict[str, Role] = {r.name: r for r in (
     Value(), Enum(), Ptr(), Handle(), CopySrc(), CopyDst(), Strided(), HostRange(), Code(), Name(), Dim3(),
-    HostFn(), UserData(), Launch(), Ignored(), ResultBuf())}
-OUT_ROLES: dict[str, OutRole] = {r.name: r for r in (ValueOut(), AllocOut(), AliasOut(), HandleOut())}
+    HostFn(), UserData(), Launch(), Ignored(), ResultBuf(), Source(), Options(), RtcOut())}
+OUT_ROLES: dict[str, OutRole] = {r.name: r for r in (ValueOut(), AllocOut(), AliasOut(), HandleOut(),
+                                                     TextOut(), ImageOut())}
 LAUNCH = LaunchCodec()
 
 

@@ -139,6 +139,51 @@ else:
 ENUM_TYPES = {e.__name__: e for e in (hipError_t, hipMemcpyKind, hipStreamCaptureStatus,
                                        hipStreamCaptureMode, hipMemoryType, hiprtcResult)}
 
+# ---- hiprtc: programs and the link API (issue 10) --------------------------------------
+# hiprtc's link API takes hipJitInputType / hipJitOption (hiprtcJITInputType and
+# hiprtcJIT_option are their hiprtc names). HIP's hiprtc.h also spells the input types
+# HIPRTC_JIT_INPUT_* (macros over the hipJitInput* values): hip-python does not, and its
+# examples use those names (hiprtcJITInputType.HIPRTC_JIT_INPUT_LLVM_BITCODE), so they are
+# added as attributes of the enum class (not members: hip-python's own members stay as
+# they are).
+_ENUMS["hipJitInputType"] = {
+    "hipJitInputCubin": 0, "hipJitInputPtx": 1, "hipJitInputFatBinary": 2, "hipJitInputObject": 3,
+    "hipJitInputLibrary": 4, "hipJitInputNvvm": 5, "hipJitNumLegacyInputTypes": 6,
+    "hipJitInputLLVMBitcode": 100, "hipJitInputLLVMBundledBitcode": 101,
+    "hipJitInputLLVMArchivesOfBundledBitcode": 102, "hipJitInputSpirv": 103, "hipJitNumInputTypes": 10}
+_ENUMS["hipJitOption"] = {name: i for i, name in enumerate((
+    "hipJitOptionMaxRegisters", "hipJitOptionThreadsPerBlock", "hipJitOptionWallTime",
+    "hipJitOptionInfoLogBuffer", "hipJitOptionInfoLogBufferSizeBytes", "hipJitOptionErrorLogBuffer",
+    "hipJitOptionErrorLogBufferSizeBytes", "hipJitOptionOptimizationLevel",
+    "hipJitOptionTargetFromContext", "hipJitOptionTarget", "hipJitOptionFallbackStrategy",
+    "hipJitOptionGenerateDebugInfo", "hipJitOptionLogVerbose", "hipJitOptionGenerateLineInfo",
+    "hipJitOptionCacheMode", "hipJitOptionSm3xOpt", "hipJitOptionFastCompile",
+    "hipJitOptionGlobalSymbolNames", "hipJitOptionGlobalSymbolAddresses", "hipJitOptionGlobalSymbolCount",
+    "hipJitOptionLto", "hipJitOptionFtz", "hipJitOptionPrecDiv", "hipJitOptionPrecSqrt", "hipJitOptionFma",
+    "hipJitOptionPositionIndependentCode", "hipJitOptionMinCTAPerSM", "hipJitOptionMaxThreadsPerBlock",
+    "hipJitOptionOverrideDirectiveValues", "hipJitOptionNumOptions"))}
+_ENUMS["hipJitOption"].update(hipJitOptionIRtoISAOptExt=10000, hipJitOptionIRtoISAOptCountExt=10001)
+if _real is not None:
+    hipJitInputType = _real[1].hipJitInputType
+    hipJitOption = _real[1].hipJitOption
+else:
+    hipJitInputType = _int_enum("hipJitInputType", _ENUMS["hipJitInputType"])
+    hipJitOption = _int_enum("hipJitOption", _ENUMS["hipJitOption"])
+_HIPRTC_INPUT_NAMES = {
+    "HIPRTC_JIT_INPUT_CUBIN": "hipJitInputCubin", "HIPRTC_JIT_INPUT_PTX": "hipJitInputPtx",
+    "HIPRTC_JIT_INPUT_FATBINARY": "hipJitInputFatBinary", "HIPRTC_JIT_INPUT_OBJECT": "hipJitInputObject",
+    "HIPRTC_JIT_INPUT_LIBRARY": "hipJitInputLibrary", "HIPRTC_JIT_INPUT_NVVM": "hipJitInputNvvm",
+    "HIPRTC_JIT_NUM_LEGACY_INPUT_TYPES": "hipJitNumLegacyInputTypes",
+    "HIPRTC_JIT_INPUT_LLVM_BITCODE": "hipJitInputLLVMBitcode",
+    "HIPRTC_JIT_INPUT_LLVM_BUNDLED_BITCODE": "hipJitInputLLVMBundledBitcode",
+    "HIPRTC_JIT_INPUT_LLVM_ARCHIVES_OF_BUNDLED_BITCODE": "hipJitInputLLVMArchivesOfBundledBitcode",
+    "HIPRTC_JIT_NUM_INPUT_TYPES": "hipJitNumInputTypes"}
+for _legacy, _member in _HIPRTC_INPUT_NAMES.items():
+    if _legacy not in hipJitInputType.__members__ and _member in hipJitInputType.__members__:
+        setattr(hipJitInputType, _legacy, hipJitInputType[_member])
+ENUM_TYPES.update(hipJitInputType=hipJitInputType, hipJitOption=hipJitOption)
+# ---- end of hiprtc (issue 10) -----------------------------------------------------------
+
 # Plain int constants, hip-python's values.
 CONSTANTS = {
     "HIP_LAUNCH_PARAM_BUFFER_POINTER": 1, "HIP_LAUNCH_PARAM_BUFFER_SIZE": 2,
@@ -223,6 +268,18 @@ class DeviceArray(Pointer):
                 "strides": None, "offset": 0, "mask": None, "version": 3, "stream": None}
 
 
+class HandleRef(Pointer):
+    """``handle.createRef()``: the address of memory holding the handle's value (what a C
+    ``hiprtcProgram*`` parameter takes); ``target`` is the handle itself."""
+
+    __slots__ = ("target", "_cell")
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self._cell = ctypes.c_uint64(int(target))
+        super().__init__(ctypes.addressof(self._cell))
+
+
 class Handle:
     """Base of the opaque handle classes: ``int(h)`` is the handle's value."""
 
@@ -262,23 +319,6 @@ class Handle:
         return f"<{type(self).__name__} 0x{self._value:x}>"
 
 
-class HandleRef:
-    """The address of a handle's value (``Handle.createRef()``): ``int(ref)`` is where the
-    value lies, as in C; a call that takes a ``T*`` of a handle accepts it as the handle."""
-
-    __slots__ = ("handle", "_cell")
-
-    def __init__(self, handle: Handle) -> None:
-        self.handle = handle
-        self._cell = ctypes.c_void_p(int(handle) or None)
-
-    def __int__(self) -> int:
-        return ctypes.addressof(self._cell)
-
-    def __repr__(self) -> str:
-        return f"<ref to {self.handle!r}>"
-
-
 class ihipStream_t(Handle):
     __slots__ = ()
 
@@ -311,9 +351,13 @@ class hiprtcProgram(Handle):
     __slots__ = ()
 
 
+class ihiprtcLinkState(Handle):
+    __slots__ = ()
+
+
 HANDLE_TYPES = {c.__name__: c for c in (ihipStream_t, ihipEvent_t, ihipModule_t,
                                         ihipModuleSymbol_t, ihipGraph, hipGraphExec,
-                                        hipGraphNode, hiprtcProgram)}
+                                        hipGraphNode, hiprtcProgram, ihiprtcLinkState)}
 
 
 class CStr:
@@ -480,7 +524,8 @@ hipFuncAttributes: Any = (_real[0].hipFuncAttributes if _real is not None and ha
 # hip-python's type aliases, exposed on the module beside the classes.
 TYPE_ALIASES = {"hipFunction_t": ihipModuleSymbol_t, "hipStream_t": ihipStream_t,
                 "hipEvent_t": ihipEvent_t, "hipModule_t": ihipModule_t, "hipGraph_t": ihipGraph,
-                "hipGraphExec_t": hipGraphExec}
+                "hipGraphExec_t": hipGraphExec, "hiprtcLinkState": ihiprtcLinkState,
+                "hiprtcJITInputType": hipJitInputType, "hiprtcJIT_option": hipJitOption}
 VALUE_TYPES = (dim3, CStr, Pointer, DeviceArray, hipDeviceProp_t, hipPointerAttribute_t)
 
 
@@ -774,10 +819,10 @@ def as_handle_value(obj: Any) -> int:
         return 0
     if isinstance(obj, (Handle, int)):
         return int(obj)
-    if isinstance(obj, HandleRef):
-        return int(obj.handle)
     if isinstance(obj, ctypes.c_void_p):
         return obj.value or 0
+    if isinstance(obj, HandleRef):  # createRef(): names the handle it points to
+        return int(obj.target)
     if isinstance(obj, _REAL_POINTER):  # a handle made by hip-python's own classes
         return int(obj)
     raise PointerConversionError(f"unsupported input type {type(obj).__name__} for a handle argument")

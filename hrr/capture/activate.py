@@ -115,7 +115,7 @@ def activate(mode: str, backend_name: str | None = None) -> Any:
     cfg = config()
     backend = load_backend(backend_name or cfg.backend)
     session = None
-    hip_module = backend.hip
+    hip_module, hiprtc_module = backend.hip, backend.hiprtc
     if mode == "capture":
         if not cfg.archive:
             raise RuntimeError("HRR_CAPTURE_ARCHIVE is not set")
@@ -123,10 +123,10 @@ def activate(mode: str, backend_name: str | None = None) -> Any:
             session = CaptureSession(backend, cfg, cfg.archive)
             os.register_at_fork(after_in_child=session.after_fork_in_child)
             install_exit_handlers(session)   # exit, SIGTERM/SIGHUP/SIGINT, multiprocessing children
-        hip_module = session.hip
+        hip_module, hiprtc_module = session.hip, session.hiprtc
     if not getattr(backend, "HIP_PYTHON_ITSELF", False):   # hip-python's own release needs no adapting
         hip_module = release_module(hip_module)
-    install_hip_package(hip_module, backend.hiprtc)
+    install_hip_package(hip_module, hiprtc_module)
     _active["session"] = session
     return session
 

@@ -74,19 +74,23 @@ def _chain(fns: list[Any]) -> Any:
 
 
 class Recorder:
-    """Builds the recording ``hip`` module for one capture session."""
+    """Builds a recording module (``hip`` or ``hiprtc``) for one capture session."""
 
-    def __init__(self, session: Any) -> None:
+    def __init__(self, session: Any, module: str = "hip") -> None:
         self.session = session
-        self.real = session.backend.hip
+        self.module = module
+        self.real = getattr(session.backend, module)
 
     def wrapped_module(self) -> types.ModuleType:
-        """A module with everything the backend's ``hip`` has, catalogued calls recorded."""
-        mod = types.ModuleType("hip.hip", doc="hip-python's hip module, recorded by hrr")
+        """A module with everything the backend's ``hip`` (or ``hiprtc``) has, the calls of
+        the catalogue rows of that module recorded."""
+        mod = types.ModuleType(f"hip.{self.module}", doc=f"hip-python's {self.module} module, recorded by hrr")
         # __getattr__ too: an uncatalogued HIP name fails as it does on the backend's module
         mod.__dict__.update({k: v for k, v in vars(self.real).items()
                              if not k.startswith("__") or k == "__getattr__"})
         for row in rows():
+            if row.module != self.module:
+                continue
             fn = getattr(self.real, row.name, None)
             if fn is not None:
                 setattr(mod, row.name, self._wrap(row, fn))

@@ -72,6 +72,7 @@ class CaptureSession:
         self.ctx.start()
         self.writer.update_manifest(**self._manifest_fields())
         self.hip = Recorder(self).wrapped_module()
+        self.hiprtc = Recorder(self, "hiprtc").wrapped_module()
 
     # ------------------------------------------------------------------ archive
     def _open_writer(self) -> Any:

@@ -137,7 +137,7 @@ def test_return_counts_match_hip_pythons_docstrings():
     """hip-python documents each result as 'A tuple of size N'; hrr's row returns err + outs."""
     wrong = []
     for row in rows():
-        doc = getattr(REAL_HIP, row.name).__doc__ or ""
+        doc = getattr(REAL_HIP if row.module == "hip" else REAL_HIPRTC, row.name).__doc__ or ""
         sizes = re.findall(r"tuple` of size (\d+)", doc)
         expected = int(sizes[0]) if sizes else 1
         if expected != 1 + len(row.outs):
@@ -146,14 +146,37 @@ def test_return_counts_match_hip_pythons_docstrings():
 
 
 def test_hiprtc_return_counts(backend):
-    """hiprtc has no catalogue rows: call each backend's through a whole compile (cuda's is
-    NVRTC, which needs no GPU) and compare."""
+    """Call each backend's hiprtc through a whole compile (cuda's is NVRTC, which needs no
+    GPU) and a link (cuda's is the driver's: only with a GPU) and compare."""
     hiprtc = backend.hiprtc
     src = b'extern "C" __global__ void fill_u32(unsigned* d, unsigned v, unsigned n) {}'
     calls = {}
     calls["hiprtcCreateProgram"] = hiprtc.hiprtcCreateProgram(src, b"k.cu", 0, [], [])
     prog = calls["hiprtcCreateProgram"][1]
+    calls["hiprtcAddNameExpression"] = hiprtc.hiprtcAddNameExpression(prog, b"fill_u32")
     calls["hiprtcCompileProgram"] = hiprtc.hiprtcCompileProgram(prog, 0, [])
+    calls["hiprtcGetLoweredName"] = hiprtc.hiprtcGetLoweredName(prog, b"fill_u32")
+    rdc = hiprtc.hiprtcCreateProgram(src, b"r.cu", 0, [], [])[1]
+    assert hiprtc.hiprtcCompileProgram(rdc, 1, [b"-fgpu-rdc"]) == (0,)
+    calls["hiprtcGetBitcodeSize"] = hiprtc.hiprtcGetBitcodeSize(rdc)
+    bitcode = bytearray(calls["hiprtcGetBitcodeSize"][1])
+    calls["hiprtcGetBitcode"] = hiprtc.hiprtcGetBitcode(rdc, bitcode)
+    links = ("hiprtcLinkCreate", "hiprtcLinkAddData", "hiprtcLinkAddFile", "hiprtcLinkComplete",
+             "hiprtcLinkDestroy")
+    if backend.NAME == "sim" or backend.gpu_unavailable_reason() is None:
+        calls["hiprtcLinkCreate"] = hiprtc.hiprtcLinkCreate(0, None, None)
+        state = calls["hiprtcLinkCreate"][1]
+        kind = hiprtc.hipJitInputType.hipJitInputLLVMBitcode
+        calls["hiprtcLinkAddData"] = hiprtc.hiprtcLinkAddData(state, kind, bitcode, len(bitcode), b"r", 0, None, None)
+        with tempfile.NamedTemporaryFile(suffix=".o") as f:
+            f.write(bitcode)
+            f.flush()
+            other = hiprtc.hiprtcLinkCreate(0, None, None)[1]
+            calls["hiprtcLinkAddFile"] = hiprtc.hiprtcLinkAddFile(other, kind, f.name.encode(), 0, None, None)
+            hiprtc.hiprtcLinkDestroy(other)
+        calls["hiprtcLinkComplete"] = hiprtc.hiprtcLinkComplete(state)
+        calls["hiprtcLinkDestroy"] = hiprtc.hiprtcLinkDestroy(state)
+    hiprtc.hiprtcDestroyProgram(rdc)
     calls["hiprtcGetCodeSize"] = hiprtc.hiprtcGetCodeSize(prog)
     calls["hiprtcGetCode"] = hiprtc.hiprtcGetCode(prog, bytearray(calls["hiprtcGetCodeSize"][1]))
     calls["hiprtcGetProgramLogSize"] = hiprtc.hiprtcGetProgramLogSize(prog)
@@ -162,7 +185,8 @@ def test_hiprtc_return_counts(backend):
     calls["hiprtcVersion"] = hiprtc.hiprtcVersion()
     calls["hiprtcGetErrorString"] = hiprtc.hiprtcGetErrorString(hiprtc.hiprtcResult.HIPRTC_SUCCESS)
     calls["hiprtcDestroyProgram"] = hiprtc.hiprtcDestroyProgram(prog)
-    assert set(calls) == set(_functions(hiprtc)), "a hiprtc function this test does not call"
+    called = set(calls) | (set(links) if "hiprtcLinkCreate" not in calls else set())
+    assert called == set(_functions(hiprtc)), "a hiprtc function this test does not call"
     for name, result in calls.items():
         assert result[0] == 0, (name, result)
         sizes = re.findall(r"tuple` of size (\d+)", getattr(REAL_HIPRTC, name).__doc__ or "")

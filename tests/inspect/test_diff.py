@@ -100,7 +100,7 @@ def test_cli_exit_codes_and_unreadable_archive(serving_archive, serving_archive_
     # Two captures of serving_step.py (two processes, so other pids and host addresses).
     proc = hrr_cli("diff", serving_archive, serving_archive_again)
     assert proc.returncode == EXIT_EQUAL == 0, describe(proc)
-    assert "equal: 1 process(es), 62 record(s) compared" in proc.stdout
+    assert "equal: 1 process(es), 67 record(s) compared" in proc.stdout
     hrrtest.capture(tmp_path / "a", make_app(grid=1))
     hrrtest.capture(tmp_path / "b", make_app(grid=2))
     proc = hrr_cli("diff", tmp_path / "a", tmp_path / "b")

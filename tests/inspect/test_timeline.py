@@ -20,7 +20,7 @@ def test_serving_step_trace_validates_and_shows_streams_graphs_snapshots(serving
     out = tmp_path / "trace.json"
     proc = hrr_cli("export", "--chrome-trace", out, serving_archive)
     assert proc.returncode == 0, describe(proc)
-    assert "trace events from 62 records" in proc.stderr
+    assert "trace events from 67 records" in proc.stderr
     data = validate_trace(out)
     assert data["otherData"]["clock"] == CLOCK_NOTE and data["otherData"]["skipped_records"] == 0
     tracks = by_track(data)

@@ -7,6 +7,7 @@ import ctypes
 import numpy as np
 
 from device_api_app import exercise_device
+from rtc_app import exercise_rtc
 
 KERNEL_SOURCE = b"""
 extern "C" __global__ void fill_u32(unsigned int* dst, unsigned int value, unsigned int n) {}
@@ -97,6 +98,7 @@ def exercise(hip, hiprtc, backend) -> dict:
     code = bytearray(size)
     hiprtc.hiprtcGetCode(prog, code)
     hiprtc.hiprtcDestroyProgram(prog)
+    out["rtc"] = exercise_rtc(hip, hiprtc)   # the rest of hiprtc, the link API included
     mod = ok(hip.hipModuleLoadData(bytes(code)))
     fill = ok(hip.hipModuleGetFunction(mod, b"fill_u32"))
     add = ok(hip.hipModuleGetFunction(mod, b"add_u32"))

@@ -32,7 +32,7 @@ from hrr.backends.surface import HipError
 
 _HANDLE_BASES = {"stream": 0x5100_0000, "event": 0x5200_0000, "module": 0x5300_0000,
                  "function": 0x5400_0000, "graph": 0x5500_0000, "graph_exec": 0x5600_0000,
-                 "program": 0x5700_0000}
+                 "program": 0x5700_0000, "link": 0x5800_0000}
 # the hip handle class of each kind of live object
 _HANDLE_TYPES = {"stream": ht.ihipStream_t, "event": ht.ihipEvent_t, "graph": ht.ihipGraph,
                  "graph_exec": ht.hipGraphExec, "module": ht.ihipModule_t, "function": ht.ihipModuleSymbol_t}
@@ -76,6 +76,7 @@ class Device:
         self.graphs: dict[int, Any] = {}
         self.graph_execs: dict[int, Any] = {}
         self.programs: dict[int, Any] = {}
+        self.links: dict[int, Any] = {}   # hiprtc link states
         self.captures: list = []   # active CaptureSessions
         self.settings = DeviceSettings()   # limits, cache and scheduling settings (reset too)
         self.contexts: dict[int, Any] = {PRIMARY_CONTEXT: self.settings}

@@ -4,12 +4,22 @@ It finds the kernels a CUDA/HIP C source defines (``extern "C" __global__ void N
 checks each one's parameter count against a kernel library that has them all, and
 returns a code object naming that library and those kernels. It never compiles code:
 the source only selects kernels that are already installed.
+
+With ``-fgpu-rdc`` a program is relocatable, as on a GPU: compiling it makes no code
+object but "bitcode" (``hiprtcGetBitcode``), a sim object listing the kernels it defines
+and the ``__device__`` functions it defines and calls without defining. The link API
+(``hiprtcLinkCreate``/``AddData``/``AddFile``/``Complete``) resolves those symbols across
+its inputs (an undefined or twice-defined one is ``HIPRTC_ERROR_LINKING`` with the reason
+in the link's error log) and then picks the library that has every kernel, as a compile
+does. Inputs the sim cannot read (LLVM IR or bitcode for a real GPU) fail the link.
 """
 from __future__ import annotations
 
 import ctypes
 import functools
+import json
 import re
+import struct
 from typing import Any, Callable
 
 import attrs
@@ -20,6 +30,7 @@ from hrr.backends.hiptypes import (
     as_handle_value,
     hiprtcProgram,
     hiprtcResult,
+    ihiprtcLinkState,
 )
 from hrr.backends.sim import device as _device
 from hrr.backends.sim.kernels import installed_libraries
@@ -44,6 +55,18 @@ class Program:
     name: str
     log: str = ""
     code: bytes | None = None
+    bitcode: bytes | None = None        # a relocatable (-fgpu-rdc) program's sim object
+    compiled: bool = False
+    expressions: list[str] = attrs.Factory(list)   # hiprtcAddNameExpression's, in order
+
+
+@attrs.define(eq=False)
+class LinkState:
+    handle: int
+    inputs: list[tuple[str, bytes]] = attrs.Factory(list)   # (name, data)
+    error_log: tuple[int, int] | None = None   # (address, size) of the app's error log buffer
+    info_log: tuple[int, int] | None = None
+    image: bytes | None = None
 
 
 def rtc_api(outputs: int = 0) -> Callable:
@@ -107,6 +130,72 @@ def compile_source(source: str) -> tuple[bytes | None, str]:
     kernels = defined_kernels(source)
     if not kernels:
         return None, 'error: the source defines no extern "C" __global__ kernels\n'
+    return _pick_library(kernels)
+
+
+# ---- relocatable programs and the link API -----------------------------------------------
+RDC_MAGIC = b"\x7fHRRRDC\x01"
+MAX_LINK_INPUT = 64 << 20
+_DEVICE_FN = re.compile(r"__device__\s+([^;{}()=#]*?)\b([A-Za-z_]\w*)\s*\(")
+_RDC_FLAGS = ("-fgpu-rdc", "--relocatable-device-code=true", "-rdc=true", "--rdc=true")
+
+
+def _close_paren(source: str, open_paren: int) -> int:
+    depth = 0
+    for i in range(open_paren, len(source)):
+        if source[i] == "(":
+            depth += 1
+        elif source[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return len(source)
+
+
+def device_symbols(source: str) -> tuple[set[str], set[str]]:
+    """(``__device__`` functions ``source`` defines, those it declares and calls without
+    defining): what a relocatable object exports and what it needs from a link."""
+    stripped = re.sub(r"//[^\n]*|/\*.*?\*/", " ", source, flags=re.S)
+    defined: set[str] = set()
+    declared: set[str] = set()
+    for m in _DEVICE_FN.finditer(stripped):
+        end = _close_paren(stripped, m.end() - 1)
+        rest = stripped[end + 1:end + 200].lstrip()
+        follow = re.match(r"[^;{]*([;{])", rest)
+        if follow is None:
+            continue
+        (defined if follow.group(1) == "{" else declared).add(m.group(2))
+    needed = {name for name in declared - defined
+              if len(re.findall(rf"\b{re.escape(name)}\s*\(", stripped)) > 1}
+    return defined, needed
+
+
+def encode_rdc(name: str, kernels: dict[str, int], defines: set[str], needs: set[str]) -> bytes:
+    """A sim relocatable object (what hiprtcGetBitcode gives for a -fgpu-rdc program)."""
+    head = json.dumps({"name": name, "kernels": kernels, "defines": sorted(defines),
+                       "needs": sorted(needs)}, sort_keys=True).encode()
+    return RDC_MAGIC + struct.pack("<I", len(head)) + head
+
+
+def decode_rdc(data: bytes) -> dict | None:
+    """The header of a sim relocatable object, or None when ``data`` is not one."""
+    if data[:8] != RDC_MAGIC or len(data) < 12:
+        return None
+    (n,) = struct.unpack_from("<I", data, 8)
+    if n > MAX_LINK_INPUT or len(data) < 12 + n:
+        return None
+    try:
+        head = json.loads(data[12:12 + n])
+        ok = (isinstance(head.get("kernels"), dict) and all(
+            isinstance(k, str) and isinstance(v, int) for k, v in head["kernels"].items())
+            and all(isinstance(x, str) for key in ("defines", "needs") for x in head.get(key, [])))
+    except (ValueError, AttributeError, RecursionError):
+        return None
+    return head if ok else None
+
+
+def _pick_library(kernels: dict[str, int]) -> tuple[bytes | None, str]:
+    """(code object of the library that has every kernel, or None; the reason when None)."""
     libraries = sorted(installed_libraries().values(), key=lambda lib: (lib.name != "builtin", lib.name))
     problems = []
     for lib in libraries:
@@ -120,6 +209,90 @@ def compile_source(source: str) -> tuple[bytes | None, str]:
             ([f"lacks {', '.join(missing)}"] if missing else []) + wrong))
     return None, ("error: no installed sim kernel library provides "
                   + ", ".join(sorted(kernels)) + "\n" + "\n".join(problems) + "\n")
+
+
+def link_objects(inputs: list[tuple[str, bytes]]) -> tuple[bytes | None, str]:
+    """(linked code object or None, log): resolve every input's needs against the others'
+    definitions, as a device linker does, then load the kernels from a library."""
+    if not inputs:
+        return None, "error: nothing to link (no hiprtcLinkAddData/AddFile input)\n"
+    kernels: dict[str, int] = {}
+    owner: dict[str, str] = {}
+    needs: list[tuple[str, str]] = []
+    errors = []
+    for name, data in inputs:
+        head = decode_rdc(data)
+        if head is None:
+            errors.append(f"error: input {name!r} is not relocatable sim code (the sim links what its "
+                          "hiprtc compiled with -fgpu-rdc; it cannot read LLVM IR or GPU objects)")
+            continue
+        for sym in [*head["kernels"], *head.get("defines", [])]:
+            if sym in owner:
+                errors.append(f"error: multiple definition of {sym!r} in {owner[sym]!r} and {name!r}")
+            owner[sym] = name
+        kernels.update(head["kernels"])
+        needs += [(sym, name) for sym in head.get("needs", [])]
+    errors += [f"error: undefined reference to {sym!r} in {name!r}" for sym, name in needs if sym not in owner]
+    if errors:
+        return None, "\n".join(errors) + "\n"
+    if not kernels:
+        return None, "error: the linked program defines no extern \"C\" __global__ kernels\n"
+    return _pick_library(kernels)
+
+
+def _link(state: Any) -> LinkState:
+    try:
+        found = _device.current().links.get(as_handle_value(state))
+    except TypeError:
+        found = None
+    if found is None:
+        raise RtcError("HIPRTC_ERROR_INVALID_INPUT")
+    return found
+
+
+def _option_values(num: Any, options: Any, values: Any) -> dict[int, Any]:
+    """JIT options as ``{hipJitOption value: its value}`` (hip-python passes lists)."""
+    opts = list(options or [])[:int(num or 0)]
+    vals = list(values or [])
+    out = {}
+    for i, opt in enumerate(opts):
+        try:
+            out[int(opt)] = vals[i] if i < len(vals) else None
+        except (TypeError, ValueError):
+            raise RtcError("HIPRTC_ERROR_INVALID_OPTION") from None
+    return out
+
+
+def _log_target(opts: dict[int, Any], buf_opt: int, size_opt: int) -> tuple[int, int] | None:
+    if buf_opt not in opts:
+        return None
+    addr = as_address(opts[buf_opt])
+    size = opts.get(size_opt)
+    n = size if isinstance(size, int) else (as_address(size) if size is not None else 0)
+    return (addr, int(n)) if addr and n > 0 else None
+
+
+def _write_log(target: tuple[int, int] | None, text: str) -> None:
+    if target is not None:
+        addr, n = target
+        data = text.encode()[:n - 1] + b"\0"
+        ctypes.memmove(addr, data, len(data))
+
+
+def _input_bytes(image: Any, size: Any) -> bytes:
+    n = int(size or 0)
+    if image is None or n <= 0 or n > MAX_LINK_INPUT:
+        raise RtcError("HIPRTC_ERROR_INVALID_INPUT")
+    try:
+        view = memoryview(image).cast("B")
+    except TypeError:
+        addr = as_address(image)
+        if not addr:
+            raise RtcError("HIPRTC_ERROR_INVALID_INPUT") from None
+        return ctypes.string_at(addr, n)
+    if len(view) < n:
+        raise RtcError("HIPRTC_ERROR_INVALID_INPUT")
+    return bytes(view[:n])
 
 
 def _write_out(dest: Any, data: bytes) -> None:
@@ -150,10 +323,121 @@ def hiprtcCreateProgram(src: Any, name: Any, numHeaders: int = 0, headers: Any =
 @rtc_api()
 def hiprtcCompileProgram(prog: Any, numOptions: int = 0, options: Any = None) -> tuple:
     p = _program(prog)
-    p.code, p.log = compile_source(p.source)
+    opts = [_text(o) for o in list(options or [])[:int(numOptions or 0)]]
+    defines, needs = device_symbols(p.source)
+    p.code = p.bitcode = None
+    p.compiled = True
+    if any(o in _RDC_FLAGS for o in opts):
+        # relocatable: kernels are looked up (and symbols resolved) when it is linked
+        p.bitcode, p.log = encode_rdc(p.name, defined_kernels(p.source), defines, needs), ""
+        return (SUCCESS,)
+    if needs:
+        p.code, p.log = None, "".join(f"error: undefined device function {n!r} (compile with -fgpu-rdc "
+                                      "and link the program that defines it)\n" for n in sorted(needs))
+    else:
+        p.code, p.log = compile_source(p.source)
     if p.code is None:
         p.log = f"{p.name or 'program'}: {p.log}"
         return (hiprtcResult.HIPRTC_ERROR_COMPILATION,)
+    return (SUCCESS,)
+
+
+@rtc_api(1)
+def hiprtcGetBitcodeSize(prog: Any) -> tuple:
+    p = _program(prog)
+    if p.bitcode is None:   # only a program compiled with -fgpu-rdc has bitcode
+        raise RtcError("HIPRTC_ERROR_INVALID_PROGRAM")
+    return (SUCCESS, len(p.bitcode))
+
+
+@rtc_api()
+def hiprtcGetBitcode(prog: Any, bitcode: Any) -> tuple:
+    p = _program(prog)
+    if p.bitcode is None:
+        raise RtcError("HIPRTC_ERROR_INVALID_PROGRAM")
+    _write_out(bitcode, p.bitcode)
+    return (SUCCESS,)
+
+
+@rtc_api()
+def hiprtcAddNameExpression(prog: Any, name_expression: Any) -> tuple:
+    p = _program(prog)
+    if name_expression is None:
+        raise RtcError("HIPRTC_ERROR_INVALID_INPUT")
+    if p.compiled:
+        raise RtcError("HIPRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION")
+    p.expressions.append(_text(name_expression))
+    return (SUCCESS,)
+
+
+@rtc_api(1)
+def hiprtcGetLoweredName(prog: Any, name_expression: Any) -> tuple:
+    """An extern "C" function's lowered name is its own; the sim mangles no C++ name
+    (a template instance is not a kernel any installed library can have)."""
+    p = _program(prog)
+    if name_expression is None:
+        raise RtcError("HIPRTC_ERROR_INVALID_INPUT")
+    if not p.compiled:
+        raise RtcError("HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION")
+    expr = _text(name_expression)
+    name = expr.strip().lstrip("&").strip()
+    if expr not in p.expressions or name not in defined_kernels(p.source):
+        raise RtcError("HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID")
+    return (SUCCESS, CStr(name))
+
+
+@rtc_api(1)
+def hiprtcLinkCreate(num_options: Any, option_ptr: Any, option_vals_pptr: Any) -> tuple:
+    opts = _option_values(num_options, option_ptr, option_vals_pptr)
+    dev = _device.current()
+    state = LinkState(dev.new_handle("link"), error_log=_log_target(opts, 5, 6), info_log=_log_target(opts, 3, 4))
+    dev.links[state.handle] = state
+    return (SUCCESS, ihiprtcLinkState(state.handle))
+
+
+@rtc_api()
+def hiprtcLinkAddData(hip_link_state: Any, input_type: Any, image: Any, image_size: Any, name: Any,
+                      num_options: Any, options_ptr: Any, option_values: Any) -> tuple:
+    state = _link(hip_link_state)
+    _option_values(num_options, options_ptr, option_values)
+    data = _input_bytes(image, image_size)
+    state.inputs.append((_text(name) or f"input {len(state.inputs)}", data))
+    return (SUCCESS,)
+
+
+@rtc_api()
+def hiprtcLinkAddFile(hip_link_state: Any, input_type: Any, file_path: Any, num_options: Any,
+                      options_ptr: Any, option_values: Any) -> tuple:
+    state = _link(hip_link_state)
+    _option_values(num_options, options_ptr, option_values)
+    path = _text(file_path)
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_LINK_INPUT + 1)
+    except (OSError, ValueError):
+        raise RtcError("HIPRTC_ERROR_INVALID_INPUT") from None
+    if not data or len(data) > MAX_LINK_INPUT:
+        raise RtcError("HIPRTC_ERROR_INVALID_INPUT")
+    state.inputs.append((path, data))
+    return (SUCCESS,)
+
+
+@rtc_api(2)
+def hiprtcLinkComplete(hip_link_state: Any) -> tuple:
+    state = _link(hip_link_state)
+    image, log = link_objects(state.inputs)
+    _write_log(state.error_log, log)
+    _write_log(state.info_log, "" if image is None else f"linked {len(state.inputs)} inputs\n")
+    if image is None:
+        return (hiprtcResult.HIPRTC_ERROR_LINKING, None, None)
+    state.image = image
+    return (SUCCESS, image, len(image))
+
+
+@rtc_api()
+def hiprtcLinkDestroy(hip_link_state: Any) -> tuple:
+    state = _link(hip_link_state)
+    del _device.current().links[state.handle]
     return (SUCCESS,)
 
 
@@ -208,4 +492,7 @@ def hiprtcVersion() -> tuple:
 
 SUPPORTED_RTC_APIS = ("hiprtcCreateProgram", "hiprtcCompileProgram", "hiprtcGetCodeSize",
                       "hiprtcGetCode", "hiprtcGetProgramLogSize", "hiprtcGetProgramLog",
-                      "hiprtcDestroyProgram", "hiprtcGetErrorString", "hiprtcVersion")
+                      "hiprtcDestroyProgram", "hiprtcGetErrorString", "hiprtcVersion",
+                      "hiprtcGetBitcodeSize", "hiprtcGetBitcode", "hiprtcAddNameExpression",
+                      "hiprtcGetLoweredName", "hiprtcLinkCreate", "hiprtcLinkAddData",
+                      "hiprtcLinkAddFile", "hiprtcLinkComplete", "hiprtcLinkDestroy")
