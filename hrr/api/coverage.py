@@ -110,9 +110,8 @@ def family_tables(bodies: dict[str, set[str] | None] | None = None) -> str:
                 "| API | replay | reason | " + " | ".join(BACKENDS) + " |",
                 "| --- | --- | --- | " + " | ".join("---" for _ in BACKENDS) + " |"]
         for row in members:
-            name = row.name if row.module == "hip" else f"{row.module}.{row.name}"
             reason = row.reason.replace("|", "\\|")
-            out.append(f"| `{name}` | {row.replay} | {reason} | "
+            out.append(f"| `{row.name}` | {row.replay} | {reason} | "
                        + " | ".join(mark(b, row.name) for b in BACKENDS) + " |")
         out.append("")
     return "\n".join(out)

@@ -79,7 +79,7 @@ const char *hipGetErrorName(hipError_t e) {
 const char *hipGetErrorString(hipError_t e) { return hipGetErrorName(e); }
 
 /* Not in hrr's catalogue: the tests' uncatalogued call. */
-hipError_t hipProfilerStart(void) { NODEVICE_UNLESS_OK(); return hipSuccess; }
+hipError_t hipExtGetLastError(void) { NODEVICE_UNLESS_OK(); return hipSuccess; }
 
 hipError_t hipMalloc(void **ptr, size_t size) {
   if (ptr) *ptr = NULL;

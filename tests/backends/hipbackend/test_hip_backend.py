@@ -155,8 +155,8 @@ def test_the_layout_comes_from_the_code_object_and_the_kernargs_are_what_hip_pyt
 def test_an_uncatalogued_call_passes_through_and_is_listed_unreplayable(vadd_archive):
     archive, _env, _ = vadd_archive
     records = calls(archive)
-    assert [r[3] for r in records if r[2] == PSEUDO_UNCATALOGUED] == [["hipProfilerStart"]]
-    assert manifest(archive)["unreplayable_apis"] == [{"api": "hipProfilerStart", "reason": UNCATALOGUED_REASON}]
+    assert [r[3] for r in records if r[2] == PSEUDO_UNCATALOGUED] == [["hipExtGetLastError"]]
+    assert manifest(archive)["unreplayable_apis"] == [{"api": "hipExtGetLastError", "reason": UNCATALOGUED_REASON}]
 
 
 def test_replay_on_hip_restores_the_pinned_input_and_checks_the_result(vadd_archive):
@@ -165,7 +165,7 @@ def test_replay_on_hip_restores_the_pinned_input_and_checks_the_result(vadd_arch
     assert proc.returncode == 0, said(proc)
     assert "Device-to-host checks: 1 passed, 0 failed" in proc.stdout, said(proc)
     assert "Pinned host snapshots: 1 restored, 0 refused" in proc.stdout, said(proc)
-    assert f"hipProfilerStart [unreplayable]: {UNCATALOGUED_REASON}" in proc.stdout, said(proc)
+    assert f"hipExtGetLastError [unreplayable]: {UNCATALOGUED_REASON}" in proc.stdout, said(proc)
     strict = hrr("replay", archive, "--backend", "hip", "--strict", env=env)
     assert strict.returncode == 1 and "REFUSED by --strict" in strict.stdout, said(strict)
 
@@ -272,7 +272,7 @@ def test_the_backend_is_hip_pythons_own_modules():
                               "hipModuleLoadDataEx", "hipModuleUnload"]
 
 
-@pytest.mark.parametrize("name, category", [("hipProfilerStart", "unreplayable"),
+@pytest.mark.parametrize("name, category", [("hipExtGetLastError", "unreplayable"),
                                             ("hip\nResult: OK", "bad_record"), ("x" * 65, "bad_record")])
 def test_replay_names_an_uncatalogued_record_only_when_its_name_is_a_plain_identifier(tmp_path, name, category):
     """The name comes from an untrusted archive: it reaches the summary only as an identifier."""

@@ -35,7 +35,7 @@ call("hipModuleLaunchKernel", function, 1, 1, 1, 64, 1, 1, 0, None, None,
 call("hipDeviceSynchronize")
 call("hipMemcpy", out, dc, out.nbytes, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
 if "--uncatalogued" in sys.argv:
-    call("hipProfilerStart")
+    call("hipExtGetLastError")
 call("hipHostFree", pinned)
 call("hipFree", da)
 call("hipFree", dc)
