@@ -69,8 +69,8 @@ class _RowFacts:
         names = [p.name for p in row.params]
         self.row = row
         self.stream = names.index(row.stream) if row.stream in names else None
-        # Copy endpoints [tag, addr, nbytes, blob] sit in the copy_src/copy_dst parameters.
-        self.endpoints = tuple(i for i, p in enumerate(row.params) if p.role in ("copy_src", "copy_dst"))
+        # Copy endpoints [tag, addr, nbytes, blob] sit in the copy_src/copy_dst/strided parameters.
+        self.endpoints = tuple(i for i, p in enumerate(row.params) if p.role in ("copy_src", "copy_dst", "strided"))
         self.launch = row.family == "launch"
         self.dims = {key: tuple(names.index(prefix + a) if prefix + a in names else None for a in "XYZ")
                      for key, prefix in (("grid", "gridDim"), ("block", "blockDim"))}

@@ -183,7 +183,7 @@ class _Normaliser:
             return self.addr(v)
         if role == "handle":
             return self.handle(v, kind or "handle")
-        if role in ("copy_src", "copy_dst", "host_range"):
+        if role in ("copy_src", "copy_dst", "host_range", "strided"):
             return self.endpoint(v)
         if role in ("host_fn", "user_data"):
             return "app address" if v else v   # the app's own code and data: never the same

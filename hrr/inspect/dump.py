@@ -39,7 +39,7 @@ def _enum_names() -> dict[str, dict[int, str]]:
 
 _ERROR_ENUM = {"hip": "hipError_t", "hiprtc": "hiprtcResult"}
 #: A copy's direction by the API's own name, where it has no ``kind`` parameter.
-_DIRECTION_BY_API = {"HtoD": "H2D", "DtoH": "D2H", "DtoD": "D2D"}
+_DIRECTION_BY_API = {"HtoD": "H2D", "DtoH": "D2H", "DtoD": "D2D", "Peer": "D2D"}
 _DIRECTION_BY_KIND = {0: "H2H", 1: "H2D", 2: "D2H", 3: "D2D", 4: "default", 1024: "D2D"}
 _ENDPOINT_TAGS = {"a": "allocation", "h": "host"}
 #: Parameter names of pseudo-events (not catalogue rows).
@@ -243,7 +243,7 @@ def _param(names: _Names, role: str, kind: str | None, v: Any) -> Any:
         return _hex(v)
     if role == "handle":
         return names.handle(kind or "handle", v)
-    if role in ("copy_dst", "copy_src", "host_range"):
+    if role in ("copy_dst", "copy_src", "host_range", "strided"):
         return _endpoint(v)
     if role == "name" and isinstance(v, bytes):
         return v.decode(errors="replace")
@@ -361,7 +361,10 @@ def _copy(row: Api, args: list) -> dict[str, Any]:
     direction = _DIRECTION_BY_KIND.get(kind) if type(kind) is int else None
     if direction is None:
         direction = next((d for key, d in _DIRECTION_BY_API.items() if key in row.name), "?")
-    return {"direction": direction, "bytes": _plain(named.get("sizeBytes"))}
+    n = named.get("sizeBytes")
+    if n is None and type(named.get("width")) is int and type(named.get("height")) is int:
+        n = named["width"] * named["height"]     # a 2D copy: the bytes of its rows
+    return {"direction": direction, "bytes": _plain(n)}
 
 
 def _wire_problem(value: Any) -> str | None:

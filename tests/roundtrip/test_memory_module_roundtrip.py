@@ -101,3 +101,32 @@ def test_a_module_global_round_trips(tmp_path, library_with_a_global):
     assert out.tolist() == list(range(8, 40))
     result = replay(tmp_path)
     assert result.exit_code == 0 and only(result).checks_passed == 1, text(result)
+
+
+def test_ext_launch_events_order_other_streams_at_replay(tmp_path):
+    """hipExtLaunchKernel replays as itself, events included: a second stream that waits for
+    its stop event copies the kernel's result, not what was there before it ran."""
+    def app(hip, rtc, be):
+        import ctypes
+        from hrr.backends import sim
+        mod = hip.hipModuleLoadData(sim.builtin_code_object())[1]
+        wait, fill = (hip.hipModuleGetFunction(mod, k)[1] for k in (b"wait_flag", b"fill_u32"))
+        s, s2, s3 = (hip.hipStreamCreate()[1] for _ in range(3))
+        stop = hip.hipEventCreate()[1]
+        flag, d = hip.hipMalloc(4)[1], hip.hipMalloc(16)[1]
+        hip.hipMemset(flag, 0, 4)
+        keep = [ctypes.c_void_p(int(flag)), ctypes.c_uint32(1), ctypes.c_void_p(int(d)), ctypes.c_uint32(7),
+                ctypes.c_uint32(4)]
+        hip.hipModuleLaunchKernel(wait, 1, 1, 1, 1, 1, 1, 0, s, [ctypes.addressof(v) for v in keep[:2]], None)
+        hip.hipExtLaunchKernel(fill, hip.dim3(x=1), hip.dim3(x=32), [ctypes.addressof(v) for v in keep[2:]], 0, s,
+                               None, stop, 0)
+        hip.hipStreamWaitEvent(s2, stop, 0)
+        out = np.zeros(4, np.uint32)
+        hip.hipMemcpyAsync(out, d, 16, hip.hipMemcpyKind.hipMemcpyDeviceToHost, s2)
+        hip.hipStreamWriteValue32(s3, flag, 1, 0)
+        hip.hipStreamSynchronize(s2)
+        return out
+    out = capture(tmp_path, app)
+    assert out.tolist() == [7] * 4
+    result = replay(tmp_path)
+    assert result.exit_code == 0 and only(result).checks_passed == 1, text(result)
