@@ -19,9 +19,15 @@ Parameter roles (``Param.role``):
   user_data  an opaque pointer handed back to a host function
   launch     kernelParams / extra / args: normalised to kernarg bytes by capture
   ignored    not recorded (e.g. a log buffer size)
+  handles    a list of handles of ``kind`` (a graph node's dependencies), each looked up
+  kernel_node  a hipKernelNodeParams: its kernel, shape and arguments, recorded as a
+             launch's are (kernarg bytes and pointer words, in the event's ``extra.launch``)
+  memset_node  a hipMemsetParams: a 2D memset whose ``dst`` is translated and bounds-checked
+  host_node  a hipHostNodeParams: application host code (never replayable, like host_fn)
 Output roles (``Out.role``): ``alloc`` (a new allocation; ``kind`` device/pinned, its size
 from the ``size`` parameter), ``alias`` (a device address for a host allocation),
-``handle`` (``kind``), ``value`` (an informational result, recorded when it is a number).
+``handle`` (``kind``), ``handles`` (a list of handles of ``kind``, each bound at replay),
+``value`` (an informational result, recorded when it is a number).
 
 Semantics that capture bookkeeping, replay and the plugins need are row fields too, so
 that every list of "calls that do X" is a query on this table (the functions at the end
@@ -43,7 +49,7 @@ from typing import Any, Callable, Iterable
 import attrs
 
 REAL, NOOP, UNREPLAYABLE = "real", "noop", "unreplayable"
-HANDLE_KINDS = ("stream", "event", "module", "function", "graph", "graph_exec")
+HANDLE_KINDS = ("stream", "event", "module", "function", "graph", "graph_exec", "graph_node")
 
 
 @attrs.frozen
@@ -128,6 +134,10 @@ STREAM = H("stream", "stream")
 _HOSTFN_REASON = ("runs the application's own host code, which an archive never carries; "
                   "replay skips it, so work that depends on its side effects may differ")
 
+# A graph-node creation's leading parameters and its output (issue 10).
+_GRAPH_DEPS = (H("graph", "graph"), P("pDependencies", "handles", "graph_node"), P("numDependencies"))
+_NODE_OUT = (O("pGraphNode", "handle", "graph_node"),)
+
 _ROWS: tuple[Api, ...] = (
     # device and errors
     Api("hipInit", "device", (P("flags"),)),
@@ -208,6 +218,23 @@ _ROWS: tuple[Api, ...] = (
                                            P("mask", optional=True, default=0xFFFFFFFF)), stream="stream"),
     Api("hipStreamWriteValue32", "stream", (STREAM, P("ptr", "ptr", span=4), P("value"), P("flags")),
         stream="stream"),
+    # streams and events: priorities, flags, callbacks (issue 10)
+    Api("hipStreamCreateWithPriority", "stream", (P("flags"), P("priority")), (O("stream", "handle", "stream"),)),
+    Api("hipStreamGetPriority", "stream", (STREAM,), (O("priority"),), pure=True),
+    Api("hipStreamGetFlags", "stream", (STREAM,), (O("flags"),), pure=True),
+    Api("hipStreamGetDevice", "stream", (STREAM,), (O("device"),), pure=True),
+    Api("hipStreamGetId", "stream", (STREAM,), (O("streamId"),), pure=True),
+    Api("hipStreamAddCallback", "stream", (STREAM, P("callback", "host_fn"), P("userData", "user_data"),
+                                           P("flags")), replay=UNREPLAYABLE, reason=_HOSTFN_REASON, stream="stream"),
+    Api("hipStreamWaitValue64", "stream", (STREAM, P("ptr", "ptr", span=8), P("value"), P("flags"), P("mask")),
+        stream="stream"),
+    Api("hipStreamWriteValue64", "stream", (STREAM, P("ptr", "ptr", span=8), P("value"), P("flags")),
+        stream="stream"),
+    Api("hipEventRecordWithFlags", "event", (H("event", "event"), STREAM, P("flags")), stream="stream",
+        effect="record_event"),
+    Api("hipStreamGetCaptureInfo_v2", "graph", (STREAM, P("dependencies_out", "ignored")),
+        (O("captureStatus_out"), O("id_out"), O("graph_out"), O("numDependencies_out")), stream="stream",
+        pure=True),
     # stream capture and graphs
     Api("hipStreamBeginCapture", "graph", (STREAM, P("mode", "enum", "hipStreamCaptureMode")),
         stream="stream", effect="begin_capture"),
@@ -226,6 +253,46 @@ _ROWS: tuple[Api, ...] = (
         effect="launch_graph"),
     Api("hipGraphExecDestroy", "graph", (H("graphExec", "graph_exec"),), destroys="graph_exec"),
     Api("hipGraphDestroy", "graph", (H("graph", "graph"),), destroys="graph"),
+    # graphs: explicit construction, nodes, updates (issue 10)
+    Api("hipGraphCreate", "graph", (P("flags"),), (O("pGraph", "handle", "graph"),)),
+    Api("hipGraphAddKernelNode", "graph", (*_GRAPH_DEPS, P("pNodeParams", "kernel_node")), _NODE_OUT),
+    Api("hipGraphAddMemcpyNode1D", "graph", (*_GRAPH_DEPS, P("dst", "copy_dst", size="count"),
+                                             P("src", "copy_src", size="count"), P("count"),
+                                             P("kind", "enum", "hipMemcpyKind")), _NODE_OUT),
+    Api("hipGraphAddMemsetNode", "graph", (*_GRAPH_DEPS, P("pMemsetParams", "memset_node")), _NODE_OUT),
+    Api("hipGraphAddEmptyNode", "graph", _GRAPH_DEPS, _NODE_OUT),
+    Api("hipGraphAddEventRecordNode", "graph", (*_GRAPH_DEPS, H("event", "event")), _NODE_OUT),
+    Api("hipGraphAddEventWaitNode", "graph", (*_GRAPH_DEPS, H("event", "event")), _NODE_OUT),
+    Api("hipGraphAddChildGraphNode", "graph", (*_GRAPH_DEPS, H("childGraph", "graph")), _NODE_OUT),
+    Api("hipGraphAddHostNode", "graph", (*_GRAPH_DEPS, P("pNodeParams", "host_node")), _NODE_OUT,
+        replay=UNREPLAYABLE, reason=_HOSTFN_REASON),
+    Api("hipGraphAddDependencies", "graph", (H("graph", "graph"), P("from_", "handles", "graph_node"),
+                                             P("to", "handles", "graph_node"), P("numDependencies"))),
+    Api("hipGraphRemoveDependencies", "graph", (H("graph", "graph"), P("from_", "handles", "graph_node"),
+                                                P("to", "handles", "graph_node"), P("numDependencies"))),
+    Api("hipGraphGetNodes", "graph", (H("graph", "graph"),), (O("nodes", "handles", "graph_node"), O("numNodes")),
+        pure=True),
+    Api("hipGraphGetRootNodes", "graph", (H("graph", "graph"),),
+        (O("pRootNodes", "handles", "graph_node"), O("pNumRootNodes")), pure=True),
+    Api("hipGraphGetEdges", "graph", (H("graph", "graph"),),
+        (O("from_", "handles", "graph_node"), O("to", "handles", "graph_node"), O("numEdges")), pure=True),
+    Api("hipGraphNodeGetType", "graph", (H("node", "graph_node"),), (O("pType"),), pure=True),
+    Api("hipGraphNodeGetDependencies", "graph", (H("node", "graph_node"),),
+        (O("pDependencies", "handles", "graph_node"), O("pNumDependencies")), pure=True),
+    Api("hipGraphNodeGetDependentNodes", "graph", (H("node", "graph_node"),),
+        (O("pDependentNodes", "handles", "graph_node"), O("pNumDependentNodes")), pure=True),
+    Api("hipGraphKernelNodeGetParams", "graph", (H("node", "graph_node"),), (O("pNodeParams"),), pure=True),
+    Api("hipGraphKernelNodeSetParams", "graph", (H("node", "graph_node"), P("pNodeParams", "kernel_node"))),
+    Api("hipGraphExecKernelNodeSetParams", "graph", (H("hGraphExec", "graph_exec"), H("node", "graph_node"),
+                                                     P("pNodeParams", "kernel_node"))),
+    Api("hipGraphDestroyNode", "graph", (H("node", "graph_node"),), destroys="graph_node"),
+    Api("hipGraphClone", "graph", (H("originalGraph", "graph"),), (O("pGraphClone", "handle", "graph"),)),
+    Api("hipGraphExecUpdate", "graph", (H("hGraphExec", "graph_exec"), H("hGraph", "graph"),
+                                        P("hErrorNode_out", "ignored")), (O("updateResult_out"),)),
+    Api("hipGraphUpload", "graph", (H("graphExec", "graph_exec"), STREAM), stream="stream"),
+    Api("hipGraphExecGetFlags", "graph", (H("graphExec", "graph_exec"),), (O("flags"),), pure=True),
+    Api("hipGraphDebugDotPrint", "graph", (H("graph", "graph"), P("path", "name"), P("flags")), replay=NOOP,
+        reason="writes a description of the graph to a file of the application's; replay writes no file"),
     # modules and launches
     Api("hipModuleLoadData", "module", (P("image", "code"),), (O("module", "handle", "module"),)),
     Api("hipModuleGetFunction", "module", (H("module", "module"), P("kname", "name")),
@@ -301,8 +368,14 @@ def with_effect(effect: str) -> frozenset[str]:
 
 
 def running_host_code() -> frozenset[str]:
-    """Calls that enqueue an application host function (never replayable)."""
-    return names(lambda r: any(p.role == "host_fn" for p in r.params))
+    """Calls that enqueue an application host function, or put one in a graph (never replayable)."""
+    return names(lambda r: any(p.role in ("host_fn", "host_node") for p in r.params))
+
+
+def adding_kernel_nodes() -> frozenset[str]:
+    """Calls that put a kernel and its arguments into a graph or an executable graph
+    (a ``kernel_node`` parameter): their pointers are read at each launch of the graph."""
+    return names(lambda r: any(p.role == "kernel_node" for p in r.params))
 
 
 def async_device_to_host() -> frozenset[str]:

@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
 from hrr.backends import surface
-from hrr.backends.cuda import _runtime, memory, modules
+from hrr.backends.cuda import _runtime, graph_calls, memory, modules
 from hrr.backends.cuda._errors import HIP_TO_CUDA
 from hrr.backends.cuda._errors import hip_error as _err
 from hrr.backends.cuda._runtime import driver as _drv
@@ -305,6 +305,7 @@ CALLS: dict[str, Callable[..., tuple]] = {
     "hipGraphLaunch": C("rt.cudaGraphLaunch"),
     "hipGraphExecDestroy": C("rt.cudaGraphExecDestroy"),
     "hipGraphDestroy": C("rt.cudaGraphDestroy"),
+    **graph_calls.calls(C),
 }
 BODIES: dict[str, Callable] = {
     **{name: fn for name, fn in globals().items() if name.startswith("hip") and isinstance(fn, types.FunctionType)},
@@ -312,7 +313,7 @@ BODIES: dict[str, Callable] = {
     "hipHostMalloc": memory.host_alloc, "hipHostAlloc": memory.host_alloc,
     "hipMallocHost": lambda size: memory.host_alloc(size, 0), "hipHostFree": memory.host_free,
     "hipFreeHost": memory.host_free, "hipModuleLoadData": modules.load_data,
-    "hipModuleGetFunction": modules.get_function, "hipModuleUnload": modules.unload,
+    "hipModuleGetFunction": modules.get_function, "hipModuleUnload": modules.unload, **graph_calls.BODIES,
 }
 
 

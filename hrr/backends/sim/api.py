@@ -24,6 +24,7 @@ from hrr.backends.hiptypes import (CStr, DeviceArray, Pointer, as_handle_value, 
 from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
 from hrr.backends.sim import device as _device
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
+from hrr.backends.sim import graph_calls
 from hrr.backends.sim.graphs import Graph, GraphExec
 from hrr.backends.sim.kernels import (CodeObjectError, Function, Module, image_bytes, kernel_name,
                                       resolve_code_object)
@@ -318,8 +319,9 @@ def hipStreamBeginCapture(s: Stream, mode: hipStreamCaptureMode) -> None:
 
 
 def hipStreamEndCapture(s: Stream) -> tuple:
-    nodes = _dev().end_capture(s)
-    return (SUCCESS, _keep("graph", lambda h: Graph(h, nodes)))
+    dev = _dev()
+    nodes = dev.end_capture(s)
+    return (SUCCESS, _keep("graph", lambda h: Graph.from_capture(h, nodes, graph_calls.node_handle)))
 
 
 def hipStreamGetCaptureInfo(s: Stream) -> tuple:
@@ -339,8 +341,7 @@ def hipThreadExchangeStreamCaptureMode(mode: hipStreamCaptureMode | None) -> tup
 
 
 def hipGraphLaunch(exe: GraphExec, s: Stream) -> None:
-    for make in exe.nodes:
-        _dev().submit(s, make)
+    graph_calls.launch(exe, s)
 
 
 # -- modules and launches -----------------------------------------------------------------
@@ -405,7 +406,7 @@ TABLE: dict[str, Callable] = {
     "hipStreamIsCapturing": lambda s: hipStreamGetCaptureInfo(s)[:2],
     "hipEventDestroy": lambda ev: _dev().forget("events", ev),
     "hipGraphExecDestroy": lambda exe: _dev().forget("graph_execs", exe),
-    "hipGraphDestroy": lambda g: _dev().forget("graphs", g),
+    "hipGraphDestroy": lambda g: graph_calls.destroy_graph(g),
     "hipMemset": lambda dst, value, n: _sync_on_null(_dev().memory.memset_op(dst, value, n), "hipMemset"),
     "hipMemsetAsync": lambda dst, value, n, s: _dev().submit(s, _dev().memory.memset_op(dst, value, n)),
     "hipMemcpy": lambda dst, src, n, kind: _sync_on_null(_copy_op(dst, src, n, kind), "hipMemcpy"),
@@ -426,16 +427,17 @@ TABLE: dict[str, Callable] = {
     "hipStreamCreateWithFlags": _create_stream,
     "hipEventCreate": lambda: (SUCCESS, _keep("event", lambda h: Event(h, 0))),
     "hipEventCreateWithFlags": lambda flags: (SUCCESS, _keep("event", lambda h: Event(h, int(flags)))),
-    "hipGraphInstantiate": lambda g, size: (SUCCESS, _keep("graph_exec", lambda h: GraphExec(h, g.nodes)), None,
+    "hipGraphInstantiate": lambda g, size: (SUCCESS, _keep("graph_exec", lambda h: g.instantiate(h)), None,
                                             CStr(b"")),
-    "hipGraphInstantiateWithFlags": lambda g, flags: (SUCCESS, _keep("graph_exec", lambda h: GraphExec(h, g.nodes))),
+    "hipGraphInstantiateWithFlags": lambda g, flags: (SUCCESS, _keep("graph_exec",
+                                                                     lambda h: g.instantiate(h, int(flags)))),
 }
 # On the sim's surface but not yet catalogue rows (name -> (body, outputs)): framed, with
 # their arguments as passed, and recorded only once their row exists.
 UNCATALOGUED: dict[str, tuple[Callable, int]] = {}
 
 BODIES: dict[str, Callable] = {**{name: fn for name, fn in globals().items() if name.startswith("hip")
-             and isinstance(fn, types.FunctionType)}, **TABLE}
+             and isinstance(fn, types.FunctionType)}, **TABLE, **graph_calls.BODIES}
 hip = surface.build("hrr.backends.sim.hip", "hrr sim backend: hip-python's hip surface", BODIES, FRAME,
                     handle_lookup, enum_errors={"hipMemcpyKind": "hipErrorInvalidMemcpyDirection"},
                     uncatalogued=UNCATALOGUED)
