@@ -36,7 +36,8 @@ of this module), never a list of API names elsewhere:
            (the row's stream parameter), ``event`` (its first event parameter) or
            ``null_stream`` (a synchronous call ordered on the legacy null stream)
   effect   one irregular device effect: ``record_event``, ``wait_event``,
-           ``begin_capture``, ``end_capture``, ``launch_graph``
+           ``begin_capture``, ``end_capture``, ``launch_graph``, ``update_exec`` (an
+           executable graph takes a graph's nodes)
   pure     a query with no device effect (``--calls`` set-up may leave it out)
   launch   for a kernel launch, where its shape lives (a ``LaunchShape``)
   replays_as  the catalogued call replay issues instead (one launch entry point)
@@ -288,7 +289,8 @@ _ROWS: tuple[Api, ...] = (
     Api("hipGraphDestroyNode", "graph", (H("node", "graph_node"),), destroys="graph_node"),
     Api("hipGraphClone", "graph", (H("originalGraph", "graph"),), (O("pGraphClone", "handle", "graph"),)),
     Api("hipGraphExecUpdate", "graph", (H("hGraphExec", "graph_exec"), H("hGraph", "graph"),
-                                        P("hErrorNode_out", "ignored")), (O("updateResult_out"),)),
+                                        P("hErrorNode_out", "ignored")), (O("updateResult_out"),),
+        effect="update_exec"),
     Api("hipGraphUpload", "graph", (H("graphExec", "graph_exec"), STREAM), stream="stream"),
     Api("hipGraphExecGetFlags", "graph", (H("graphExec", "graph_exec"),), (O("flags"),), pure=True),
     Api("hipGraphDebugDotPrint", "graph", (H("graph", "graph"), P("path", "name"), P("flags")), replay=NOOP,

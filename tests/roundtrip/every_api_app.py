@@ -146,4 +146,6 @@ def exercise(hip, hiprtc, backend) -> dict:
     ok(hip.hipMemcpy(back, d3, 16, D2H) + (None,))
     assert (back == src).all()
     ok(hip.hipFree(d3) + (None,))
+    from graph_api_app import exercise as exercise_graph_rows   # streams, events, graphs (issue 10)
+    out.update(exercise_graph_rows(hip, hiprtc))
     return out
