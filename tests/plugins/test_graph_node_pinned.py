@@ -67,7 +67,7 @@ def test_kernel_node_on_pinned_memory_replays_byte_for_byte(cap, rep, backend_na
 
 def test_node_params_set_later_and_child_graphs_are_snapshotted_too(cap, rep):
     for via in ("node", "exec", "child"):
-        root = cap(lambda hip, be, session: node_graph_app(hip, be, session, via=via))
+        root = cap(lambda hip, be, session, via=via: node_graph_app(hip, be, session, via=via))
         assert [api for api, _ in records(root, "graph_capture")] == ["hipGraphLaunch"] * 3, via
         result = rep(root)
         assert result.exit_code == 0, (via, text(result))

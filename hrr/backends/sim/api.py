@@ -25,7 +25,7 @@ from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_arg
 from hrr.backends.sim import device as _device
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
 from hrr.backends.sim import graph_calls
-from hrr.backends.sim.graphs import Graph, GraphExec
+from hrr.backends.sim.graphs import GraphExec
 from hrr.backends.sim.kernels import (CodeObjectError, Function, Module, image_bytes, kernel_name,
                                       resolve_code_object)
 from hrr.backends.sim.memory import HOST_REGISTERED, TOTAL_DEVICE_BYTES
@@ -321,7 +321,7 @@ def hipStreamBeginCapture(s: Stream, mode: hipStreamCaptureMode) -> None:
 def hipStreamEndCapture(s: Stream) -> tuple:
     dev = _dev()
     nodes = dev.end_capture(s)
-    return (SUCCESS, _keep("graph", lambda h: Graph.from_capture(h, nodes, graph_calls.node_handle)))
+    return (SUCCESS, _keep("graph", lambda h: graph_calls.captured(h, nodes)))
 
 
 def hipStreamGetCaptureInfo(s: Stream) -> tuple:

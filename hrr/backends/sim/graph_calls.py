@@ -34,9 +34,15 @@ def node_handle() -> int:
     return _dev().new_handle("graph_node")
 
 
-def _register(graph: Graph) -> None:
+def _register(graph: Graph) -> Graph:
     for node in graph.nodes:
         _dev().graph_nodes[node.handle] = (node, graph)
+    return graph
+
+
+def captured(handle: int, factories: tuple) -> Graph:
+    """The graph a stream capture made (hipStreamEndCapture), its nodes' handles live."""
+    return _register(Graph.from_capture(handle, factories, node_handle))
 
 
 def _node(obj: Any) -> tuple[GraphNode, Graph]:
