@@ -82,8 +82,8 @@ def hipStreamAddCallback(s: Stream, callback: int, userData: int, flags: int) ->
     _dev().submit(s, lambda: Op(f"host_fn(0x{callback:x})", lambda: fn(stream or None, 0, userData or None), 1.0))
 
 
-_WAIT64 = {0: lambda w, v: w >= v, 1: lambda w, v: w == v, 2: lambda w, v: (w & v) != 0,
-           3: lambda w, v: (~(w | v) & 0xFFFF_FFFF_FFFF_FFFF) != 0}
+_WAIT64 = {0: lambda w, v, m: w >= v, 1: lambda w, v, m: w == v, 2: lambda w, v, m: (w & v) != 0,
+           3: lambda w, v, m: (~(w | v) & m) != 0}   # as hipStreamWaitValue32's, on 64 bits
 _U64 = 0xFFFF_FFFF_FFFF_FFFF
 
 
@@ -104,7 +104,7 @@ def hipStreamWaitValue64(s: Stream, ptr: int, value: int, flags: int, mask: int)
     def make() -> Op:
         def run() -> bool:
             word = int(memory.resolve_for_kernel(addr, 8).view("<u8")[0]) & m
-            return bool(cond(word, v))
+            return bool(cond(word, v, m))
         return Op(f"hipStreamWaitValue64(0x{addr:x}, {v}, flags={int(flags)})", run, 0.5)
     _dev().submit(s, make)
 

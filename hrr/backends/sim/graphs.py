@@ -3,9 +3,10 @@
 While a stream captures, the ops enqueued on it are not run: each is kept as a *node*,
 a factory that makes a fresh ``Op``. Kernel arguments are bound by value when the node
 is made (at enqueue), while the memory a node reads is read when the op runs, i.e. at
-each graph launch. A graph is the captured node sequence (linear: the order of the
-capturing stream); launching an executable graph enqueues a fresh op per node on the
-launch stream, so it can be launched any number of times.
+each graph launch. A captured graph is a chain of ``GraphNode``s (the order of the
+capturing stream); graphs built node by node (``graph_calls``) are any DAG of the same
+nodes. Launching an executable graph enqueues a fresh op per node on the launch stream,
+in an order that respects every dependency, so it can be launched any number of times.
 
 Capture modes decide which *unsafe* calls (ones that would synchronise with or allocate
 behind the capture's back) are refused with 900 and invalidate the capture:
