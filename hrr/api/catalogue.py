@@ -24,6 +24,7 @@ Parameter roles (``Param.role``):
              launch's are (kernarg bytes and pointer words, in the event's ``extra.launch``)
   memset_node  a hipMemsetParams: a 2D memset whose ``dst`` is translated and bounds-checked
   host_node  a hipHostNodeParams: application host code (never replayable, like host_fn)
+  instantiate_params  a hipGraphInstantiateParams: its flags and upload stream
 Output roles (``Out.role``): ``alloc`` (a new allocation; ``kind`` device/pinned, its size
 from the ``size`` parameter), ``alias`` (a device address for a host allocation),
 ``handle`` (``kind``), ``handles`` (a list of handles of ``kind``, each bound at replay),
@@ -283,6 +284,8 @@ _ROWS: tuple[Api, ...] = (
         (O("pDependentNodes", "handles", "graph_node"), O("pNumDependentNodes"))),
     Api("hipGraphKernelNodeGetParams", "graph", (H("node", "graph_node"),), (O("pNodeParams"),), pure=True),
     Api("hipGraphKernelNodeSetParams", "graph", (H("node", "graph_node"), P("pNodeParams", "kernel_node"))),
+    Api("hipGraphInstantiateWithParams", "graph", (H("graph", "graph"), P("instantiateParams", "instantiate_params")),
+        (O("pGraphExec", "handle", "graph_exec"),)),
     Api("hipGraphExecKernelNodeSetParams", "graph", (H("hGraphExec", "graph_exec"), H("node", "graph_node"),
                                                      P("pNodeParams", "kernel_node"))),
     Api("hipGraphDestroyNode", "graph", (H("node", "graph_node"),), destroys="graph_node"),

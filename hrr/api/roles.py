@@ -26,8 +26,8 @@ from typing import Any, Callable, ClassVar, Protocol
 import numpy as np
 
 from hrr.api.catalogue import CATALOGUE, Api, Out
-from hrr.backends.hiptypes import (ENUM_TYPES, HANDLE_TYPES, PointerConversionError, ReplayKernelNodeParams,
-                                   ReplayMemsetParams, address_or_zero,
+from hrr.backends.hiptypes import (ENUM_TYPES, HANDLE_TYPES, PointerConversionError, ReplayInstantiateParams,
+                                   ReplayKernelNodeParams, ReplayMemsetParams, address_or_zero,
                                    handle_or_zero)
 from hrr.backends.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
 from hrr.events.model import Event
@@ -990,6 +990,42 @@ class HostNode(Role):
         return lambda call: None
 
 
+class InstantiateParams(Role):
+    """A hipGraphInstantiateParams: ``[flags, uploadStream]`` (the ``*_out`` fields are the
+    call's answers); replay hands the backend its own stream."""
+
+    name = "instantiate_params"
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        return lambda a: None if a[i] is None else [int(scalar(getattr(a[i], "flags", 0)) or 0),
+                                                    handle_or_zero(getattr(a[i], "uploadStream", None))]
+
+    def check(self, row: Api, i: int) -> Check:
+        what = row.params[i].name
+
+        def check(v: Any) -> Any:
+            if v is None:
+                return None
+            if not (isinstance(v, (list, tuple)) and len(v) == 2):
+                raise bad(f"{what}: an instantiate-parameters record is malformed")
+            return [check_size(v[0], f"{what} flags"), check_address(v[1], f"{what} uploadStream")]
+        return check
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        what = row.params[i].name
+
+        def act(call: Call) -> Any:
+            v = call.raw[i]
+            if v is None:
+                return None
+            try:
+                stream = rep.lookup_handle("stream", v[1])
+            except KeyError:
+                raise EventRefused(f"{what}: unknown stream handle 0x{v[1]:x}", category="untranslated") from None
+            return ReplayInstantiateParams(flags=v[0], uploadStream=stream)
+        return act
+
+
 # ------------------------------------------------------------------ output roles
 OutBinder = Callable[[Call, Any, Any, int], int]   # (call, capture value, replay value, charged) -> charge left
 
@@ -1291,7 +1327,8 @@ def _placer(target: Api, rep: ReplayServices) -> Callable[..., list]:
 # ------------------------------------------------------------------ the tables
 PARAM_ROLES: dict[str, Role] = {r.name: r for r in (
     Value(), Enum(), Ptr(), Handle(), CopySrc(), CopyDst(), HostRange(), Code(), Name(), Dim3(),
-    HostFn(), UserData(), Launch(), Ignored(), Handles(), KernelNode(), MemsetNode(), HostNode())}
+    HostFn(), UserData(), Launch(), Ignored(), Handles(), KernelNode(), MemsetNode(), HostNode(),
+    InstantiateParams())}
 OUT_ROLES: dict[str, OutRole] = {r.name: r for r in (ValueOut(), AllocOut(), AliasOut(), HandleOut(),
                                                      HandlesOut())}
 LAUNCH = LaunchCodec()

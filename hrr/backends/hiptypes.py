@@ -480,18 +480,29 @@ class _hipHostNodeParams(_NodeParams):
     FIELDS = ("fn", "userData")
 
 
+class _hipGraphInstantiateParams(_NodeParams):
+    FIELDS = ("errNode_out", "flags", "result_out", "uploadStream")
+
+    def _default(self, name: str) -> Any:
+        return 0 if name in ("flags", "result_out") else None
+
+
 for _cls, _name in ((_hipKernelNodeParams, "hipKernelNodeParams"), (_hipMemsetParams, "hipMemsetParams"),
-                    (_hipHostNodeParams, "hipHostNodeParams")):
+                    (_hipHostNodeParams, "hipHostNodeParams"),
+                    (_hipGraphInstantiateParams, "hipGraphInstantiateParams")):
     _cls.__name__ = _cls.__qualname__ = _name
 # hip-python's own structs when installed (they need no HIP runtime and take hrr's handles).
 hipKernelNodeParams: Any = _real[0].hipKernelNodeParams if _real is not None else _hipKernelNodeParams
 hipMemsetParams: Any = _real[0].hipMemsetParams if _real is not None else _hipMemsetParams
 hipHostNodeParams: Any = _real[0].hipHostNodeParams if _real is not None else _hipHostNodeParams
+hipGraphInstantiateParams: Any = (_real[0].hipGraphInstantiateParams if _real is not None
+                                  else _hipGraphInstantiateParams)
+ReplayInstantiateParams = _hipGraphInstantiateParams
 # What replay hands a backend for a kernel node: always the look-alike (its fields take
 # Python objects: a kernarg ``extra`` array, a replay function handle).
 ReplayKernelNodeParams = _hipKernelNodeParams
 ReplayMemsetParams = _hipMemsetParams
-GRAPH_STRUCTS = (hipKernelNodeParams, hipMemsetParams, hipHostNodeParams)
+GRAPH_STRUCTS = (hipKernelNodeParams, hipMemsetParams, hipHostNodeParams, hipGraphInstantiateParams)
 _ENUMS["hipGraphNodeType"] = {f"hipGraphNodeType{k}": v for v, k in enumerate((
     "Kernel", "Memcpy", "Memset", "Host", "Graph", "Empty", "WaitEvent", "EventRecord", "ExtSemaphoreSignal",
     "ExtSemaphoreWait", "MemAlloc", "MemFree", "MemcpyFromSymbol", "MemcpyToSymbol", "BatchMemOp", "Count"))}
@@ -546,6 +557,8 @@ def _release7_fewer_params(mod: types.ModuleType, done: dict[str, Any]) -> dict[
         forms["hipGraphKernelNodeGetParams"] = hipGraphKernelNodeGetParams
     return forms
 TYPE_ALIASES["hipGraphNode_t"] = hipGraphNode
+CONSTANTS.update({"hipGraphInstantiateFlagUpload": 2, "hipGraphInstantiateFlagDeviceLaunch": 4,
+                  "hipGraphInstantiateFlagUseNodePriority": 8})
 # ---- end of streams, events and graphs (issue 10) ----------------------------------------
 
 

@@ -10,7 +10,7 @@ from hrr.backends.hiptypes import ENUM_TYPES
 
 ROLES = {"value", "enum", "ptr", "handle", "copy_dst", "copy_src", "host_range", "code", "name",
          "dim3", "host_fn", "user_data", "launch", "ignored",
-         "handles", "kernel_node", "memset_node", "host_node"}   # graph nodes (issue 10)
+         "handles", "kernel_node", "memset_node", "host_node", "instantiate_params"}   # graphs (issue 10)
 OUT_ROLES = {"alloc", "alias", "handle", "value", "handles"}
 
 

@@ -123,6 +123,11 @@ def exercise_graphs(hip, hiprtc) -> dict:
     clone = ok(hip.hipGraphClone(g))
     exe = ok(hip.hipGraphInstantiateWithFlags(g, 0))
     assert ok(hip.hipGraphExecGetFlags(exe)) == 0
+    ip = hip.hipGraphInstantiateParams()
+    ip.flags, ip.uploadStream = hip.hipGraphInstantiateFlagUpload, s
+    exe2 = ok(hip.hipGraphInstantiateWithParams(clone, ip))
+    assert ok(hip.hipGraphExecGetFlags(exe2)) == int(hip.hipGraphInstantiateFlagUpload)
+    ok(hip.hipGraphExecDestroy(exe2) + (None,))
     ok(hip.hipGraphUpload(exe, s) + (None,))
     ok(hip.hipGraphLaunch(exe, s) + (None,))
     ok(hip.hipStreamSynchronize(s) + (None,))

@@ -303,6 +303,16 @@ def hipGraphExecUpdate(hGraphExec: int, hGraph: int, hErrorNode_out: Any) -> tup
     return (_err(res[0]), None if result is None else ht.hipGraphExecUpdateResult(int(result)))
 
 
+def hipGraphInstantiateWithParams(graph: int, instantiateParams: Any) -> tuple:
+    p, q = instantiateParams, S.rt.cudaGraphInstantiateParams()
+    if p is None:
+        return (E.hipErrorInvalidValue, None)
+    q.flags = int(getattr(p, "flags", 0) or 0)
+    q.uploadStream = ht.as_handle_value(getattr(p, "uploadStream", None))
+    res = S.rt.cudaGraphInstantiateWithParams(graph, q)
+    return (_err(res[0]), ht.hipGraphExec(int(res[1])) if int(res[0]) == 0 and res[1] is not None else None)
+
+
 def hipGraphDebugDotPrint(graph: int, path: Any, flags: Any) -> tuple:
     name = path if isinstance(path, (bytes, bytearray)) else str(path).encode()
     return (_err(S.rt.cudaGraphDebugDotPrint(graph, bytes(name), int(flags))[0]),)

@@ -448,6 +448,30 @@ def hipGraphExecUpdate(hGraphExec: GraphExec, hGraph: Graph, hErrorNode_out: Any
     return (SUCCESS, R.hipGraphExecUpdateSuccess)
 
 
+_INSTANTIATE_FLAGS = 0xF   # AutoFreeOnLaunch, Upload, DeviceLaunch, UseNodePriority
+
+
+def hipGraphInstantiateWithParams(graph: Graph, instantiateParams: Any) -> tuple:
+    """hipGraphInstantiateWithFlags with its flags and upload stream from the struct, whose
+    ``result_out`` is set to the instantiation's result."""
+    p = instantiateParams
+    if p is None:
+        raise HipError("hipErrorInvalidValue", "instantiateParams is NULL")
+    flags = int(getattr(p, "flags", 0) or 0)
+    if flags & ~_INSTANTIATE_FLAGS:
+        raise HipError("hipErrorInvalidValue", f"unknown instantiate flags 0x{flags:x}")
+    upload = getattr(p, "uploadStream", None)
+    if upload is not None and not isinstance(upload, Stream):
+        dev = _dev()
+        dev.lookup(dev.streams, upload, "stream")   # an unknown stream fails the call
+    exe = _dev().keep("graph_exec", lambda h: graph.instantiate(h, flags))
+    try:   # hipGraphInstantiateSuccess, as the field's own type (hip-python's enum, or an int)
+        p.result_out = type(p.result_out)(0)
+    except (AttributeError, TypeError, ValueError):
+        pass
+    return (SUCCESS, exe)
+
+
 def hipGraphUpload(graphExec: GraphExec, stream: Stream) -> None:
     """Nothing to upload on the sim: a launch reads the nodes as they are."""
 

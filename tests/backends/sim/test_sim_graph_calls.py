@@ -234,3 +234,17 @@ def test_event_nodes_and_child_graphs(tmp_path):
     ok(hip.hipGraphDebugDotPrint(g, str(path).encode(), 0) + (None,))
     assert path.read_text().startswith("digraph") and "-> " in path.read_text()
     assert hip.hipGraphDebugDotPrint(g, str(tmp_path / "no" / "g.dot"), 0) == (E.hipErrorOperatingSystem,)
+
+
+def test_instantiate_with_params_takes_flags_and_an_upload_stream():
+    g = ok(hip.hipGraphCreate(0))
+    ok(hip.hipGraphAddEmptyNode(g, None, 0))
+    p = hip.hipGraphInstantiateParams()
+    p.flags, p.uploadStream = hip.hipGraphInstantiateFlagUpload, ok(hip.hipStreamCreate())
+    p.result_out = type(p.result_out)(1)   # hipGraphInstantiateError, to be overwritten
+    exe = ok(hip.hipGraphInstantiateWithParams(g, p))
+    assert ok(hip.hipGraphExecGetFlags(exe)) == 2 and int(p.result_out) == 0
+    p.flags = 0x100
+    assert hip.hipGraphInstantiateWithParams(g, p) == (E.hipErrorInvalidValue, None)
+    p.flags, p.uploadStream = 0, hip.ihipStream_t(0x1234)
+    assert hip.hipGraphInstantiateWithParams(g, p) == (E.hipErrorInvalidHandle, None)
