@@ -255,6 +255,11 @@ _ROWS: tuple[Api, ...] = (
     Api("hipGraphExecDestroy", "graph", (H("graphExec", "graph_exec"),), destroys="graph_exec"),
     Api("hipGraphDestroy", "graph", (H("graph", "graph"),), destroys="graph"),
     # graphs: explicit construction, nodes, updates (issue 10)
+    Api("hipStreamBeginCaptureToGraph", "graph", (STREAM, H("graph", "graph"),
+                                                  P("dependencies", "handles", "graph_node"),
+                                                  P("dependencyData", "ignored"), P("numDependencies"),
+                                                  P("mode", "enum", "hipStreamCaptureMode")),
+        stream="stream", effect="begin_capture"),
     Api("hipGraphCreate", "graph", (P("flags"),), (O("pGraph", "handle", "graph"),)),
     Api("hipGraphAddKernelNode", "graph", (*_GRAPH_DEPS, P("pNodeParams", "kernel_node")), _NODE_OUT),
     Api("hipGraphAddMemcpyNode1D", "graph", (*_GRAPH_DEPS, P("dst", "copy_dst", size="count"),

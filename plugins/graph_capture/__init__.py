@@ -114,8 +114,8 @@ class CaptureState:
                 del self.streams[s]
             for e in [e for e, c in self.events.items() if c is cap]:
                 del self.events[e]
-            if graph:
-                self.graphs[graph] = frozenset(cap.pinned_addrs)
+            if graph:   # a capture into an existing graph adds to what it had
+                self.graphs[graph] = self.graphs.get(graph, frozenset()) | frozenset(cap.pinned_addrs)
 
     def event_recorded(self, event: int, stream: int) -> None:
         with self.lock:

@@ -63,6 +63,16 @@ def exercise_streams(hip) -> dict:
     status = hip.hipStreamGetCaptureInfo_v2(s, None)
     assert int(status[0]) == 0 and int(status[1]) == 1, status
     graph = ok(hip.hipStreamEndCapture(s))
+    # more work captured into that graph, after its (empty) capture: a second capture, its nodes
+    root = ok(hip.hipGraphAddEmptyNode(graph, None, 0))
+    ok(hip.hipStreamBeginCaptureToGraph(s, graph, [root], None, 1,
+                                        hip.hipStreamCaptureMode.hipStreamCaptureModeGlobal) + (None,))
+    assert hip.hipStreamWriteValue64(s, int(d) + 8, 11, 0)[0] == 0
+    assert ok(hip.hipStreamEndCapture(s)) == graph
+    exe = ok(hip.hipGraphInstantiateWithFlags(graph, 0))
+    ok(hip.hipGraphLaunch(exe, s) + (None,))
+    ok(hip.hipStreamSynchronize(s) + (None,))
+    ok(hip.hipGraphExecDestroy(exe) + (None,))
     word = np.zeros(2, np.uint64)
     ok(hip.hipMemcpy(word, d, 16, D2H) + (None,))
     out["value64"] = word.copy()

@@ -86,6 +86,14 @@ def hipStreamGetCaptureInfo_v2(stream: int, dependencies_out: Any) -> tuple:
 
 
 # ------------------------------------------------------------------ graph construction
+def hipStreamBeginCaptureToGraph(stream: int, graph: int, dependencies: Any, dependencyData: Any,
+                                 numDependencies: Any, mode: Any) -> tuple:
+    deps = _nodes(dependencies, numDependencies)
+    if dependencyData is not None and ht.as_address(dependencyData):
+        return (E.hipErrorNotSupported,)
+    return (_err(S.rt.cudaStreamBeginCaptureToGraph(stream, graph, deps, None, len(deps), int(mode))[0]),)
+
+
 def _nodes(deps: Any, n: Any) -> list:
     """The first ``n`` dependency handles as cuda-bindings' node objects."""
     items = list(deps) if isinstance(deps, (list, tuple)) else [] if deps is None else [deps]

@@ -320,7 +320,10 @@ def hipStreamBeginCapture(s: Stream, mode: hipStreamCaptureMode) -> None:
 
 def hipStreamEndCapture(s: Stream) -> tuple:
     dev = _dev()
+    session = s.capture
     nodes = dev.end_capture(s)
+    if session.into is not None:   # hipStreamBeginCaptureToGraph: the nodes joined that graph
+        return (SUCCESS, graph_calls.captured_into(session.into, nodes, session.after))
     return (SUCCESS, _keep("graph", lambda h: graph_calls.captured(h, nodes)))
 
 

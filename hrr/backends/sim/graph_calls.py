@@ -45,6 +45,29 @@ def captured(handle: int, factories: tuple) -> Graph:
     return _register(Graph.from_capture(handle, factories, node_handle))
 
 
+def captured_into(graph: Graph, factories: tuple, after: list) -> ht.ihipGraph:
+    """hipStreamEndCapture of a capture begun with hipStreamBeginCaptureToGraph: the work
+    joins ``graph`` after the nodes ``after`` (those still in it); its handle."""
+    dev = _dev()
+    if dev.graphs.get(graph.handle) is not graph:
+        raise HipError("hipErrorInvalidValue", "the graph captured into was destroyed")
+    for node in graph.add_chain(factories, [n for n in after if n in graph.nodes], node_handle):
+        dev.graph_nodes[node.handle] = (node, graph)
+    return ht.ihipGraph(graph.handle)
+
+
+def hipStreamBeginCaptureToGraph(stream: Stream, graph: Graph, dependencies: Any, dependencyData: Any,
+                                 numDependencies: int, mode: Any) -> None:
+    """hipStreamBeginCapture whose nodes join ``graph`` after ``dependencies`` (edge data,
+    which only CUDA's programmatic dependencies use, must be absent)."""
+    if dependencyData is not None and as_address(dependencyData):
+        raise HipError("hipErrorNotSupported", "hipStreamBeginCaptureToGraph: edge data is not supported")
+    after = _deps(graph, dependencies, numDependencies)
+    dev = _dev()
+    dev.begin_capture(stream, int(mode))
+    stream.capture.into, stream.capture.after = graph, after
+
+
 def _node(obj: Any) -> tuple[GraphNode, Graph]:
     """A node and its graph, from a node handle (or a handle parameter already looked up)."""
     if isinstance(obj, tuple):

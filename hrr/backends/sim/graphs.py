@@ -37,6 +37,8 @@ class CaptureSession:
     thread: int = attrs.Factory(threading.get_ident)
     nodes: list = attrs.Factory(list)
     invalidated_by: str | None = None
+    into: "Graph | None" = None   # hipStreamBeginCaptureToGraph: the graph the nodes join
+    after: list = attrs.Factory(list)   # ... and the nodes of it the first captured one follows
 
     @property
     def status(self) -> int:
@@ -87,10 +89,17 @@ class Graph:
     def from_capture(cls, handle: int, factories: tuple, node_handle: Callable[[], int]) -> "Graph":
         """The chain of nodes that a stream capture recorded."""
         graph = cls(handle)
-        for make in factories:
-            node = GraphNode(node_handle(), None, make, graph.nodes[-1:])
-            graph.nodes.append(node)
+        graph.add_chain(factories, [], node_handle)
         return graph
+
+    def add_chain(self, factories: tuple, after: list, node_handle: Callable[[], int]) -> list["GraphNode"]:
+        """Captured work as a chain of new nodes, the first after the nodes ``after``."""
+        made: list[GraphNode] = []
+        for make in factories:
+            node = GraphNode(node_handle(), None, make, made[-1:] if made else list(after))
+            made.append(node)
+        self.nodes += made
+        return made
 
     def dependents(self, node: GraphNode) -> list[GraphNode]:
         return [n for n in self.nodes if any(d is node for d in n.deps)]

@@ -248,3 +248,24 @@ def test_instantiate_with_params_takes_flags_and_an_upload_stream():
     assert hip.hipGraphInstantiateWithParams(g, p) == (E.hipErrorInvalidValue, None)
     p.flags, p.uploadStream = 0, hip.ihipStream_t(0x1234)
     assert hip.hipGraphInstantiateWithParams(g, p) == (E.hipErrorInvalidHandle, None)
+
+
+def test_capture_into_an_existing_graph_after_its_nodes(kernels):
+    d = ok(hip.hipMalloc(16))
+    g = ok(hip.hipGraphCreate(0))
+    first = ok(memset_node(g, None, d, 1))
+    s = ok(hip.hipStreamCreate())
+    mode = hip.hipStreamCaptureMode.hipStreamCaptureModeGlobal
+    ok(hip.hipStreamBeginCaptureToGraph(s, g, [first], None, 1, mode) + (None,))
+    kernels.launch("fill_u32", int(d), ctypes.c_uint32(4), ctypes.c_uint32(4), stream=s)
+    assert ok(hip.hipStreamEndCapture(s)) == g             # the same graph, one node more
+    nodes, n = ok(hip.hipGraphGetNodes(g))
+    assert n == 2 and ok(hip.hipGraphNodeGetDependencies(nodes[1])) == ([first], 1)
+    ok(hip.hipGraphAddDependencies(g, [nodes[1]], [first], 1) + (None,))   # now: fill, then memset
+    ok(hip.hipGraphRemoveDependencies(g, [first], [nodes[1]], 1) + (None,))
+    ok(hip.hipGraphLaunch(ok(hip.hipGraphInstantiateWithFlags(g, 0)), s) + (None,))
+    ok(hip.hipStreamSynchronize(s) + (None,))
+    assert list(read(d, 4)) == [1] * 4                     # the memset ran last
+    other = ok(hip.hipGraphCreate(0))
+    assert hip.hipStreamBeginCaptureToGraph(s, other, [first], None, 1, mode) == (E.hipErrorInvalidValue,)
+    assert hip.hipStreamIsCapturing(s)[1] == hip.hipStreamCaptureStatus(0)
