@@ -32,9 +32,16 @@ Parameter roles (``Param.role``):
              one string, shell-quoted
   rtc_out    a buffer hiprtc fills (code, bitcode, log; ``kind`` "text" for a log): its
              size and digest once the call returned, a log's text only in content mode
+  handles    a list of handles of ``kind`` (a graph node's dependencies), each looked up
+  kernel_node  a hipKernelNodeParams: its kernel, shape and arguments, recorded as a
+             launch's are (kernarg bytes and pointer words, in the event's ``extra.launch``)
+  memset_node  a hipMemsetParams: a 2D memset whose ``dst`` is translated and bounds-checked
+  host_node  a hipHostNodeParams: application host code (never replayable, like host_fn)
+  instantiate_params  a hipGraphInstantiateParams: its flags and upload stream
 Output roles (``Out.role``): ``alloc`` (a new allocation; ``kind`` device/pinned, its size
 from the ``size`` parameter), ``alias`` (a device address for a host allocation),
-``handle`` (``kind``), ``value`` (an informational result, recorded when it is a number),
+``handle`` (``kind``), ``handles`` (a list of handles of ``kind``, each bound at replay),
+``value`` (an informational result, recorded when it is a number),
 ``text`` (a string result, e.g. a lowered name), ``image`` (a linked image: its size and
 digest, the name hipModuleLoadData stores it under).
 
@@ -45,7 +52,8 @@ of this module), never a list of API names elsewhere:
            (the row's stream parameter), ``event`` (its first event parameter) or
            ``null_stream`` (a synchronous call ordered on the legacy null stream)
   effect   one irregular device effect: ``record_event``, ``wait_event``,
-           ``begin_capture``, ``end_capture``, ``launch_graph``
+           ``begin_capture``, ``end_capture``, ``launch_graph``, ``update_exec`` (an
+           executable graph takes a graph's nodes)
   pure     a query with no device effect (``--calls`` set-up may leave it out)
   launch   for a kernel launch, where its shape lives (a ``LaunchShape``)
   replays_as  the catalogued call replay issues instead (one launch entry point)
@@ -68,7 +76,7 @@ import attrs
 
 REAL, NOOP, UNREPLAYABLE = "real", "noop", "unreplayable"
 HANDLE_KINDS = ("stream", "event", "module", "function", "graph", "graph_exec", "context", "program",
-                "link")
+                "link", "graph_node")
 
 
 @attrs.frozen
@@ -168,6 +176,9 @@ _HOSTFN_REASON = ("runs the application's own host code, which an archive never 
 _RTC_REASON = ("compiles or links on the host: the code object it makes is recorded where "
                "hipModuleLoadData loads it, so replay needs no compiler")
 _PROG, _LINK = H("prog", "program"), H("hip_link_state", "link")
+# A graph-node creation's leading parameters and its output (issue 10).
+_GRAPH_DEPS = (H("graph", "graph"), P("pDependencies", "handles", "graph_node"), P("numDependencies"))
+_NODE_OUT = (O("pGraphNode", "handle", "graph_node"),)
 
 _ROWS: tuple[Api, ...] = (
     # device and errors
@@ -356,6 +367,22 @@ _ROWS: tuple[Api, ...] = (
                                            P("mask", optional=True, default=0xFFFFFFFF)), stream="stream"),
     Api("hipStreamWriteValue32", "stream", (STREAM, P("ptr", "ptr", span=4), P("value"), P("flags")),
         stream="stream"),
+    # streams and events: priorities, flags, callbacks (issue 10)
+    Api("hipStreamCreateWithPriority", "stream", (P("flags"), P("priority")), (O("stream", "handle", "stream"),)),
+    Api("hipStreamGetPriority", "stream", (STREAM,), (O("priority"),), pure=True),
+    Api("hipStreamGetFlags", "stream", (STREAM,), (O("flags"),), pure=True),
+    Api("hipStreamGetDevice", "stream", (STREAM,), (O("device"),), pure=True),
+    Api("hipStreamGetId", "stream", (STREAM,), (O("streamId"),), pure=True),
+    Api("hipStreamAddCallback", "stream", (STREAM, P("callback", "host_fn"), P("userData", "user_data"),
+                                           P("flags")), replay=UNREPLAYABLE, reason=_HOSTFN_REASON, stream="stream"),
+    Api("hipStreamWaitValue64", "stream", (STREAM, P("ptr", "ptr", span=8), P("value"), P("flags"), P("mask")),
+        stream="stream"),
+    Api("hipStreamWriteValue64", "stream", (STREAM, P("ptr", "ptr", span=8), P("value"), P("flags")),
+        stream="stream"),
+    Api("hipEventRecordWithFlags", "event", (H("event", "event"), STREAM, P("flags")), stream="stream",
+        effect="record_event"),
+    Api("hipStreamGetCaptureInfo_v2", "graph", (STREAM, P("dependencies_out")),
+        (O("captureStatus_out"), O("id_out"), O("graph_out"), O("numDependencies_out")), pure=True),
     # stream capture and graphs
     Api("hipStreamBeginCapture", "graph", (STREAM, P("mode", "enum", "hipStreamCaptureMode")),
         stream="stream", effect="begin_capture"),
@@ -374,6 +401,54 @@ _ROWS: tuple[Api, ...] = (
         effect="launch_graph"),
     Api("hipGraphExecDestroy", "graph", (H("graphExec", "graph_exec"),), destroys="graph_exec"),
     Api("hipGraphDestroy", "graph", (H("graph", "graph"),), destroys="graph"),
+    # graphs: explicit construction, nodes, updates (issue 10)
+    Api("hipStreamBeginCaptureToGraph", "graph", (STREAM, H("graph", "graph"),
+                                                  P("dependencies", "handles", "graph_node"),
+                                                  P("dependencyData", "ignored"), P("numDependencies"),
+                                                  P("mode", "enum", "hipStreamCaptureMode")),
+        stream="stream", effect="begin_capture"),
+    Api("hipGraphCreate", "graph", (P("flags"),), (O("pGraph", "handle", "graph"),)),
+    Api("hipGraphAddKernelNode", "graph", (*_GRAPH_DEPS, P("pNodeParams", "kernel_node")), _NODE_OUT),
+    Api("hipGraphAddMemcpyNode1D", "graph", (*_GRAPH_DEPS, P("dst", "copy_dst", size="count"),
+                                             P("src", "copy_src", size="count"), P("count"),
+                                             P("kind", "enum", "hipMemcpyKind")), _NODE_OUT),
+    Api("hipGraphAddMemsetNode", "graph", (*_GRAPH_DEPS, P("pMemsetParams", "memset_node")), _NODE_OUT),
+    Api("hipGraphAddEmptyNode", "graph", _GRAPH_DEPS, _NODE_OUT),
+    Api("hipGraphAddEventRecordNode", "graph", (*_GRAPH_DEPS, H("event", "event")), _NODE_OUT),
+    Api("hipGraphAddEventWaitNode", "graph", (*_GRAPH_DEPS, H("event", "event")), _NODE_OUT),
+    Api("hipGraphAddChildGraphNode", "graph", (*_GRAPH_DEPS, H("childGraph", "graph")), _NODE_OUT),
+    Api("hipGraphAddHostNode", "graph", (*_GRAPH_DEPS, P("pNodeParams", "host_node")), _NODE_OUT,
+        replay=UNREPLAYABLE, reason=_HOSTFN_REASON),
+    Api("hipGraphAddDependencies", "graph", (H("graph", "graph"), P("from_", "handles", "graph_node"),
+                                             P("to", "handles", "graph_node"), P("numDependencies"))),
+    Api("hipGraphRemoveDependencies", "graph", (H("graph", "graph"), P("from_", "handles", "graph_node"),
+                                                P("to", "handles", "graph_node"), P("numDependencies"))),
+    # Node lists are not pure: replay binds the handles they return (a --calls set-up needs them).
+    Api("hipGraphGetNodes", "graph", (H("graph", "graph"),), (O("nodes", "handles", "graph_node"), O("numNodes"))),
+    Api("hipGraphGetRootNodes", "graph", (H("graph", "graph"),),
+        (O("pRootNodes", "handles", "graph_node"), O("pNumRootNodes"))),
+    Api("hipGraphGetEdges", "graph", (H("graph", "graph"),),
+        (O("from_", "handles", "graph_node"), O("to", "handles", "graph_node"), O("numEdges"))),
+    Api("hipGraphNodeGetType", "graph", (H("node", "graph_node"),), (O("pType"),), pure=True),
+    Api("hipGraphNodeGetDependencies", "graph", (H("node", "graph_node"),),
+        (O("pDependencies", "handles", "graph_node"), O("pNumDependencies"))),
+    Api("hipGraphNodeGetDependentNodes", "graph", (H("node", "graph_node"),),
+        (O("pDependentNodes", "handles", "graph_node"), O("pNumDependentNodes"))),
+    Api("hipGraphKernelNodeGetParams", "graph", (H("node", "graph_node"),), (O("pNodeParams"),), pure=True),
+    Api("hipGraphKernelNodeSetParams", "graph", (H("node", "graph_node"), P("pNodeParams", "kernel_node"))),
+    Api("hipGraphInstantiateWithParams", "graph", (H("graph", "graph"), P("instantiateParams", "instantiate_params")),
+        (O("pGraphExec", "handle", "graph_exec"),)),
+    Api("hipGraphExecKernelNodeSetParams", "graph", (H("hGraphExec", "graph_exec"), H("node", "graph_node"),
+                                                     P("pNodeParams", "kernel_node"))),
+    Api("hipGraphDestroyNode", "graph", (H("node", "graph_node"),), destroys="graph_node"),
+    Api("hipGraphClone", "graph", (H("originalGraph", "graph"),), (O("pGraphClone", "handle", "graph"),)),
+    Api("hipGraphExecUpdate", "graph", (H("hGraphExec", "graph_exec"), H("hGraph", "graph"),
+                                        P("hErrorNode_out", "ignored")), (O("updateResult_out"),),
+        effect="update_exec"),
+    Api("hipGraphUpload", "graph", (H("graphExec", "graph_exec"), STREAM), stream="stream"),
+    Api("hipGraphExecGetFlags", "graph", (H("graphExec", "graph_exec"),), (O("flags"),), pure=True),
+    Api("hipGraphDebugDotPrint", "graph", (H("graph", "graph"), P("path", "name"), P("flags")), replay=NOOP,
+        reason="writes a description of the graph to a file of the application's; replay writes no file"),
     # modules and launches
     Api("hipModuleLoadData", "module", (P("image", "code"),), (O("module", "handle", "module"),)),
     Api("hipModuleGetFunction", "module", (H("module", "module"), P("kname", "name")),
@@ -535,8 +610,14 @@ def with_effect(effect: str) -> frozenset[str]:
 
 
 def running_host_code() -> frozenset[str]:
-    """Calls that enqueue an application host function (never replayable)."""
-    return names(lambda r: any(p.role == "host_fn" for p in r.params))
+    """Calls that enqueue an application host function, or put one in a graph (never replayable)."""
+    return names(lambda r: any(p.role in ("host_fn", "host_node") for p in r.params))
+
+
+def adding_kernel_nodes() -> frozenset[str]:
+    """Calls that put a kernel and its arguments into a graph or an executable graph
+    (a ``kernel_node`` parameter): their pointers are read at each launch of the graph."""
+    return names(lambda r: any(p.role == "kernel_node" for p in r.params))
 
 
 def async_device_to_host() -> frozenset[str]:

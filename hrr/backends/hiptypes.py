@@ -637,6 +637,129 @@ def device_arch(**flags: int) -> Any:
     return arch
 
 
+# ---- streams, events and graphs (issue 10): graph node structs and enums -------------
+class _NodeParams:
+    """A graph-node parameter struct where hip-python is absent: keyword construction
+    with hip-python's field names, every field readable and writable."""
+
+    FIELDS: tuple[str, ...] = ()
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        for name, value in zip(self.FIELDS, args, strict=False):
+            kwargs.setdefault(name, value)
+        for name in self.FIELDS:
+            setattr(self, name, kwargs.pop(name, self._default(name)))
+        if kwargs:
+            raise TypeError(f"{type(self).__name__} has no field {sorted(kwargs)[0]!r}")
+
+    def _default(self, name: str) -> Any:
+        return None
+
+    @classmethod
+    def PROPERTIES(cls) -> list[str]:  # noqa: N802 - hip-python's name
+        return list(cls.FIELDS)
+
+
+class _hipKernelNodeParams(_NodeParams):
+    FIELDS = ("blockDim", "extra", "func", "gridDim", "kernelParams", "sharedMemBytes")
+
+    def _default(self, name: str) -> Any:
+        return dim3() if name in ("blockDim", "gridDim") else 0 if name == "sharedMemBytes" else None
+
+
+class _hipMemsetParams(_NodeParams):
+    FIELDS = ("dst", "elementSize", "height", "pitch", "value", "width")
+
+    def _default(self, name: str) -> Any:
+        return None if name == "dst" else 0
+
+
+class _hipHostNodeParams(_NodeParams):
+    FIELDS = ("fn", "userData")
+
+
+class _hipGraphInstantiateParams(_NodeParams):
+    FIELDS = ("errNode_out", "flags", "result_out", "uploadStream")
+
+    def _default(self, name: str) -> Any:
+        return 0 if name in ("flags", "result_out") else None
+
+
+for _cls, _name in ((_hipKernelNodeParams, "hipKernelNodeParams"), (_hipMemsetParams, "hipMemsetParams"),
+                    (_hipHostNodeParams, "hipHostNodeParams"),
+                    (_hipGraphInstantiateParams, "hipGraphInstantiateParams")):
+    _cls.__name__ = _cls.__qualname__ = _name
+# hip-python's own structs when installed (they need no HIP runtime and take hrr's handles).
+hipKernelNodeParams: Any = _real[0].hipKernelNodeParams if _real is not None else _hipKernelNodeParams
+hipMemsetParams: Any = _real[0].hipMemsetParams if _real is not None else _hipMemsetParams
+hipHostNodeParams: Any = _real[0].hipHostNodeParams if _real is not None else _hipHostNodeParams
+hipGraphInstantiateParams: Any = (_real[0].hipGraphInstantiateParams if _real is not None
+                                  else _hipGraphInstantiateParams)
+ReplayInstantiateParams = _hipGraphInstantiateParams
+# What replay hands a backend for a kernel node: always the look-alike (its fields take
+# Python objects: a kernarg ``extra`` array, a replay function handle).
+ReplayKernelNodeParams = _hipKernelNodeParams
+ReplayMemsetParams = _hipMemsetParams
+GRAPH_STRUCTS = (hipKernelNodeParams, hipMemsetParams, hipHostNodeParams, hipGraphInstantiateParams)
+_ENUMS["hipGraphNodeType"] = {f"hipGraphNodeType{k}": v for v, k in enumerate((
+    "Kernel", "Memcpy", "Memset", "Host", "Graph", "Empty", "WaitEvent", "EventRecord", "ExtSemaphoreSignal",
+    "ExtSemaphoreWait", "MemAlloc", "MemFree", "MemcpyFromSymbol", "MemcpyToSymbol", "BatchMemOp", "Count"))}
+_ENUMS["hipGraphExecUpdateResult"] = {f"hipGraphExecUpdate{k}": v for v, k in enumerate((
+    "Success", "Error", "ErrorTopologyChanged", "ErrorNodeTypeChanged", "ErrorFunctionChanged",
+    "ErrorParametersChanged", "ErrorNotSupported", "ErrorUnsupportedFunctionChange"))}
+if _real is not None:
+    hipGraphNodeType = _real[0].hipGraphNodeType
+    hipGraphExecUpdateResult = _real[0].hipGraphExecUpdateResult
+else:
+    hipGraphNodeType = _int_enum("hipGraphNodeType", _ENUMS["hipGraphNodeType"])
+    hipGraphExecUpdateResult = _int_enum("hipGraphExecUpdateResult", _ENUMS["hipGraphExecUpdateResult"])
+ENUM_TYPES.update({e.__name__: e for e in (hipGraphNodeType, hipGraphExecUpdateResult)})
+
+
+def _release7_fewer_params(mod: types.ModuleType, done: dict[str, Any]) -> dict[str, Any]:
+    """hip-python 7.x's forms of calls whose 7.x binding lacks some of 10.x's parameters
+    (e.g. ``hipGraphAddEmptyNode(graph, numDependencies)``: no dependency array): 7.x's
+    parameters, the missing ones passed as None."""
+    import inspect
+    forms: dict[str, Any] = {}
+    real = _real[0] if _real is not None else None
+    for name, fn in vars(mod).items():
+        real_fn = getattr(real, name, None)
+        if name in done or not name.startswith("hip") or not callable(fn) or real_fn is None:
+            continue
+        try:
+            ours, theirs = list(inspect.signature(fn).parameters), inspect.signature(real_fn)
+        except (TypeError, ValueError):
+            continue
+        kept = list(theirs.parameters)
+        if kept == ours or not set(kept) < set(ours) or [p for p in ours if p in kept] != kept:
+            continue
+
+        def form(*args: Any, _fn: Any = fn, _kept: list = kept, **kwargs: Any) -> Any:
+            kwargs.update(zip(_kept, args, strict=False))
+            return _fn(**kwargs)
+        form.__name__ = form.__qualname__ = name
+        form.__signature__ = theirs  # type: ignore[attr-defined]
+        forms[name] = form
+    get_params = getattr(mod, "hipGraphKernelNodeGetParams", None)
+    if get_params is not None and "hipGraphKernelNodeGetParams" not in done:
+        def hipGraphKernelNodeGetParams(node: Any, pNodeParams: Any) -> tuple:  # noqa: N802,N803
+            err, params = get_params(node)
+            if params is not None and pNodeParams is not None:
+                for field in ("gridDim", "blockDim"):
+                    dst, src = getattr(pNodeParams, field), getattr(params, field)
+                    dst.x, dst.y, dst.z = src.x, src.y, src.z
+                for field in ("func", "sharedMemBytes", "kernelParams", "extra"):
+                    setattr(pNodeParams, field, getattr(params, field))
+            return (err,)
+        forms["hipGraphKernelNodeGetParams"] = hipGraphKernelNodeGetParams
+    return forms
+TYPE_ALIASES["hipGraphNode_t"] = hipGraphNode
+CONSTANTS.update({"hipGraphInstantiateFlagUpload": 2, "hipGraphInstantiateFlagDeviceLaunch": 4,
+                  "hipGraphInstantiateFlagUseNodePriority": 8})
+# ---- end of streams, events and graphs (issue 10) ----------------------------------------
+
+
 def _fill(dst: Any, src: Any, fields: Any) -> None:
     """Copy ``fields`` of ``src`` into the struct ``dst`` a 7.x program passed in; a field
     hip-python keeps read-only goes into the instance (hrr's subclass reads it from there)."""
@@ -690,6 +813,7 @@ def _release7_forms(mod: types.ModuleType) -> dict[str, Any]:
                                     "preferredShmemCarveout", "ptxVersion", "sharedSizeBytes"))
             return (err,)
         forms["hipFuncGetAttributes"] = hipFuncGetAttributes
+    forms.update(_release7_fewer_params(mod, forms))
     for fn in forms.values():
         fn.__doc__ = f"hip-python 7.x's {fn.__name__}, over hrr's 10.x call."
     return forms
@@ -753,7 +877,7 @@ def surface_module(name: str, doc: str, functions: dict[str, Any], backend: str 
         for member in enum_type:
             setattr(mod, member.name, member)
     mod.__dict__.update(CONSTANTS)
-    for cls in (*VALUE_TYPES, *HANDLE_TYPES.values()):
+    for cls in (*VALUE_TYPES, *GRAPH_STRUCTS, *HANDLE_TYPES.values()):
         setattr(mod, cls.__name__, cls)
     mod.__dict__.update(TYPE_ALIASES)
     mod.__dict__.update(functions)

@@ -26,6 +26,7 @@ from hrr.api.catalogue import (
     Api,
     Out,
     Param,
+    adding_kernel_nodes,
     aliasing,
     allocating,
     creating,
@@ -70,6 +71,7 @@ __all__ = [
     # the catalogue, asked by meaning
     "Api", "Param", "Out", "api_row", "allocating", "releasing", "registering", "aliasing",
     "launching", "creating", "destroying", "waiting", "with_effect", "param_at", "result_at",
+    "adding_kernel_nodes",
     # allocations: kinds and a range table
     "DEVICE", "PINNED", "REGISTERED", "Allocation", "AllocationTable",
     # argument values, as the application passed them, to ints

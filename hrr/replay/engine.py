@@ -81,6 +81,7 @@ class ProcessReplayer:
         self._queued_bytes = 0         # blobs that host functions hold until a device sync
         self._keepalive: list[Any] = []   # host buffers queued work may still use
         self._call_buffers: list[Any] = []  # host buffers handed to the current call
+        self._node_buffers: list[Any] = []  # graph nodes' host buffers: used at every graph launch
         self._plans: dict[str, _Plan] = {}   # per row, built at its first record
         self._poison = np.zeros(64, dtype=np.uint8)
         self.threads = ThreadRouter(limits.max_threads)
@@ -420,6 +421,9 @@ class ProcessReplayer:
     def hold(self, buf: Any) -> None:
         self._call_buffers.append(buf)
 
+    def keep(self, buf: Any) -> None:
+        self._node_buffers.append(buf)
+
     def read_blob(self, name: str) -> bytes:
         return self.process.read_blob(name)
 
@@ -458,7 +462,7 @@ class ProcessReplayer:
     def _bind_outputs(self, plan: "_Plan", call: Call, result: tuple, charged: int = 0) -> None:
         row = call.row
         for bind, cap, rep in zip(plan.binders, call.wire[5], result[1:], strict=False):
-            if bind is None or cap is None or rep is None or not isinstance(cap, int):
+            if bind is None or cap is None or rep is None or not isinstance(cap, (int, bytes)):
                 continue
             charged = bind(call, cap, rep, charged)
         if charged:  # the call gave nothing replay keeps (e.g. a NULL result)

@@ -23,6 +23,7 @@ from typing import Any
 
 from hrr.pipeline import (
     DEVICE,
+    adding_kernel_nodes,
     AfterWatcher,
     Api,
     CallInfo,
@@ -69,6 +70,7 @@ class CaptureState:
         self.events: dict[int, _Capture] = {}
         self.graphs: dict[int, frozenset[int]] = {}
         self.execs: dict[int, frozenset[int]] = {}
+        self.nodes: dict[int, int] = {}   # graph node → its graph (nodes made node by node)
 
     # -- queries --------------------------------------------------------------------------
     def capture_of(self, stream_value: int) -> _Capture | None:
@@ -82,6 +84,7 @@ class CaptureState:
             self.events.clear()
             self.graphs.clear()
             self.execs.clear()
+            self.nodes.clear()
 
     def any_open(self) -> bool:
         with self.lock:
@@ -111,8 +114,8 @@ class CaptureState:
                 del self.streams[s]
             for e in [e for e, c in self.events.items() if c is cap]:
                 del self.events[e]
-            if graph:
-                self.graphs[graph] = frozenset(cap.pinned_addrs)
+            if graph:   # a capture into an existing graph adds to what it had
+                self.graphs[graph] = self.graphs.get(graph, frozenset()) | frozenset(cap.pinned_addrs)
 
     def event_recorded(self, event: int, stream: int) -> None:
         with self.lock:
@@ -144,6 +147,33 @@ class CaptureState:
     def instantiated(self, graph: int, exec_: int) -> None:
         with self.lock:
             self.execs[exec_] = self.graphs.get(graph, frozenset())
+
+    # -- graphs built node by node (issue 10) -------------------------------------------
+    def node_added(self, node: int, graph: int) -> None:
+        with self.lock:
+            self.nodes[node] = graph
+
+    def add_pinned(self, kind: str, handle: int, addrs: list[int]) -> None:
+        """A kernel node of the graph (or node's graph, or executable graph) ``handle``
+        points into pinned ``addrs``: every launch of it snapshots them."""
+        if not addrs:
+            return
+        with self.lock:
+            if kind == "graph_node":
+                kind, handle = "graph", self.nodes.get(handle, 0)
+            table = self.execs if kind == "graph_exec" else self.graphs
+            if handle:
+                table[handle] = table.get(handle, frozenset()) | frozenset(addrs)
+
+    def graph_copied(self, src: int, dst: int, into_exec: bool = False) -> None:
+        """``dst`` (a graph, or an executable graph when ``into_exec``) now holds ``src``'s
+        kernels too: a clone, a child-graph node, an executable-graph update."""
+        with self.lock:
+            addrs = self.graphs.get(src, frozenset())
+            if into_exec:
+                self.execs[dst] = addrs
+            elif addrs:
+                self.graphs[dst] = self.graphs.get(dst, frozenset()) | addrs
 
     def exec_addrs(self, exec_: int) -> frozenset[int]:
         with self.lock:
@@ -177,6 +207,8 @@ class GraphCapturePlugin:
         # replay: call name → what its event does to the capture state (built at start)
         self._replay_after: dict[str, Transition] = {}
         self._graph_launch_stream: dict[str, Callable[[Event], int]] = {}
+        self._node_rows: frozenset[str] = frozenset()  # calls that put a kernel into a graph
+        self._tls = threading.local()
 
     # ------------------------------------------------------------------ capture
     @hookimpl
@@ -192,6 +224,9 @@ class GraphCapturePlugin:
                 ctx.watch(NAME, (name,), after=make(state, api_row(name)))
         for name in sorted(with_effect("launch_graph")):
             self._watch_graph_launch(ctx, api_row(name))
+        self._node_rows = adding_kernel_nodes()
+        for name in sorted(self._node_rows):
+            self._watch_kernel_node(ctx, api_row(name))
 
     def is_capturing(self, stream_value: int, stream_handle: Any = None) -> bool:
         """Whether the stream is capturing a graph (see CaptureState.is_capturing)."""
@@ -200,6 +235,8 @@ class GraphCapturePlugin:
     @hookimpl
     def hrr_capture_launch(self, ctx: CaptureContext, launch: LaunchInfo) -> None:
         if self.state is None or not launch.stream:
+            if self.state is not None and launch.api in self._node_rows:   # a kernel node (no stream)
+                self._tls.pinned = [p.base + p.delta for p in launch.pointers if p.kind != DEVICE]
             return
         if self.state.capture_of(launch.stream) is not None:
             self.state.note_pinned(launch.stream, [p.base + p.delta for p in launch.pointers
@@ -230,6 +267,23 @@ class GraphCapturePlugin:
             pinned = ctx.shared.get("pinned_snapshot")
             if pinned is not None:
                 pinned.end_call(int(result[0]) == 0)
+
+        ctx.watch(NAME, (row.name,), before=before, after=after)
+
+    def _watch_kernel_node(self, ctx: CaptureContext, row: Api) -> None:
+        """A kernel node's pinned pointers (seen as its LaunchInfo while the call records)
+        join its graph's, or its executable graph's, once the call succeeded."""
+        owner_at = next(i for i, p in enumerate(row.params) if p.role == "handle")
+        kind, state, tls = row.params[owner_at].kind or "", self.state, self._tls
+        assert state is not None
+
+        def before(call: CallInfo) -> None:
+            tls.pinned = []
+
+        def after(call: CallInfo, result: tuple) -> None:
+            pinned, tls.pinned = getattr(tls, "pinned", []), []
+            if int(result[0]) == 0:
+                state.add_pinned(kind, handle_or_zero(call.args[owner_at]), pinned)
 
         ctx.watch(NAME, (row.name,), before=before, after=after)
 
@@ -335,6 +389,45 @@ def _on_destroy(kind: str) -> Callable[[CaptureState, Api], AfterWatcher]:
     return make
 
 
+def _on_node(state: CaptureState, row: Api) -> AfterWatcher:
+    """A node made in a graph; a child-graph node also takes its child's kernels."""
+    graph_at, node_at = param_at(row, "handle", "graph"), result_at(row, "handle", "graph_node")
+    child_at = next((i for i, p in enumerate(row.params) if p.role == "handle" and p.kind == "graph"
+                     and i != graph_at), None)
+
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) == 0 and result[node_at] is not None:
+            graph = handle_or_zero(call.args[graph_at])
+            state.node_added(handle_or_zero(result[node_at]), graph)
+            if child_at is not None:
+                state.graph_copied(handle_or_zero(call.args[child_at]), graph)
+    return after
+
+
+def _on_graph_copy(state: CaptureState, row: Api) -> AfterWatcher:
+    """A graph made from another (a clone), or an executable graph updated from one."""
+    src_at = param_at(row, "handle", "graph")
+    out_at = result_at(row, "handle", "graph") if any(o.kind == "graph" for o in row.outs) else None
+    exec_at = None if out_at is not None else param_at(row, "handle", "graph_exec")
+
+    def after(call: CallInfo, result: tuple) -> None:
+        if int(result[0]) != 0:
+            return
+        if out_at is not None and result[out_at] is not None:
+            state.graph_copied(handle_or_zero(call.args[src_at]), handle_or_zero(result[out_at]))
+        elif exec_at is not None:
+            state.graph_copied(handle_or_zero(call.args[src_at]), handle_or_zero(call.args[exec_at]),
+                               into_exec=True)
+    return after
+
+
+def _graph_copies() -> frozenset[str]:
+    """Calls that make a graph from a graph (a clone), or update an executable graph from one."""
+    made = {name for name in creating("graph")
+            if any(p.role == "handle" and p.kind == "graph" for p in api_row(name).params)}
+    return frozenset(made) | with_effect("update_exec")
+
+
 def _on_launch(state: CaptureState, row: Api) -> AfterWatcher:
     stream_at = _stream_at(row)
 
@@ -358,7 +451,7 @@ def _capture_watchers() -> list[tuple[frozenset[str], Callable[[CaptureState, Ap
             (with_effect("end_capture"), _on_end), (with_effect("record_event"), _on_record),
             (with_effect("wait_event"), _on_wait), (creating("graph_exec"), _on_instantiate),
             (destroying("graph_exec"), _on_destroy("graph_exec")), (destroying("graph"), _on_destroy("graph")),
-            (launching(), _on_launch)]
+            (launching(), _on_launch), (creating("graph_node"), _on_node), (_graph_copies(), _on_graph_copy)]
 
 
 # --------------------------------------------------------------- replay-side transitions

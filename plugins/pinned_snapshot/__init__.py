@@ -23,6 +23,7 @@ from xxhash import xxh3_128_hexdigest
 
 from hrr.pipeline import (
     DEVICE,
+    adding_kernel_nodes,
     PINNED,
     REGISTERED,
     AfterWatcher,
@@ -53,6 +54,8 @@ from hrr_plugins.pinned_snapshot.records import CHUNK_BYTES, MAX_SNAPS_PER_RECOR
 NAME = "pinned_snapshot"
 KIND = "pinned_snapshot"
 UNREPLAYABLE_API = "pinned host snapshot"
+_NODE_REASON = ("a kernel node of a graph reads pinned host memory when the graph is launched; "
+                "without the graph_capture plugin those bytes are not recorded")
 MAX_MB_VAR = "HIP_HRR_HOST_SNAPSHOT_MAX_MB"
 # A changed record lists runs of changed chunks: runs this many unchanged chunks apart are
 # merged (a listed chunk costs less than a snap's header), and past MAX_RUNS runs one snap
@@ -329,6 +332,7 @@ class PinnedSnapshotPlugin:
         self.tracker: Tracker | None = None
         self.enabled = False
         self.launch_streams: dict[str, int] = {}   # replay: launch call → stream position
+        self.node_rows: frozenset[str] = frozenset()  # calls that put a kernel into a graph
 
     # ------------------------------------------------------------------ capture
     @hookimpl
@@ -337,6 +341,7 @@ class PinnedSnapshotPlugin:
         if not self.enabled:
             return
         tracker = self.tracker = Tracker(int(ctx.config.host_snapshot_max_bytes))
+        self.node_rows = adding_kernel_nodes()
         ctx.register_fork_lock(tracker.lock)
         ctx.shared[NAME] = self
         # One watcher per row, its argument positions looked up here, not per call.
@@ -388,6 +393,12 @@ class PinnedSnapshotPlugin:
             return None
         addrs = [p.base + p.delta for p in launch.pointers if p.kind != DEVICE]
         if not addrs:
+            return None
+        if launch.api in self.node_rows:
+            # A kernel put into a graph node reads the memory at each launch of the graph:
+            # graph_capture snapshots it there, nothing is read now.
+            if "graph_capture" not in ctx.shared:
+                ctx.add_unreplayable(UNREPLAYABLE_API, _NODE_REASON)
             return None
         capturing = self.stream_capturing(ctx, launch.stream, launch.stream_handle)
         if capturing and "graph_capture" not in ctx.shared:

@@ -9,8 +9,9 @@ from hrr.api.catalogue import CATALOGUE, HANDLE_KINDS, NOOP, REAL, UNREPLAYABLE,
 from hrr.backends.hiptypes import ENUM_TYPES
 
 ROLES = {"value", "enum", "ptr", "handle", "copy_dst", "copy_src", "strided", "result_buf", "host_range", "code",
-         "name", "dim3", "host_fn", "user_data", "launch", "ignored", "source", "options", "rtc_out"}
-OUT_ROLES = {"alloc", "alias", "handle", "value", "text", "image"}
+         "name", "dim3", "host_fn", "user_data", "launch", "ignored", "source", "options", "rtc_out",
+         "handles", "kernel_node", "memset_node", "host_node", "instantiate_params"}
+OUT_ROLES = {"alloc", "alias", "handle", "value", "text", "image", "handles"}
 
 
 @pytest.mark.parametrize("backend", ["sim", "cuda"])
@@ -35,7 +36,7 @@ def test_rows_are_well_formed():
         names = [p.name for p in row.params]
         for p in row.params:
             assert p.role in ROLES, (row.name, p)
-            if p.role == "handle":
+            if p.role in ("handle", "handles"):
                 assert p.kind in HANDLE_KINDS
             if p.role == "enum":
                 assert p.kind in ENUM_TYPES

@@ -152,6 +152,8 @@ def exercise(hip, hiprtc, backend) -> dict:
     assert (back == src).all()
     ok(hip.hipFree(d3) + (None,))
     out.update(_memory_module_rows(hip, hiprtc, backend))
+    from graph_api_app import exercise as exercise_graph_rows   # streams, events, graphs (issue 10)
+    out.update(exercise_graph_rows(hip, hiprtc))
     return out
 
 

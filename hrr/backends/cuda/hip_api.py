@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
 from hrr.backends import surface
-from hrr.backends.cuda import _runtime, device_calls, memory, memory_calls, modules
+from hrr.backends.cuda import _runtime, device_calls, graph_calls, memory, memory_calls, modules
 from hrr.backends.cuda._errors import HIP_TO_CUDA
 from hrr.backends.cuda._errors import hip_error as _err
 from hrr.backends.cuda._runtime import driver as _drv
@@ -306,6 +306,7 @@ CALLS: dict[str, Callable[..., tuple]] = {
     "hipGraphLaunch": C("rt.cudaGraphLaunch"),
     "hipGraphExecDestroy": C("rt.cudaGraphExecDestroy"),
     "hipGraphDestroy": C("rt.cudaGraphDestroy"),
+    **graph_calls.calls(C),
 }
 BODIES: dict[str, Callable] = {
     **{name: fn for name, fn in globals().items() if name.startswith("hip") and isinstance(fn, types.FunctionType)},
@@ -316,6 +317,7 @@ BODIES: dict[str, Callable] = {
     "hipModuleGetFunction": modules.get_function, "hipModuleUnload": modules.unload,
     **device_calls.BODIES,
     **memory_calls.bodies(C),
+    **graph_calls.BODIES,
 }
 
 

@@ -26,7 +26,8 @@ from hrr.backends.sim import device as _device
 from hrr.backends.sim import device_calls
 from hrr.backends.sim import memory_calls
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
-from hrr.backends.sim.graphs import Graph, GraphExec
+from hrr.backends.sim import graph_calls
+from hrr.backends.sim.graphs import GraphExec
 from hrr.backends.sim.kernels import (CodeObjectError, Function, Module, image_bytes, kernel_name,
                                       resolve_code_object)
 from hrr.backends.sim.memory import HOST_REGISTERED, TOTAL_DEVICE_BYTES
@@ -309,8 +310,12 @@ def hipStreamBeginCapture(s: Stream, mode: hipStreamCaptureMode) -> None:
 
 
 def hipStreamEndCapture(s: Stream) -> tuple:
-    nodes = _dev().end_capture(s)
-    return (SUCCESS, _keep("graph", lambda h: Graph(h, nodes)))
+    dev = _dev()
+    session = s.capture
+    nodes = dev.end_capture(s)
+    if session.into is not None:   # hipStreamBeginCaptureToGraph: the nodes joined that graph
+        return (SUCCESS, graph_calls.captured_into(session.into, nodes, session.after))
+    return (SUCCESS, _keep("graph", lambda h: graph_calls.captured(h, nodes)))
 
 
 def hipStreamGetCaptureInfo(s: Stream) -> tuple:
@@ -330,8 +335,7 @@ def hipThreadExchangeStreamCaptureMode(mode: hipStreamCaptureMode | None) -> tup
 
 
 def hipGraphLaunch(exe: GraphExec, s: Stream) -> None:
-    for make in exe.nodes:
-        _dev().submit(s, make)
+    graph_calls.launch(exe, s)
 
 
 # -- modules and launches -----------------------------------------------------------------
@@ -397,7 +401,7 @@ TABLE: dict[str, Callable] = {
     "hipStreamIsCapturing": lambda s: hipStreamGetCaptureInfo(s)[:2],
     "hipEventDestroy": lambda ev: _dev().forget("events", ev),
     "hipGraphExecDestroy": lambda exe: _dev().forget("graph_execs", exe),
-    "hipGraphDestroy": lambda g: _dev().forget("graphs", g),
+    "hipGraphDestroy": lambda g: graph_calls.destroy_graph(g),
     "hipMemset": lambda dst, value, n: _sync_on_null(_dev().memory.memset_op(dst, value, n), "hipMemset"),
     "hipMemsetAsync": lambda dst, value, n, s: _dev().submit(s, _dev().memory.memset_op(dst, value, n)),
     "hipMemcpy": lambda dst, src, n, kind: _sync_on_null(_copy_op(dst, src, n, kind), "hipMemcpy"),
@@ -418,16 +422,18 @@ TABLE: dict[str, Callable] = {
     "hipStreamCreateWithFlags": _create_stream,
     "hipEventCreate": lambda: (SUCCESS, _keep("event", lambda h: Event(h, 0))),
     "hipEventCreateWithFlags": lambda flags: (SUCCESS, _keep("event", lambda h: Event(h, int(flags)))),
-    "hipGraphInstantiate": lambda g, size: (SUCCESS, _keep("graph_exec", lambda h: GraphExec(h, g.nodes)), None,
+    "hipGraphInstantiate": lambda g, size: (SUCCESS, _keep("graph_exec", lambda h: g.instantiate(h)), None,
                                             CStr(b"")),
-    "hipGraphInstantiateWithFlags": lambda g, flags: (SUCCESS, _keep("graph_exec", lambda h: GraphExec(h, g.nodes))),
+    "hipGraphInstantiateWithFlags": lambda g, flags: (SUCCESS, _keep("graph_exec",
+                                                                     lambda h: g.instantiate(h, int(flags)))),
 }
 # On the sim's surface but not yet catalogue rows (name -> (body, outputs)): framed, with
 # their arguments as passed, and recorded only once their row exists.
 UNCATALOGUED: dict[str, tuple[Callable, int]] = {}
 
 BODIES: dict[str, Callable] = {**{name: fn for name, fn in globals().items() if name.startswith("hip")
-             and isinstance(fn, types.FunctionType)}, **TABLE, **device_calls.BODIES, **memory_calls.BODIES}
+             and isinstance(fn, types.FunctionType)}, **TABLE, **device_calls.BODIES, **memory_calls.BODIES,
+             **graph_calls.BODIES}
 hip = surface.build("hrr.backends.sim.hip", "hrr sim backend: hip-python's hip surface", BODIES, FRAME,
                     handle_lookup, enum_errors={"hipMemcpyKind": "hipErrorInvalidMemcpyDirection"},
                     uncatalogued=UNCATALOGUED)

@@ -32,14 +32,15 @@ from hrr.backends.surface import HipError
 
 _HANDLE_BASES = {"stream": 0x5100_0000, "event": 0x5200_0000, "module": 0x5300_0000,
                  "function": 0x5400_0000, "graph": 0x5500_0000, "graph_exec": 0x5600_0000,
-                 "program": 0x5700_0000, "link": 0x5800_0000}
+                 "program": 0x5700_0000, "link": 0x5800_0000, "graph_node": 0x5900_0000}
 # the hip handle class of each kind of live object
 _HANDLE_TYPES = {"stream": ht.ihipStream_t, "event": ht.ihipEvent_t, "graph": ht.ihipGraph,
-                 "graph_exec": ht.hipGraphExec, "module": ht.ihipModule_t, "function": ht.ihipModuleSymbol_t}
+                 "graph_exec": ht.hipGraphExec, "module": ht.ihipModule_t, "function": ht.ihipModuleSymbol_t,
+                 "graph_node": ht.hipGraphNode}
 
 
 # -- device: attributes, versions, limits, peers, contexts (issue 10) ---------------------
-PRIMARY_CONTEXT = 0x5800_0010   # the handle of the device's one (primary) context
+PRIMARY_CONTEXT = 0x5A00_0010   # the handle of the device's one (primary) context
 STACK_SIZE_MAX = 128 * 1024 - 16   # hipLimitStackSize's largest value (HIP's documented bound)
 SCRATCH_MIN, SCRATCH_MAX = 4096, 1 << 30   # hipExtLimitScratchMin/Max: the scratch size's bounds
 
@@ -75,6 +76,7 @@ class Device:
         self.functions: dict[int, Any] = {}
         self.graphs: dict[int, Any] = {}
         self.graph_execs: dict[int, Any] = {}
+        self.graph_nodes: dict[int, Any] = {}
         self.programs: dict[int, Any] = {}
         self.links: dict[int, Any] = {}   # hiprtc link states
         self.captures: list = []   # active CaptureSessions

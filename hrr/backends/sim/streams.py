@@ -48,6 +48,7 @@ class Stream:
     completed: int = 0   # seq of the last op completed (ops complete in order)
     capture: Any = None  # the CaptureSession while capturing
     destroyed: bool = False
+    priority: int = 0    # hipStreamCreateWithPriority's, clamped to the device's range
 
     @property
     def is_null(self) -> bool:

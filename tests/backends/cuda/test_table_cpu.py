@@ -78,6 +78,13 @@ CASES = [
     ("hipStreamWaitValue32", (S, P, 0x1_0000_0005, 1), ("drv", "cuStreamWaitValue32", (0x51, P, 5, 1))),
     ("hipStreamWaitValue32", (S, P, 5, 3, 0xFFFFFFFF), ("drv", "cuStreamWaitValue32", (0x51, P, 5, 3))),
     ("hipStreamWriteValue32", (S, P, -1, 0), ("drv", "cuStreamWriteValue32", (0x51, P, 0xFFFFFFFF, 0))),
+    # streams, events and graphs (issue 10)
+    ("hipStreamWaitValue64", (S, P, -1, 1, (1 << 64) - 1),
+     ("drv", "cuStreamWaitValue64", (0x51, P, (1 << 64) - 1, 1))),
+    ("hipStreamWriteValue64", (S, P, 1 << 40, 0), ("drv", "cuStreamWriteValue64", (0x51, P, 1 << 40, 0))),
+    ("hipEventRecordWithFlags", (EV, S, 1), ("rt", "cudaEventRecordWithFlags", (0x52, 0x51, 1))),
+    ("hipGraphDestroyNode", (ht.hipGraphNode(0x55),), ("rt", "cudaGraphDestroyNode", (0x55,))),
+    ("hipGraphUpload", (X, S), ("rt", "cudaGraphUpload", (0x54, 0x51))),
 ]
 
 
@@ -94,6 +101,9 @@ def test_one_call_rows_make_the_same_cuda_call(cuda, name, args, expected):
     ("hipEventCreate", (), ("rt", "cudaEventCreate", ()), ht.ihipEvent_t),
     ("hipEventCreateWithFlags", (2,), ("rt", "cudaEventCreateWithFlags", (2,)), ht.ihipEvent_t),
     ("hipGraphInstantiateWithFlags", (G, 0), ("rt", "cudaGraphInstantiateWithFlags", (0x53, 0)), ht.hipGraphExec),
+    ("hipStreamCreateWithPriority", (1, -1), ("rt", "cudaStreamCreateWithPriority", (1, -1)), ht.ihipStream_t),
+    ("hipGraphCreate", (0,), ("rt", "cudaGraphCreate", (0,)), ht.ihipGraph),
+    ("hipGraphClone", (G,), ("rt", "cudaGraphClone", (0x53,)), ht.ihipGraph),
 ])
 def test_one_call_rows_wrap_the_handle_they_create(cuda, name, args, call, cls):
     hip, log, _ = cuda
@@ -125,6 +135,13 @@ QUERIES = [  # name, args, CUDA call, what CUDA returns, the hip result
     ("hipStreamEndCapture", (S,), "cudaStreamEndCapture", (900, 0x60), (E.hipErrorStreamCaptureUnsupported, None)),
     ("hipPointerGetAttributes", (P,), "cudaPointerGetAttributes", (1, None), (E.hipErrorInvalidValue, None)),
     ("hipGetDeviceProperties", (0,), "cudaGetDeviceProperties", (101, None), (E.hipErrorInvalidDevice, None)),
+    ("hipStreamGetPriority", (S,), "cudaStreamGetPriority", (0, -1), (E.hipSuccess, -1)),
+    ("hipStreamGetFlags", (S,), "cudaStreamGetFlags", (0, 1), (E.hipSuccess, 1)),
+    ("hipStreamGetDevice", (S,), "cudaStreamGetDevice", (0, 0), (E.hipSuccess, 0)),
+    ("hipStreamGetId", (S,), "cudaStreamGetId", (0, 12), (E.hipSuccess, 12)),
+    ("hipGraphExecGetFlags", (X,), "cudaGraphExecGetFlags", (0, 1), (E.hipSuccess, 1)),
+    ("hipGraphNodeGetType", (ht.hipGraphNode(0x55),), "cudaGraphNodeGetType", (0, 5),
+     (E.hipSuccess, ht.hipGraphNodeType.hipGraphNodeTypeEmpty)),
 ]
 
 
@@ -200,7 +217,8 @@ def test_pointer_attributes_convert_cuda_fields(cuda):
 def test_every_table_entry_is_checked_here():
     checked = {c[0] for c in CASES} | {q[0] for q in QUERIES} | {
         "hipStreamCreate", "hipStreamCreateWithFlags", "hipEventCreate", "hipEventCreateWithFlags",
-        "hipGraphInstantiateWithFlags", "hipGraphInstantiate", "hipGetDeviceProperties", "hipPointerGetAttributes"}
+        "hipGraphInstantiateWithFlags", "hipGraphInstantiate", "hipGetDeviceProperties", "hipPointerGetAttributes",
+        "hipStreamCreateWithPriority", "hipGraphCreate", "hipGraphClone"}   # wrap_the_handle cases (issue 10)
     assert set(cuda_api.CALLS) <= checked
 
 

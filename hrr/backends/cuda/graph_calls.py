@@ -1,0 +1,330 @@
+"""The cuda backend's bodies of the stream, event and graph calls of issue 10 (stream
+priorities, flags and callbacks, 64-bit stream memory operations, graphs built node by
+node), over cuda-bindings' runtime and, where hrr's kernels live (driver functions and
+kernarg buffers), libcuda's own kernel-node calls through ctypes.
+
+A call that is one CUDA call is an entry of ``calls(C)`` (``C`` is hip_api's one-call
+factory, passed in so this module does not import hip_api); the rest are ``BODIES``.
+"""
+from __future__ import annotations
+
+import ctypes
+from typing import Any, Callable
+
+from hrr.backends import hiptypes as ht
+from hrr.backends.cuda import _runtime, modules
+from hrr.backends.cuda._errors import hip_error as _err
+from hrr.backends.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
+from hrr.backends.surface import HipError, dims
+
+E = ht.hipError_t
+SUCCESS = E.hipSuccess
+S = _runtime.STATE
+_U64 = 0xFFFF_FFFF_FFFF_FFFF
+CU_LAUNCH_PARAM_END = 0   # CUDA's; HIP's is 3
+
+
+def _node_out(v: Any) -> Any:
+    return ht.hipGraphNode(int(v)) if v is not None and int(v) else None
+
+
+def _int(v: Any) -> int:
+    return int(v or 0)
+
+
+def _wait64_args(stream: int, ptr: int, value: Any, flags: Any, mask: Any) -> tuple:
+    if (int(mask) & _U64) != _U64:
+        raise HipError(E.hipErrorNotSupported)  # CUDA has no mask operand
+    return (stream, ptr, int(value) & _U64, flags)
+
+
+def calls(C: Callable[..., Callable]) -> dict[str, Callable[..., tuple]]:  # noqa: N803 - hip_api's name
+    """This module's one-call rows, built with hip_api's ``_one_call``."""
+    new = lambda cls: (lambda v: None if v is None else cls(int(v)))  # noqa: E731
+    return {
+        "hipStreamCreateWithPriority": C("rt.cudaStreamCreateWithPriority", new(ht.ihipStream_t)),
+        "hipStreamGetPriority": C("rt.cudaStreamGetPriority", _int),
+        "hipStreamGetFlags": C("rt.cudaStreamGetFlags", _int),
+        "hipStreamGetDevice": C("rt.cudaStreamGetDevice", _int),
+        "hipStreamGetId": C("rt.cudaStreamGetId", _int),
+        "hipStreamWaitValue64": C("drv.cuStreamWaitValue64", args=_wait64_args),
+        "hipStreamWriteValue64": C("drv.cuStreamWriteValue64",
+                                   args=lambda st, p, v, f: (st, p, int(v) & _U64, f)),
+        "hipEventRecordWithFlags": C("rt.cudaEventRecordWithFlags"),
+        "hipGraphCreate": C("rt.cudaGraphCreate", new(ht.ihipGraph)),
+        "hipGraphClone": C("rt.cudaGraphClone", new(ht.ihipGraph)),
+        "hipGraphNodeGetType": C("rt.cudaGraphNodeGetType", lambda v: None if v is None
+                                 else ht.hipGraphNodeType(int(v))),  # CUDA's values are HIP's
+        "hipGraphDestroyNode": C("rt.cudaGraphDestroyNode"),
+        "hipGraphUpload": C("rt.cudaGraphUpload"),
+        "hipGraphExecGetFlags": C("rt.cudaGraphExecGetFlags", _int),
+    }
+
+
+# ------------------------------------------------------------------ streams and events
+def hipStreamAddCallback(stream: int, callback: Any, userData: Any, flags: Any) -> tuple:
+    """Through libcuda's own cuStreamAddCallback (ctypes), as hipLaunchHostFunc is: a
+    CUstreamCallback has hipStreamCallback_t's shape (stream, status, userData)."""
+    addr = modules.host_fn_address(callback)
+    if not addr:
+        return (E.hipErrorInvalidValue,)
+    _runtime.ensure_context()
+    res = S.libcuda.cuStreamAddCallback(ctypes.c_void_p(int(stream) or None), ctypes.c_void_p(addr),
+                                        ctypes.c_void_p(ht.as_address(userData) or None), ctypes.c_uint(int(flags)))
+    return (_err(res),)
+
+
+def hipStreamGetCaptureInfo_v2(stream: int, dependencies_out: Any) -> tuple:
+    """cudaStreamGetCaptureInfo: status, id, graph and the dependency count (its last
+    output in CUDA 12 and 13 alike)."""
+    res = S.rt.cudaStreamGetCaptureInfo(int(stream))
+    if int(res[0]):
+        return (_err(res[0]), None, None, None, None)
+    graph = res[3]
+    return (SUCCESS, ht.hipStreamCaptureStatus(int(res[1])), int(res[2]),
+            ht.ihipGraph(int(graph)) if graph is not None and int(graph) else None, int(res[-1] or 0))
+
+
+# ------------------------------------------------------------------ graph construction
+def hipStreamBeginCaptureToGraph(stream: int, graph: int, dependencies: Any, dependencyData: Any,
+                                 numDependencies: Any, mode: Any) -> tuple:
+    deps = _nodes(dependencies, numDependencies)
+    if dependencyData is not None and ht.as_address(dependencyData):
+        return (E.hipErrorNotSupported,)
+    return (_err(S.rt.cudaStreamBeginCaptureToGraph(stream, graph, deps, None, len(deps), int(mode))[0]),)
+
+
+def _nodes(deps: Any, n: Any) -> list:
+    """The first ``n`` dependency handles as cuda-bindings' node objects."""
+    items = list(deps) if isinstance(deps, (list, tuple)) else [] if deps is None else [deps]
+    if int(n) > len(items) or int(n) < 0:
+        raise HipError(E.hipErrorInvalidValue, f"numDependencies is {n} but {len(items)} nodes were given")
+    return [S.rt.cudaGraphNode_t(ht.as_handle_value(x)) for x in items[:int(n)]]
+
+
+def _added(res: Any) -> tuple:
+    return (_err(res[0]), _node_out(res[1]) if int(res[0]) == 0 else None)
+
+
+def hipGraphAddEmptyNode(graph: int, pDependencies: Any, numDependencies: Any) -> tuple:
+    deps = _nodes(pDependencies, numDependencies)
+    return _added(S.rt.cudaGraphAddEmptyNode(graph, deps, len(deps)))
+
+
+def hipGraphAddMemcpyNode1D(graph: int, pDependencies: Any, numDependencies: Any, dst: int, src: int,
+                            count: Any, kind: Any) -> tuple:
+    deps = _nodes(pDependencies, numDependencies)
+    k = 3 if int(kind) == 1024 else int(kind)   # DeviceToDeviceNoCU is CUDA's DeviceToDevice
+    return _added(S.rt.cudaGraphAddMemcpyNode1D(graph, deps, len(deps), dst, src, int(count), k))
+
+
+def hipGraphAddMemsetNode(graph: int, pDependencies: Any, numDependencies: Any, pMemsetParams: Any) -> tuple:
+    deps = _nodes(pDependencies, numDependencies)
+    p, q = pMemsetParams, S.rt.cudaMemsetParams()
+    q.dst, q.elementSize, q.width = ht.as_address(p.dst), int(p.elementSize), int(p.width)
+    q.height, q.pitch, q.value = int(p.height), int(p.pitch), int(p.value)
+    return _added(S.rt.cudaGraphAddMemsetNode(graph, deps, len(deps), q))
+
+
+def hipGraphAddEventRecordNode(graph: int, pDependencies: Any, numDependencies: Any, event: int) -> tuple:
+    deps = _nodes(pDependencies, numDependencies)
+    return _added(S.rt.cudaGraphAddEventRecordNode(graph, deps, len(deps), event))
+
+
+def hipGraphAddEventWaitNode(graph: int, pDependencies: Any, numDependencies: Any, event: int) -> tuple:
+    deps = _nodes(pDependencies, numDependencies)
+    return _added(S.rt.cudaGraphAddEventWaitNode(graph, deps, len(deps), event))
+
+
+def hipGraphAddChildGraphNode(graph: int, pDependencies: Any, numDependencies: Any, childGraph: int) -> tuple:
+    deps = _nodes(pDependencies, numDependencies)
+    return _added(S.rt.cudaGraphAddChildGraphNode(graph, deps, len(deps), childGraph))
+
+
+class _HostNodeParams(ctypes.Structure):
+    _fields_ = [("fn", ctypes.c_void_p), ("userData", ctypes.c_void_p)]
+
+
+def hipGraphAddHostNode(graph: int, pDependencies: Any, numDependencies: Any, pNodeParams: Any) -> tuple:
+    """Through libcuda's cuGraphAddHostNode (ctypes), for the reason hipLaunchHostFunc gives."""
+    addr = modules.host_fn_address(getattr(pNodeParams, "fn", None))
+    if not addr:
+        return (E.hipErrorInvalidValue, None)
+    params = _HostNodeParams(addr, ht.as_address(getattr(pNodeParams, "userData", None)) or None)
+    return _libcuda_add("cuGraphAddHostNode", graph, pDependencies, numDependencies, ctypes.byref(params))
+
+
+def _libcuda_add(name: str, graph: int, deps: Any, n: Any, params: Any) -> tuple:
+    handles = [ht.as_handle_value(x) for x in (list(deps) if isinstance(deps, (list, tuple))
+                                                else [] if deps is None else [deps])]
+    if int(n) > len(handles) or int(n) < 0:
+        return (E.hipErrorInvalidValue, None)
+    arr = (ctypes.c_void_p * max(int(n), 1))(*handles[:int(n)])
+    node = ctypes.c_void_p()
+    _runtime.ensure_context()
+    res = getattr(S.libcuda, name)(ctypes.byref(node), ctypes.c_void_p(int(graph)), arr, ctypes.c_size_t(int(n)),
+                                   params)
+    return (_err(res), _node_out(node.value) if res == 0 else None)
+
+
+# ------------------------------------------------------------------ kernel nodes
+class _KernelNodeParams(ctypes.Structure):
+    """CUDA_KERNEL_NODE_PARAMS_v2 (cuda.h)."""
+
+    _fields_ = [("func", ctypes.c_void_p), ("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint),
+                ("gridDimZ", ctypes.c_uint), ("blockDimX", ctypes.c_uint), ("blockDimY", ctypes.c_uint),
+                ("blockDimZ", ctypes.c_uint), ("sharedMemBytes", ctypes.c_uint),
+                ("kernelParams", ctypes.c_void_p), ("extra", ctypes.c_void_p), ("kern", ctypes.c_void_p),
+                ("ctx", ctypes.c_void_p)]
+
+
+def _kernel_params(p: Any) -> tuple[_KernelNodeParams, Any]:
+    """A hipKernelNodeParams as CUDA's struct, its arguments packed by the function's layout
+    into a raw ``extra`` (kept alive by the second item until the call returned)."""
+    from hrr.api.roles import node_launch_args
+    if p is None:
+        raise HipError(E.hipErrorInvalidValue, "pNodeParams is NULL")
+    fh = ht.as_handle_value(getattr(p, "func", None))
+    layout = modules._layouts.get(fh)  # noqa: SLF001 - the backend's own function table
+    if layout is None:
+        raise HipError(E.hipErrorInvalidDeviceFunction, "not a function from hipModuleGetFunction")
+    try:
+        kernarg = pack_kernel_args(layout, *node_launch_args(p))
+    except (LaunchArgsError, ht.PointerConversionError, ValueError):
+        raise HipError(E.hipErrorInvalidValue, "kernel node arguments") from None
+    grid, block = dims(p.gridDim), dims(p.blockDim)
+    arr, keep = kernarg_array(kernarg)
+    arr[4] = CU_LAUNCH_PARAM_END
+    q = _KernelNodeParams(fh, *grid, *block, int(getattr(p, "sharedMemBytes", 0) or 0), None,
+                          ctypes.addressof(arr) if kernarg else None, None, None)
+    return q, (arr, keep)
+
+
+def _cu(name: str) -> Any:
+    """libcuda's ``name``_v2 where it has one (CUDA 12's struct), else ``name``."""
+    return getattr(S.libcuda, name + "_v2", None) or getattr(S.libcuda, name)
+
+
+def hipGraphAddKernelNode(graph: int, pDependencies: Any, numDependencies: Any, pNodeParams: Any) -> tuple:
+    q, keep = _kernel_params(pNodeParams)
+    out = _libcuda_add(_cu_name("cuGraphAddKernelNode"), graph, pDependencies, numDependencies, ctypes.byref(q))
+    del keep
+    return out
+
+
+def _cu_name(name: str) -> str:
+    return name + "_v2" if hasattr(S.libcuda, name + "_v2") else name
+
+
+def hipGraphKernelNodeSetParams(node: int, pNodeParams: Any) -> tuple:
+    q, keep = _kernel_params(pNodeParams)
+    _runtime.ensure_context()
+    res = _cu("cuGraphKernelNodeSetParams")(ctypes.c_void_p(int(node)), ctypes.byref(q))
+    del keep
+    return (_err(res),)
+
+
+def hipGraphExecKernelNodeSetParams(hGraphExec: int, node: int, pNodeParams: Any) -> tuple:
+    q, keep = _kernel_params(pNodeParams)
+    _runtime.ensure_context()
+    res = _cu("cuGraphExecKernelNodeSetParams")(ctypes.c_void_p(int(hGraphExec)), ctypes.c_void_p(int(node)),
+                                                ctypes.byref(q))
+    del keep
+    return (_err(res),)
+
+
+def hipGraphKernelNodeGetParams(node: int) -> tuple:
+    q = _KernelNodeParams()
+    _runtime.ensure_context()
+    res = _cu("cuGraphKernelNodeGetParams")(ctypes.c_void_p(int(node)), ctypes.byref(q))
+    if res != 0:
+        return (_err(res), None)
+    return (SUCCESS, ht.ReplayKernelNodeParams(
+        func=ht.ihipModuleSymbol_t(q.func or 0), gridDim=ht.dim3(q.gridDimX, q.gridDimY, q.gridDimZ),
+        blockDim=ht.dim3(q.blockDimX, q.blockDimY, q.blockDimZ), sharedMemBytes=q.sharedMemBytes,
+        kernelParams=ht.Pointer(q.kernelParams or 0), extra=ht.Pointer(q.extra or 0)))
+
+
+# ------------------------------------------------------------------ edges and queries
+def _pairs(from_: Any, to: Any, n: Any) -> tuple[list, list]:
+    return _nodes(from_, n), _nodes(to, n)
+
+
+def hipGraphAddDependencies(graph: int, from_: Any, to: Any, numDependencies: Any) -> tuple:
+    a, b = _pairs(from_, to, numDependencies)
+    return (_err(S.rt.cudaGraphAddDependencies(graph, a, b, len(a))[0]),)
+
+
+def hipGraphRemoveDependencies(graph: int, from_: Any, to: Any, numDependencies: Any) -> tuple:
+    a, b = _pairs(from_, to, numDependencies)
+    return (_err(S.rt.cudaGraphRemoveDependencies(graph, a, b, len(a))[0]),)
+
+
+def _listed(call: Callable[..., Any], handle: int) -> tuple:
+    """A count query (``call(handle, 0)``), then the list (``call(handle, n)``): cuda-bindings
+    takes the count in and gives the nodes, the count last."""
+    res = call(handle, 0)
+    n = int(res[-1] or 0) if not int(res[0]) else 0
+    if not int(res[0]) and n:
+        res = call(handle, n)
+    if int(res[0]):
+        return (_err(res[0]), None, None)
+    nodes = [ht.hipGraphNode(int(x)) for x in (res[1] or [])][:n] if n else []
+    return (SUCCESS, nodes, len(nodes))
+
+
+def hipGraphGetNodes(graph: int) -> tuple:
+    return _listed(S.rt.cudaGraphGetNodes, graph)
+
+
+def hipGraphGetRootNodes(graph: int) -> tuple:
+    return _listed(S.rt.cudaGraphGetRootNodes, graph)
+
+
+def hipGraphNodeGetDependencies(node: int) -> tuple:
+    return _listed(S.rt.cudaGraphNodeGetDependencies, node)
+
+
+def hipGraphNodeGetDependentNodes(node: int) -> tuple:
+    return _listed(S.rt.cudaGraphNodeGetDependentNodes, node)
+
+
+def hipGraphGetEdges(graph: int) -> tuple:
+    res = S.rt.cudaGraphGetEdges(graph, 0)
+    if int(res[0]):
+        return (_err(res[0]), None, None, None)
+    n = int(res[-1])
+    if n:
+        res = S.rt.cudaGraphGetEdges(graph, n)
+        if int(res[0]):
+            return (_err(res[0]), None, None, None)
+    a = [ht.hipGraphNode(int(x)) for x in (res[1] or [])][:n] if n else []
+    b = [ht.hipGraphNode(int(x)) for x in (res[2] or [])][:n] if n else []
+    return (SUCCESS, a, b, n)
+
+
+def hipGraphExecUpdate(hGraphExec: int, hGraph: int, hErrorNode_out: Any) -> tuple:
+    """cudaGraphExecUpdate (CUDA 12: a result-info struct whose ``result`` is HIP's value)."""
+    res = S.rt.cudaGraphExecUpdate(hGraphExec, hGraph)
+    info = res[1] if len(res) > 1 else None
+    result = getattr(info, "result", info)
+    return (_err(res[0]), None if result is None else ht.hipGraphExecUpdateResult(int(result)))
+
+
+def hipGraphInstantiateWithParams(graph: int, instantiateParams: Any) -> tuple:
+    p, q = instantiateParams, S.rt.cudaGraphInstantiateParams()
+    if p is None:
+        return (E.hipErrorInvalidValue, None)
+    q.flags = int(getattr(p, "flags", 0) or 0)
+    q.uploadStream = ht.as_handle_value(getattr(p, "uploadStream", None))
+    res = S.rt.cudaGraphInstantiateWithParams(graph, q)
+    return (_err(res[0]), ht.hipGraphExec(int(res[1])) if int(res[0]) == 0 and res[1] is not None else None)
+
+
+def hipGraphDebugDotPrint(graph: int, path: Any, flags: Any) -> tuple:
+    name = path if isinstance(path, (bytes, bytearray)) else str(path).encode()
+    return (_err(S.rt.cudaGraphDebugDotPrint(graph, bytes(name), int(flags))[0]),)
+
+
+BODIES: dict[str, Callable] = {name: fn for name, fn in globals().items()
+                               if name.startswith("hip") and callable(fn) and getattr(fn, "__module__", "") == __name__}
