@@ -252,12 +252,13 @@ def _pairs(from_: Any, to: Any, n: Any) -> tuple[list, list]:
 
 def hipGraphAddDependencies(graph: int, from_: Any, to: Any, numDependencies: Any) -> tuple:
     a, b = _pairs(from_, to, numDependencies)
-    return (_err(S.rt.cudaGraphAddDependencies(graph, a, b, len(a))[0]),)
+    # CUDA 13's form: per-edge data between the node lists (None: default edges)
+    return (_err(S.rt.cudaGraphAddDependencies(graph, a, b, None, len(a))[0]),)
 
 
 def hipGraphRemoveDependencies(graph: int, from_: Any, to: Any, numDependencies: Any) -> tuple:
     a, b = _pairs(from_, to, numDependencies)
-    return (_err(S.rt.cudaGraphRemoveDependencies(graph, a, b, len(a))[0]),)
+    return (_err(S.rt.cudaGraphRemoveDependencies(graph, a, b, None, len(a))[0]),)
 
 
 def _listed(call: Callable[..., Any], handle: int) -> tuple:

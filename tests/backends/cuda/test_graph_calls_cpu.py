@@ -1,0 +1,34 @@
+"""The cuda graph bodies against the real cuda-bindings runtime with no driver: each call
+reaches CUDA with the arguments its binding takes (a wrong arity is a TypeError before any
+driver call, so this catches a body written for another CUDA release), and CUDA's answer
+(no driver) comes back as HIP's error."""
+from __future__ import annotations
+
+import pytest
+
+from hrr.backends import hiptypes as ht
+
+rt = pytest.importorskip("cuda.bindings.runtime")
+from hrr.backends.cuda import _runtime, graph_calls  # noqa: E402 - after the importorskip
+
+NODE = ht.hipGraphNode(0x10)
+
+
+@pytest.fixture(autouse=True)
+def real_runtime(monkeypatch):
+    monkeypatch.setattr(_runtime.STATE, "rt", rt)
+
+
+@pytest.mark.parametrize("call, args", [
+    (graph_calls.hipGraphAddDependencies, (0, [NODE], [NODE], 1)),        # CUDA 13: edge data between
+    (graph_calls.hipGraphRemoveDependencies, (0, [NODE], [NODE], 1)),
+    (graph_calls.hipGraphGetEdges, (0,)),
+    (graph_calls.hipGraphGetNodes, (0,)),
+    (graph_calls.hipGraphGetRootNodes, (0,)),
+    (graph_calls.hipGraphNodeGetDependencies, (0x10,)),
+    (graph_calls.hipGraphNodeGetDependentNodes, (0x10,)),
+])
+def test_graph_queries_and_edges_reach_cuda_with_its_arity(call, args):
+    result = call(*args)
+    assert result[0] != ht.hipError_t.hipSuccess   # no driver here: CUDA's refusal, mapped
+    assert all(v is None for v in result[1:])
