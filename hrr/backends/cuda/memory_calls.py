@@ -131,7 +131,8 @@ def hipMemRangeGetAttribute(data: int, data_size: Any, attribute: Any, dev_ptr: 
     """cudaMemRangeGetAttribute: int32 answers (an array of them for AccessedBy)."""
     if int(attribute) not in (1, 2, 3, 4) or not data:   # AMD's coherency mode has no CUDA counterpart
         return (E.hipErrorInvalidValue,)
-    err, value = S.rt.cudaMemRangeGetAttribute(int(data_size), int(attribute), dev_ptr, int(count))
+    err, value = S.rt.cudaMemRangeGetAttribute(int(data_size), S.rt.cudaMemRangeAttribute(int(attribute)),
+                                               dev_ptr, int(count))
     if int(err):
         return (hip_error(err),)
     values = [int(v) for v in value] if isinstance(value, (list, tuple)) else [int(value or 0)]

@@ -146,8 +146,10 @@ def test_pointer_and_range_attributes_are_written_to_data(cuda):  # noqa: F811
     assert hip.hipPointerGetAttribute(ctypes.addressof(word), 11, P) == (E.hipSuccess,)
     assert word.value == 0x1234 and log[-1] == ("drv", "cuPointerGetAttribute", (11, P))
     results["cudaMemRangeGetAttribute"] = (0, [0, -2, -2])
+    results["cudaMemRangeAttribute"] = "attribute 3"   # cuda-bindings takes its enum member
     assert hip.hipMemRangeGetAttribute(small, 12, 3, P, 64) == (E.hipSuccess,)
-    assert list(small) == [0, -2, -2] and log[-1] == ("rt", "cudaMemRangeGetAttribute", (12, 3, P, 64))
+    assert log[-2] == ("rt", "cudaMemRangeAttribute", (3,))
+    assert list(small) == [0, -2, -2] and log[-1] == ("rt", "cudaMemRangeGetAttribute", (12, "attribute 3", P, 64))
     assert hip.hipMemRangeGetAttribute(small, 4, 100, P, 64) == (E.hipErrorInvalidValue,)
     assert hip.hipPointerGetAttribute(ctypes.addressof(word), 5, P) == (E.hipErrorInvalidValue,)
 

@@ -1,15 +1,17 @@
-"""The cuda graph bodies against the real cuda-bindings runtime with no driver: each call
+"""cuda bodies against the real cuda-bindings runtime with no driver: each call
 reaches CUDA with the arguments its binding takes (a wrong arity is a TypeError before any
 driver call, so this catches a body written for another CUDA release), and CUDA's answer
 (no driver) comes back as HIP's error."""
 from __future__ import annotations
+
+import ctypes
 
 import pytest
 
 from hrr.backends import hiptypes as ht
 
 rt = pytest.importorskip("cuda.bindings.runtime")
-from hrr.backends.cuda import _runtime, graph_calls  # noqa: E402 - after the importorskip
+from hrr.backends.cuda import _runtime, graph_calls, memory_calls  # noqa: E402 - after the importorskip
 from hrr.backends.cuda._runtime import gpu_unavailable_reason  # noqa: E402
 
 # With a driver the made-up handles below would reach it (and crash it): CPU only.
@@ -36,3 +38,10 @@ def test_graph_queries_and_edges_reach_cuda_with_its_arity(call, args):
     result = call(*args)
     assert result[0] != ht.hipError_t.hipSuccess   # no driver here: CUDA's refusal, mapped
     assert all(v is None for v in result[1:])
+
+
+def test_a_range_attribute_query_reaches_cuda_with_its_enum():
+    # cuda-bindings takes a cudaMemRangeAttribute member, not an int (an AttributeError on the H200)
+    answer = (ctypes.c_int32 * 1)()
+    result = memory_calls.hipMemRangeGetAttribute(ctypes.addressof(answer), 4, 1, 0x1000, 4)
+    assert result[0] != ht.hipError_t.hipSuccess
