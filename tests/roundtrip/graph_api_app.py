@@ -9,9 +9,15 @@ import tempfile
 
 import numpy as np
 
+# Real bodies: the cuda backend compiles them with NVRTC (the sim takes the installed
+# library's kernels of the same names and signatures).
 KERNELS = b"""
-extern "C" __global__ void fill_u32(unsigned int* dst, unsigned int value, unsigned int n) {}
-extern "C" __global__ void add_u32(unsigned int* dst, const unsigned int* a, const unsigned int* b, unsigned int n) {}
+extern "C" __global__ void fill_u32(unsigned int* dst, unsigned int value, unsigned int n) {
+  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = value;
+}
+extern "C" __global__ void add_u32(unsigned int* dst, const unsigned int* a, const unsigned int* b, unsigned int n) {
+  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = a[i] + b[i];
+}
 """
 
 

@@ -120,7 +120,8 @@ def hipPointerGetAttribute(data: int, attribute: Any, ptr: int) -> tuple:
     attribute = int(attribute)
     if attribute == 5 or not data:   # P2P tokens: a CUDA struct with no HIP counterpart
         return (E.hipErrorInvalidValue,)
-    err, value = driver().cuPointerGetAttribute(attribute, ptr)
+    drv = driver()
+    err, value = drv.cuPointerGetAttribute(drv.CUpointer_attribute(attribute), ptr)   # an enum member, not an int
     if int(err):
         return (hip_error(err),)
     _write(data, [int(value or 0)], "<Q" if attribute in _WORD_ATTRIBUTES else "<I")

@@ -143,6 +143,7 @@ def test_pointer_and_range_attributes_are_written_to_data(cuda):  # noqa: F811
     hip, log, results = cuda
     word, small = ctypes.c_uint64(0), (ctypes.c_int32 * 3)()
     results["cuPointerGetAttribute"] = (0, 0x1234)
+    results["CUpointer_attribute"] = 11   # the enum member cuda-bindings takes (the fake: its value)
     assert hip.hipPointerGetAttribute(ctypes.addressof(word), 11, P) == (E.hipSuccess,)
     assert word.value == 0x1234 and log[-1] == ("drv", "cuPointerGetAttribute", (11, P))
     results["cudaMemRangeGetAttribute"] = (0, [0, -2, -2])

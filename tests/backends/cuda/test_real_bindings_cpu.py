@@ -45,3 +45,17 @@ def test_a_range_attribute_query_reaches_cuda_with_its_enum():
     answer = (ctypes.c_int32 * 1)()
     result = memory_calls.hipMemRangeGetAttribute(ctypes.addressof(answer), 4, 1, 0x1000, 4)
     assert result[0] != ht.hipError_t.hipSuccess
+
+
+def test_a_pointer_attribute_query_passes_cudas_enum(monkeypatch):
+    # cuda-bindings' driver takes a CUpointer_attribute member (an int failed on the H200);
+    # its conversion happens before the driver library is needed
+    from cuda.bindings import driver
+    monkeypatch.setattr(memory_calls, "driver", lambda: driver)
+    word = ctypes.c_uint64()
+    try:
+        memory_calls.hipPointerGetAttribute(ctypes.addressof(word), 1, 0x1000)
+    except AttributeError as exc:
+        pytest.fail(f"the attribute reached cuda-bindings as an int: {exc}")
+    except Exception:  # noqa: BLE001 - no driver library here: past the argument conversion
+        pass
