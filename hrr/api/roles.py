@@ -1138,6 +1138,23 @@ def _node_owner(row: Api) -> int | None:
     return _first(row, "handle")
 
 
+def translated_kernargs(kernargs: bytes, words: Any, rep: ReplayServices, what: str) -> bytes:
+    """``kernargs`` with each recorded pointer word ``(offset, base, delta)`` replaced by the
+    address replay made for ``base + delta``; a word outside the buffer or an address in no
+    allocation replay made is refused (a launch's and a kernel node's arguments alike)."""
+    buf = bytearray(kernargs)
+    for off, base, delta in words:
+        if off < 0 or off + 8 > len(buf) or off % 8:
+            raise EventRefused(f"pointer word at offset {off} lies outside the kernarg buffer", category="bounds")
+        target = base + delta
+        replay = rep.translate(target) if delta >= 0 and 0 <= target < _U64 else None
+        if replay is None:
+            raise EventRefused(f"{what} at offset {off} points to 0x{target:x}, inside no allocation replay made",
+                               category="untranslated")
+        buf[off:off + 8] = replay.to_bytes(8, "little")
+    return bytes(buf)
+
+
 class KernelNode(Role):
     """A hipKernelNodeParams: its kernel, shape and arguments, recorded as a launch's are
     (``[function, shared, grid, block, kernel name, kernarg bytes, pointer words]``, the
@@ -1207,17 +1224,7 @@ class KernelNode(Role):
                 function = rep.lookup_handle("function", func)
             except KeyError:
                 raise EventRefused(f"{what}: unknown function handle 0x{func:x}", category="untranslated") from None
-            buf = bytearray(kernargs)
-            for off, base, delta in words:
-                if off + 8 > len(buf) or off % 8:
-                    raise EventRefused(f"pointer word at offset {off} lies outside the kernarg buffer",
-                                       category="bounds")
-                replay = rep.translate((base + delta) % _U64)
-                if replay is None:
-                    raise EventRefused(f"kernel node argument at offset {off} points to 0x{base + delta:x}, "
-                                       "inside no allocation replay made", category="untranslated")
-                buf[off:off + 8] = replay.to_bytes(8, "little")
-            extra, keep = kernarg_array(bytes(buf))
+            extra, keep = kernarg_array(translated_kernargs(kernargs, words, rep, "kernel node argument"))
             rep.hold((extra, keep))
             return ReplayKernelNodeParams(func=function, gridDim=rep.dim3(*grid), blockDim=rep.dim3(*block),
                                           sharedMemBytes=shared, kernelParams=None, extra=extra)
@@ -1639,7 +1646,6 @@ class LaunchCodec:
             if not isinstance(launch, dict) or not isinstance(launch.get("kernargs"), bytes):
                 why = launch.get("error") if isinstance(launch, dict) else None
                 raise bad(f"launch arguments were not recorded ({brief(why) if why else 'no kernarg bytes'})")
-            buf = bytearray(launch["kernargs"])
             ptrs = launch.get("ptrs", ())
             if not isinstance(ptrs, (list, tuple)):
                 raise bad("the launch's pointer words are not a list")
@@ -1647,21 +1653,13 @@ class LaunchCodec:
                 if not (isinstance(word, (list, tuple)) and len(word) == 3 and all(
                         isinstance(x, int) and not isinstance(x, bool) for x in word)):
                     raise bad("a pointer-word record is malformed")
-                off, base, delta = word
-                if off < 0 or off + 8 > len(buf) or off % 8:
-                    raise EventRefused(f"pointer word at offset {off} lies outside the kernarg buffer",
-                                       category="bounds")
-                replay = rep.translate(base + delta) if delta >= 0 else None
-                if replay is None:
-                    raise EventRefused(f"kernel argument at offset {off} points to 0x{base + delta:x}, "
-                                       "inside no allocation replay made", category="untranslated")
-                buf[off:off + 8] = replay.to_bytes(8, "little")
+            kernargs = translated_kernargs(launch["kernargs"], ptrs, rep, "kernel argument")
             grid, block = check_triple(launch.get("grid")), check_triple(launch.get("block"))
             args = call.args
             if by_params:
-                extra, keep = _kernel_params(bytes(buf), launch.get("offsets"))
+                extra, keep = _kernel_params(kernargs, launch.get("offsets"))
             else:
-                extra, keep = kernarg_array(bytes(buf))
+                extra, keep = kernarg_array(kernargs)
             return place(args[func_at] if func_at is not None else None, grid, block,
                          int(args[shared_at] or 0), args[stream_at] if stream_at is not None else None,
                          extra, args if own else None), (extra, keep)
