@@ -33,6 +33,7 @@ from hrr.api.catalogue import CATALOGUE, Api, Out
 from hrr.backends.hiptypes import (ENUM_TYPES, HANDLE_TYPES, PointerConversionError, ReplayInstantiateParams,
                                    ReplayKernelNodeParams, ReplayMemsetParams, address_or_zero,
                                    handle_or_zero)
+from hrr.backends.codefile import read_code_file
 from hrr.backends.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
 from hrr.events.model import Event
 from hrr.pipeline.context import EventRefused, LaunchInfo
@@ -842,9 +843,8 @@ def _file_image(path: Any) -> bytes | None:
     """The bytes of the code object file hipModuleLoad names (None: it cannot be read,
     and the call fails the same way)."""
     try:
-        with open(_text(path).rstrip("\0"), "rb") as f:
-            return f.read()
-    except (OSError, ValueError):
+        return read_code_file(path)
+    except (OSError, ValueError, TypeError):
         return None
 
 

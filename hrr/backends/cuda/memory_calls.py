@@ -13,6 +13,7 @@ import ctypes
 from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
+from hrr.backends.codefile import read_code_file
 from hrr.backends.cuda import memory, modules
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
@@ -147,11 +148,9 @@ def hipModuleLoadDataEx(image: Any, numOptions: Any, optionValues: Any) -> tuple
 
 
 def hipModuleLoad(fname: Any) -> tuple:
-    path = fname.decode() if isinstance(fname, (bytes, bytearray)) else str(fname)
     try:
-        with open(path.rstrip("\0"), "rb") as f:
-            data = f.read()
-    except OSError:
+        data = read_code_file(fname)
+    except (OSError, ValueError):
         return (E.hipErrorFileNotFound, None)
     return modules.load_data(data)
 

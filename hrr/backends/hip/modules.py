@@ -10,12 +10,12 @@ recorded without a layout, and say why.
 from __future__ import annotations
 
 import ctypes
-import os
 import struct
 import threading
 from typing import Any
 
 from hrr.backends.amdgpu import CodeObjectError, kernel_layouts
+from hrr.backends.codefile import read_code_file
 from hrr.backends.hiptypes import as_address, handle_or_zero
 from hrr.backends.kernargs import KernelLayout
 
@@ -103,10 +103,8 @@ def image_bytes(image: Any) -> bytes:
 
 
 def file_bytes(fname: Any) -> bytes:
-    """The code object file ``hipModuleLoad`` was given."""
-    path = fname if isinstance(fname, str) else os.fsdecode(bytes(fname))
-    with open(path, "rb") as f:
-        return f.read(MAX_IMAGE_FROM_ADDRESS + 1)
+    """The code object file ``hipModuleLoad`` was given (one byte past the limit at most)."""
+    return read_code_file(fname, MAX_IMAGE_FROM_ADDRESS)
 
 
 __all__ = ["Layouts", "image_bytes", "file_bytes", "MAX_IMAGE_FROM_ADDRESS"]

@@ -20,6 +20,7 @@ import numpy as np
 from hrr.backends import hiptypes as ht
 from hrr.backends import surface
 from hrr.backends.hiptypes import DeviceArray, Pointer, hipError_t, hipMemcpyKind
+from hrr.backends.codefile import read_code_file
 from hrr.backends.kernargs import pack_kernel_args
 from hrr.backends.sim import device as _device
 from hrr.backends.sim.kernels import (CodeObjectError, Function, KernelLibrary, Module, kernel_name,
@@ -405,12 +406,10 @@ def hipModuleLoadDataEx(image: Any, numOptions: Any, optionValues: Any) -> tuple
 
 @irregular(raw=True)  # a path, not an address
 def hipModuleLoad(fname: Any) -> tuple:
-    path = fname.decode() if isinstance(fname, (bytes, bytearray)) else str(fname)
     try:
-        with open(path.rstrip("\0"), "rb") as f:
-            data = f.read()
-    except OSError:
-        raise HipError("hipErrorFileNotFound", f"hipModuleLoad: cannot read {path!r}") from None
+        data = read_code_file(fname)
+    except (OSError, ValueError):
+        raise HipError("hipErrorFileNotFound", f"hipModuleLoad: cannot read {fname!r}") from None
     return (SUCCESS, _keep_module(data))
 
 
