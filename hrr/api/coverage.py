@@ -144,7 +144,7 @@ def render() -> str:
         "Bodies per backend (a row without one is absent from that backend's `hip` module): "
         + ", ".join(f"{b} {'?' if bodies[b] is None else len(bodies[b] or ())}" for b in BACKENDS)
         + ". The `hip` backend is hip-python itself: each catalogued call goes to hip-python's "
-        "own function (`—` while that backend is not in the tree; `?`: it could not be "
+        "own function (`—`: the installed hip-python has none; `?`: the backend could not be "
         "inspected where this file was generated).",
         "",
         "## Catalogued calls by family",
