@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import sys
 import threading
@@ -238,6 +239,23 @@ class _Counted:
         return self._counted(self._proc.raw_events())
 
 
+# Replay makes a list per record and drops it at once: almost nothing it allocates can form
+# a cycle, yet every 700 allocations start a collection. A higher first threshold while a
+# process replays left ~15% less time in the collector (bench: replay_events_per_s).
+REPLAY_GC_THRESHOLD = 50_000
+
+
+@contextlib.contextmanager
+def fewer_collections(threshold: int = REPLAY_GC_THRESHOLD) -> Iterator[None]:
+    """Collect the youngest generation less often while the block runs (restored after)."""
+    old = gc.get_threshold()
+    gc.set_threshold(max(threshold, old[0]), *old[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*old)
+
+
 def replay_archive(path: str, *, backend: str | None = None, limits: Limits | None = None,
                    options: ReplayOptions | None = None, plugins: list[str] | None = None,
                    echo: Callable[[str], None] | None = None, progress: Any = None,
@@ -298,7 +316,7 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
         parent, until = _fork_parent(processes, manifest, proc, limits)
         interrupted = False
         try:
-            with bounded_stalls(mod):
+            with bounded_stalls(mod), fewer_collections():
                 stats = replayer.run(prefix=parent, prefix_until=until)
         except KeyboardInterrupt:  # Ctrl-C: the result of what was done, then stop
             stats, interrupted = replayer.stats, True
