@@ -3,6 +3,7 @@ record the CUDA call each hip call makes (name, arguments, order) and feed its r
 from __future__ import annotations
 
 import pytest
+from fakecuda import FakeCuda
 
 from hrr.backends import hiptypes as ht
 from hrr.backends.cuda import _runtime, device_calls
@@ -12,19 +13,6 @@ E = ht.hipError_t
 A = ht.hipDeviceAttribute_t
 OK = E.hipSuccess
 CTX = 0x5150
-
-
-class FakeCuda:
-    """Stands in for cuda.bindings' runtime or driver: records every call."""
-
-    def __init__(self, name: str, log: list, results: dict) -> None:
-        self._name, self._log, self._results = name, log, results
-
-    def __getattr__(self, fn: str):
-        def call(*args):
-            self._log.append((self._name, fn, args))
-            return self._results.get(fn, (0, 0x77))
-        return call
 
 
 @pytest.fixture

@@ -5,6 +5,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from fakecuda import FakeCuda
 
 from hrr.backends import hiptypes as ht
 from hrr.backends.cuda import _runtime
@@ -14,18 +15,8 @@ E = ht.hipError_t
 S, EV, G, X, P = ht.ihipStream_t(0x51), ht.ihipEvent_t(0x52), ht.ihipGraph(0x53), ht.hipGraphExec(0x54), 0x1000
 
 
-class FakeCuda:
-    """Stands in for cuda.bindings' runtime or driver: records every call."""
-
-    def __init__(self, name: str, log: list, results: dict) -> None:
-        self._name, self._log, self._results = name, log, results
-
-    def __getattr__(self, fn: str):
-        def call(*args):
-            if not fn.startswith(("cuCtx", "cuDevice")):  # making the context current
-                self._log.append((self._name, fn, args))
-            return self._results.get(fn, (0, 0x77))
-        return call
+# Making the context current (cuCtx*, cuDevice*) is not what these tests pin.
+QUIET = ("cuCtx", "cuDevice")
 
 
 @pytest.fixture
@@ -33,8 +24,8 @@ def cuda(monkeypatch):
     log: list = []
     results: dict = {}
     monkeypatch.setattr(_runtime.STATE, "ready", True)
-    monkeypatch.setattr(_runtime.STATE, "rt", FakeCuda("rt", log, results))
-    monkeypatch.setattr(_runtime.STATE, "drv", FakeCuda("drv", log, results))
+    monkeypatch.setattr(_runtime.STATE, "rt", FakeCuda("rt", log, results, QUIET))
+    monkeypatch.setattr(_runtime.STATE, "drv", FakeCuda("drv", log, results, QUIET))
     # This thread's context counts as current, whatever a real GPU test did before (after a
     # device reset ensure_context would otherwise look the device up through the fake).
     monkeypatch.setattr(_runtime._tls, "ctx", _runtime.STATE.generation, raising=False)
