@@ -1,10 +1,12 @@
 """Test helpers: capture an in-process app into an archive, replay it, read results."""
 from __future__ import annotations
 
+import importlib
 import os
 from typing import Any, Callable
 
 import attrs
+import pytest
 
 from hrr.archive import open_archive
 from hrr.backends import load_backend
@@ -59,3 +61,16 @@ def archive_calls(root: str | os.PathLike) -> list[list]:
     """Every event record of the first process archive under ``root``."""
     proc = open_archive(str(root)).processes[0]
     return [item.value for item in proc.events()]
+
+
+def cpu_backends(prefix: str = "") -> list:
+    """``sim`` and ``cuda`` as pytest params (``prefix`` + name, e.g. "hrr.backends."), for
+    tests that need no GPU; cuda is skipped, with why, where its extra does not import."""
+    out = [pytest.param(prefix + "sim", id="sim")]
+    try:
+        importlib.import_module("hrr.backends.cuda")
+        out.append(pytest.param(prefix + "cuda", id="cuda"))
+    except Exception as exc:  # noqa: BLE001 - the cuda extra is absent here
+        out.append(pytest.param(prefix + "cuda", id="cuda",
+                                marks=pytest.mark.skip(reason=f"cuda backend does not import: {exc}")))
+    return out

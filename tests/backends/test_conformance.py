@@ -30,6 +30,7 @@ import pytest
 from hrr.api.catalogue import rows
 from hrr.backends import hiptypes as ht
 from hippython7 import HP7_SPEC, venv_with_hip_python7
+from hrrtest import cpu_backends
 
 REAL = ht.real_modules()
 pytestmark = pytest.mark.skipif(not REAL, reason="hip-python is not installed here (CI installs it)")
@@ -77,18 +78,7 @@ UNOFFERED = {
 }
 
 
-def _surfaces() -> list:
-    out = [pytest.param("hrr.backends.sim", id="sim")]
-    try:
-        importlib.import_module("hrr.backends.cuda")
-        out.append(pytest.param("hrr.backends.cuda", id="cuda"))
-    except Exception as exc:  # noqa: BLE001 - the cuda extra is absent here
-        out.append(pytest.param("hrr.backends.cuda", id="cuda", marks=pytest.mark.skip(
-            reason=f"cuda backend does not import: {exc}")))
-    return out
-
-
-@pytest.fixture(params=_surfaces())
+@pytest.fixture(params=cpu_backends("hrr.backends."))
 def backend(request):
     return importlib.import_module(request.param)
 

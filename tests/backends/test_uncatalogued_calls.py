@@ -13,21 +13,12 @@ import pytest
 
 from hrr.backends import hiptypes as ht
 from hrr.backends.hiptypes import UncataloguedCall
+from hrrtest import cpu_backends
 
 APP = Path(__file__).resolve().parent / "apps" / "uncatalogued_call.py"
 
 
-def _backends() -> list:
-    out = [pytest.param("sim", id="sim")]
-    try:
-        importlib.import_module("hrr.backends.cuda")
-        out.append(pytest.param("cuda", id="cuda"))
-    except Exception as exc:  # noqa: BLE001 - the cuda extra is absent here
-        out.append(pytest.param("cuda", id="cuda", marks=pytest.mark.skip(reason=f"cuda does not import: {exc}")))
-    return out
-
-
-@pytest.mark.parametrize("backend", _backends())
+@pytest.mark.parametrize("backend", cpu_backends())
 @pytest.mark.parametrize(("module", "name"), [("hip", "hipFooBar"), ("hiprtc", "hiprtcFooBar"),
                                               ("hip", "hipDeviceGetNoSuchThing")])
 def test_unknown_hip_name_names_function_backend_and_doc(backend, module, name):

@@ -3,7 +3,6 @@
 an archive that passes `replay --strict`."""
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import subprocess
@@ -13,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from hrr.backends.hiptypes import real_modules
+from hrrtest import cpu_backends
 
 APPS = Path(__file__).resolve().parent / "apps"
 STYLES = ["style_hip.py", "style_rocm.py", "style_rocm_dotted.py", "stream_rocm.py"]
@@ -85,18 +85,7 @@ def test_an_archive_with_no_call_fails_strict(tmp_path):
     assert replay.returncode != 0 and "recorded no calls" in replay.stdout + replay.stderr, said(replay)
 
 
-def _backend_modules() -> list:
-    out = [pytest.param("hrr.backends.sim", id="sim")]
-    try:
-        importlib.import_module("hrr.backends.cuda")
-        out.append(pytest.param("hrr.backends.cuda", id="cuda"))
-    except Exception as exc:  # noqa: BLE001 - the extra is not installed here
-        out.append(pytest.param("hrr.backends.cuda", id="cuda",
-                                marks=pytest.mark.skip(reason=f"cuda backend does not import: {exc}")))
-    return out
-
-
-@pytest.mark.parametrize("backend", _backend_modules())
+@pytest.mark.parametrize("backend", cpu_backends("hrr.backends."))
 def test_every_spelling_resolves_to_the_installed_module(backend):
     """Activation is backend-agnostic: for each backend's modules, every import spelling
     a program uses finds them (checked in a fresh interpreter, as a program would)."""
