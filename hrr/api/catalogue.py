@@ -646,13 +646,6 @@ def get(name: str) -> Api:
         raise KeyError(f"{name} is not in the HIP API catalogue") from None
 
 
-def coverage_table() -> str:
-    """Markdown tables of every catalogued call, per family: how it replays and which
-    backends have it (docs/api-coverage.md is written whole by ``hrr.api.coverage``)."""
-    from hrr.api.coverage import family_tables  # it reads the backends, which import this module
-    return family_tables()
-
-
 # ------------------------------------------------------------------ test-only extension
 class _Extension:
     """The catalogue with extra rows while the ``with`` block runs (see ``extended``)."""
@@ -686,7 +679,3 @@ def extended(*new_rows: Api) -> _Extension:
     wrappers (built when a session starts), replay's per-row plans, the record schema and
     ``hrr info``. ValueError when a name is already a row."""
     return _Extension(tuple(new_rows))
-
-
-if __name__ == "__main__":
-    print(coverage_table())  # the whole document: python -m hrr.api.coverage

@@ -5,7 +5,8 @@ import importlib
 
 import pytest
 
-from hrr.api.catalogue import CATALOGUE, HANDLE_KINDS, NOOP, REAL, UNREPLAYABLE, coverage_table, rows
+from hrr.api.catalogue import CATALOGUE, HANDLE_KINDS, NOOP, REAL, UNREPLAYABLE, rows
+from hrr.api.coverage import family_tables as coverage_table
 from hrr.backends.hiptypes import ENUM_TYPES
 
 ROLES = {"value", "enum", "ptr", "handle", "copy_dst", "copy_src", "strided", "result_buf", "host_range", "code",
