@@ -3,8 +3,8 @@ priorities, flags and callbacks, 64-bit stream memory operations, graphs built n
 node), over cuda-bindings' runtime and, where hrr's kernels live (driver functions and
 kernarg buffers), libcuda's own kernel-node calls through ctypes.
 
-A call that is one CUDA call is an entry of ``calls(C)`` (``C`` is hip_api's one-call
-factory, passed in so this module does not import hip_api); the rest are ``BODIES``.
+A call that is one CUDA call is an entry of ``CALLS`` (``onecall.one_call``); the rest
+are ``BODIES``.
 """
 from __future__ import annotations
 
@@ -14,6 +14,9 @@ from typing import Any, Callable
 from hrr.backends import hiptypes as ht
 from hrr.backends.cuda import _runtime, modules
 from hrr.backends.cuda._errors import hip_error as _err
+from hrr.backends.cuda.onecall import as_int as _int
+from hrr.backends.cuda.onecall import new as new_handle
+from hrr.backends.cuda.onecall import one_call
 from hrr.backends.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
 from hrr.backends.surface import HipError, dims
 
@@ -28,37 +31,32 @@ def _node_out(v: Any) -> Any:
     return ht.hipGraphNode(int(v)) if v is not None and int(v) else None
 
 
-def _int(v: Any) -> int:
-    return int(v or 0)
-
-
 def _wait64_args(stream: int, ptr: int, value: Any, flags: Any, mask: Any) -> tuple:
     if (int(mask) & _U64) != _U64:
         raise HipError(E.hipErrorNotSupported)  # CUDA has no mask operand
     return (stream, ptr, int(value) & _U64, flags)
 
 
-def calls(C: Callable[..., Callable]) -> dict[str, Callable[..., tuple]]:  # noqa: N803 - hip_api's name
-    """This module's one-call rows, built with hip_api's ``_one_call``."""
-    new = lambda cls: (lambda v: None if v is None else cls(int(v)))  # noqa: E731
-    return {
-        "hipStreamCreateWithPriority": C("rt.cudaStreamCreateWithPriority", new(ht.ihipStream_t)),
-        "hipStreamGetPriority": C("rt.cudaStreamGetPriority", _int),
-        "hipStreamGetFlags": C("rt.cudaStreamGetFlags", _int),
-        "hipStreamGetDevice": C("rt.cudaStreamGetDevice", _int),
-        "hipStreamGetId": C("rt.cudaStreamGetId", _int),
-        "hipStreamWaitValue64": C("drv.cuStreamWaitValue64", args=_wait64_args),
-        "hipStreamWriteValue64": C("drv.cuStreamWriteValue64",
-                                   args=lambda st, p, v, f: (st, p, int(v) & _U64, f)),
-        "hipEventRecordWithFlags": C("rt.cudaEventRecordWithFlags"),
-        "hipGraphCreate": C("rt.cudaGraphCreate", new(ht.ihipGraph)),
-        "hipGraphClone": C("rt.cudaGraphClone", new(ht.ihipGraph)),
-        "hipGraphNodeGetType": C("rt.cudaGraphNodeGetType", lambda v: None if v is None
-                                 else ht.hipGraphNodeType(int(v))),  # CUDA's values are HIP's
-        "hipGraphDestroyNode": C("rt.cudaGraphDestroyNode"),
-        "hipGraphUpload": C("rt.cudaGraphUpload"),
-        "hipGraphExecGetFlags": C("rt.cudaGraphExecGetFlags", _int),
-    }
+C, new = one_call, new_handle
+# This module's one-call rows.
+CALLS: dict[str, Callable[..., tuple]] = {
+    "hipStreamCreateWithPriority": C("rt.cudaStreamCreateWithPriority", new(ht.ihipStream_t)),
+    "hipStreamGetPriority": C("rt.cudaStreamGetPriority", _int),
+    "hipStreamGetFlags": C("rt.cudaStreamGetFlags", _int),
+    "hipStreamGetDevice": C("rt.cudaStreamGetDevice", _int),
+    "hipStreamGetId": C("rt.cudaStreamGetId", _int),
+    "hipStreamWaitValue64": C("drv.cuStreamWaitValue64", args=_wait64_args),
+    "hipStreamWriteValue64": C("drv.cuStreamWriteValue64",
+                               args=lambda st, p, v, f: (st, p, int(v) & _U64, f)),
+    "hipEventRecordWithFlags": C("rt.cudaEventRecordWithFlags"),
+    "hipGraphCreate": C("rt.cudaGraphCreate", new(ht.ihipGraph)),
+    "hipGraphClone": C("rt.cudaGraphClone", new(ht.ihipGraph)),
+    "hipGraphNodeGetType": C("rt.cudaGraphNodeGetType", lambda v: None if v is None
+                             else ht.hipGraphNodeType(int(v))),  # CUDA's values are HIP's
+    "hipGraphDestroyNode": C("rt.cudaGraphDestroyNode"),
+    "hipGraphUpload": C("rt.cudaGraphUpload"),
+    "hipGraphExecGetFlags": C("rt.cudaGraphExecGetFlags", _int),
+}
 
 
 # ------------------------------------------------------------------ streams and events

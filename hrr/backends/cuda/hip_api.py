@@ -20,9 +20,12 @@ from hrr.backends import surface
 from hrr.backends.cuda import _runtime, device_calls, graph_calls, memory, memory_calls, modules
 from hrr.backends.cuda._errors import HIP_TO_CUDA
 from hrr.backends.cuda._errors import hip_error as _err
-from hrr.backends.cuda._runtime import driver as _drv
 from hrr.backends.cuda._runtime import handle_value as _h
 from hrr.backends.cuda.memory import CU_PINNED
+from hrr.backends.cuda.onecall import as_int as _int
+from hrr.backends.cuda.onecall import cuda_kind as _kind
+from hrr.backends.cuda.onecall import new as _new
+from hrr.backends.cuda.onecall import one_call as _one_call
 from hrr.backends.error_strings import error_string
 from hrr.backends.surface import HipError, irregular
 
@@ -56,32 +59,6 @@ if result[0]:
       "E": E, "_tls": _tls, "HipError": HipError})
 
 
-def _one_call(path: str, *outs: Callable[[Any], Any], args: Callable[..., tuple] | None = None) -> Callable[..., tuple]:
-    """The body of a call that is one CUDA call: ``rt.NAME`` (runtime), ``drv.NAME``
-    (driver, with the context made current) or ``cu.NAME`` (driver, as is); arguments in
-    the row's order, or as ``args`` maps them, as ints; each of ``outs`` converts an output
-    (None when the call failed or CUDA has no such output)."""
-    where, name = path.split(".")
-
-    def body(*a: Any) -> tuple:
-        a = a if args is None else args(*a)
-        api = S.rt if where == "rt" else _drv() if where == "drv" else S.drv
-        res = getattr(api, name)(*map(int, a))
-        if not outs:
-            return (_err(res[0]),)
-        vals = res[1:] if int(res[0]) == 0 else ()
-        return (_err(res[0]), *(conv(vals[i] if i < len(vals) else None) for i, conv in enumerate(outs)))
-    return body
-
-
-def _new(cls: type) -> Callable[[Any], Any]:
-    return lambda v: None if v is None else cls(int(v))
-
-
-def _int(v: Any) -> int:
-    return int(v or 0)
-
-
 def _status(v: Any) -> ht.hipStreamCaptureStatus:
     return ht.hipStreamCaptureStatus(int(v or 0))
 
@@ -89,10 +66,6 @@ def _status(v: Any) -> ht.hipStreamCaptureStatus:
 def _live(cls: type) -> Callable[[Any], Any]:
     """A handle output where CUDA's NULL handle means none."""
     return lambda v: cls(int(v)) if v is not None and int(v) else None
-
-
-def _kind(kind: Any) -> int:
-    return 3 if int(kind) == 1024 else int(kind)  # DeviceToDeviceNoCU is CUDA's DeviceToDevice
 
 
 # ------------------------------------------------------------------ errors, device, init
@@ -256,7 +229,7 @@ def _wait_value_args(stream: int, ptr: int, value: Any, flags: Any, mask: Any) -
     return (stream, ptr, int(value) & 0xFFFFFFFF, flags)
 
 
-# Calls that are one CUDA call (see _one_call): its name, how each output converts and,
+# Calls that are one CUDA call (see onecall.one_call): its name, how each output converts and,
 # where they differ from the row's, the CUDA call's arguments.
 C = _one_call
 CALLS: dict[str, Callable[..., tuple]] = {
@@ -306,7 +279,7 @@ CALLS: dict[str, Callable[..., tuple]] = {
     "hipGraphLaunch": C("rt.cudaGraphLaunch"),
     "hipGraphExecDestroy": C("rt.cudaGraphExecDestroy"),
     "hipGraphDestroy": C("rt.cudaGraphDestroy"),
-    **graph_calls.calls(C),
+    **graph_calls.CALLS,
 }
 BODIES: dict[str, Callable] = {
     **{name: fn for name, fn in globals().items() if name.startswith("hip") and isinstance(fn, types.FunctionType)},
@@ -316,7 +289,8 @@ BODIES: dict[str, Callable] = {
     "hipFreeHost": memory.host_free, "hipModuleLoadData": modules.load_data,
     "hipModuleGetFunction": modules.get_function, "hipModuleUnload": modules.unload,
     **device_calls.BODIES,
-    **memory_calls.bodies(C),
+    **memory_calls.BODIES,
+    **memory_calls.CALLS,
     **graph_calls.BODIES,
 }
 

@@ -4,8 +4,8 @@ function attributes, occupancy, extra launch entry points), over cuda-bindings.
 
 HIP's enum values for these calls equal CUDA's (hipFunction_attribute and
 CUfunction_attribute, hipFuncCache_t and CUfunc_cache, hipMemoryAdvise 1-6 and
-cudaMemoryAdvise), so they pass as ints. A one-call API is a spec for hip_api's
-``_one_call`` (``bodies(one_call)`` builds them, so this module never imports hip_api).
+cudaMemoryAdvise), so they pass as ints. A call that is one CUDA call is an entry of
+``CALLS`` (``onecall.one_call``); the rest are ``BODIES``.
 """
 from __future__ import annotations
 
@@ -18,17 +18,12 @@ from hrr.backends.cuda import memory, modules
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda._runtime import driver
+from hrr.backends.cuda.onecall import as_int as _int
+from hrr.backends.cuda.onecall import cuda_kind as _kind
+from hrr.backends.cuda.onecall import one_call
 from hrr.backends.kernargs import LaunchArgsError, pack_kernel_args
 
 E = ht.hipError_t
-
-
-def _int(v: Any) -> int:
-    return int(v or 0)
-
-
-def _kind(kind: Any) -> int:
-    return 3 if int(kind) == 1024 else int(kind)  # DeviceToDeviceNoCU is CUDA's DeviceToDevice
 
 
 def _device_array(size: Any) -> Callable[[Any], Any]:
@@ -261,36 +256,34 @@ def hipLaunchCooperativeKernel(f: int, gridDim: tuple, blockDimX: tuple, kernelP
                        E.hipErrorInvalidDeviceFunction)
 
 
-def bodies(C: Callable[..., Callable[..., tuple]]) -> dict[str, Callable]:  # noqa: N803 - hip_api's name
-    """Every body of this module: the functions above, and the one-call ones built with
-    hip_api's ``_one_call`` (``C``)."""
-    calls = {
-        # the value as the C API's unsigned char / short / int takes it
-        "hipMemsetD8": C("drv.cuMemsetD8", args=lambda d, v, n: (d, int(v) & 0xFF, n)),
-        "hipMemsetD16": C("drv.cuMemsetD16", args=lambda d, v, n: (d, int(v) & 0xFFFF, n)),
-        "hipMemsetD32": C("drv.cuMemsetD32", args=lambda d, v, n: (d, int(v) & 0xFFFFFFFF, n)),
-        "hipMemsetD8Async": C("drv.cuMemsetD8Async", args=lambda d, v, n, s: (d, int(v) & 0xFF, n, s)),
-        "hipMemsetD16Async": C("drv.cuMemsetD16Async", args=lambda d, v, n, s: (d, int(v) & 0xFFFF, n, s)),
-        "hipMemsetD32Async": C("drv.cuMemsetD32Async", args=lambda d, v, n, s: (d, int(v) & 0xFFFFFFFF, n, s)),
-        "hipMemset2D": C("rt.cudaMemset2D"), "hipMemset2DAsync": C("rt.cudaMemset2DAsync"),
-        "hipMemsetD2D8": C("drv.cuMemsetD2D8", args=lambda d, p, v, w, h: (d, p, int(v) & 0xFF, w, h)),
-        "hipMemsetD2D16": C("drv.cuMemsetD2D16", args=lambda d, p, v, w, h: (d, p, int(v) & 0xFFFF, w, h)),
-        "hipMemsetD2D32": C("drv.cuMemsetD2D32", args=lambda d, p, v, w, h: (d, p, int(v) & 0xFFFFFFFF, w, h)),
-        "hipMemcpy2D": C("rt.cudaMemcpy2D", args=lambda d, dp, s, sp, w, h, k: (d, dp, s, sp, w, h, _kind(k))),
-        "hipMemcpy2DAsync": C("rt.cudaMemcpy2DAsync",
-                              args=lambda d, dp, s, sp, w, h, k, st: (d, dp, s, sp, w, h, _kind(k), st)),
-        "hipMemcpyPeer": C("rt.cudaMemcpyPeer"), "hipMemcpyPeerAsync": C("rt.cudaMemcpyPeerAsync"),
-        "hipHostGetFlags": C("rt.cudaHostGetFlags", _int),
-        "hipModuleGetFunctionCount": C("drv.cuModuleGetFunctionCount", _int),
-        "hipFuncGetAttribute": C("drv.cuFuncGetAttribute", _int),
-        "hipFuncSetAttribute": C("drv.cuFuncSetAttribute"),
-        "hipFuncSetCacheConfig": C("drv.cuFuncSetCacheConfig"),
-        "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor": C("drv.cuOccupancyMaxActiveBlocksPerMultiprocessor",
-                                                                _int),
-        "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": C(
-            "drv.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", _int),
-        "hipOccupancyMaxActiveBlocksPerMultiprocessor": C("drv.cuOccupancyMaxActiveBlocksPerMultiprocessor", _int),
-        "hipMemAllocHost": lambda size: memory.host_alloc(size, 0),
-    }
-    own = {name: fn for name, fn in globals().items() if name.startswith("hip") and callable(fn)}
-    return {**own, **calls}
+C = one_call
+# One-call rows; the value of a memset as the C API's unsigned char / short / int takes it.
+CALLS: dict[str, Callable[..., tuple]] = {
+    "hipMemsetD8": C("drv.cuMemsetD8", args=lambda d, v, n: (d, int(v) & 0xFF, n)),
+    "hipMemsetD16": C("drv.cuMemsetD16", args=lambda d, v, n: (d, int(v) & 0xFFFF, n)),
+    "hipMemsetD32": C("drv.cuMemsetD32", args=lambda d, v, n: (d, int(v) & 0xFFFFFFFF, n)),
+    "hipMemsetD8Async": C("drv.cuMemsetD8Async", args=lambda d, v, n, s: (d, int(v) & 0xFF, n, s)),
+    "hipMemsetD16Async": C("drv.cuMemsetD16Async", args=lambda d, v, n, s: (d, int(v) & 0xFFFF, n, s)),
+    "hipMemsetD32Async": C("drv.cuMemsetD32Async", args=lambda d, v, n, s: (d, int(v) & 0xFFFFFFFF, n, s)),
+    "hipMemset2D": C("rt.cudaMemset2D"), "hipMemset2DAsync": C("rt.cudaMemset2DAsync"),
+    "hipMemsetD2D8": C("drv.cuMemsetD2D8", args=lambda d, p, v, w, h: (d, p, int(v) & 0xFF, w, h)),
+    "hipMemsetD2D16": C("drv.cuMemsetD2D16", args=lambda d, p, v, w, h: (d, p, int(v) & 0xFFFF, w, h)),
+    "hipMemsetD2D32": C("drv.cuMemsetD2D32", args=lambda d, p, v, w, h: (d, p, int(v) & 0xFFFFFFFF, w, h)),
+    "hipMemcpy2D": C("rt.cudaMemcpy2D", args=lambda d, dp, s, sp, w, h, k: (d, dp, s, sp, w, h, _kind(k))),
+    "hipMemcpy2DAsync": C("rt.cudaMemcpy2DAsync",
+                          args=lambda d, dp, s, sp, w, h, k, st: (d, dp, s, sp, w, h, _kind(k), st)),
+    "hipMemcpyPeer": C("rt.cudaMemcpyPeer"), "hipMemcpyPeerAsync": C("rt.cudaMemcpyPeerAsync"),
+    "hipHostGetFlags": C("rt.cudaHostGetFlags", _int),
+    "hipModuleGetFunctionCount": C("drv.cuModuleGetFunctionCount", _int),
+    "hipFuncGetAttribute": C("drv.cuFuncGetAttribute", _int),
+    "hipFuncSetAttribute": C("drv.cuFuncSetAttribute"),
+    "hipFuncSetCacheConfig": C("drv.cuFuncSetCacheConfig"),
+    "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor": C("drv.cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                                                            _int),
+    "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": C(
+        "drv.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", _int),
+    "hipOccupancyMaxActiveBlocksPerMultiprocessor": C("drv.cuOccupancyMaxActiveBlocksPerMultiprocessor", _int),
+    "hipMemAllocHost": lambda size: memory.host_alloc(size, 0),
+}
+BODIES: dict[str, Callable] = {name: fn for name, fn in globals().items() if name.startswith("hip")
+                               and callable(fn) and getattr(fn, "__module__", "") == __name__}
