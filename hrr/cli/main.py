@@ -354,6 +354,10 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
 @click.option("--float-tolerance", type=float, default=None,
               help="Compare device-to-host results as float32 within this absolute tolerance "
                    "(default: byte for byte).")
+@click.option("--trust-kernels", is_flag=True,
+              help="Run the archive's HIP C++ kernels on the sim even where the sandbox that contains them "
+                   "is not available (only for an archive you trust: its kernels then run as native code "
+                   "of the replay process).")
 @click.option("--calls", "calls", default=None, metavar="RANGE",
               help="Replay and check only records N (one), N:M (N to M-1), :M or N:, by sequence "
                    "number as `hrr dump` shows them. Every call before N is replayed first as "
@@ -366,7 +370,8 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
 def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | None, plugins: str | None,
            max_file_bytes: int | None, max_events: int | None, max_host_bytes: int | None,
            max_threads: int | None, max_seconds: float, keep_going: bool,
-           float_tolerance: float | None, calls: str | None, as_json: bool, progress: bool | None) -> None:
+           float_tolerance: float | None, trust_kernels: bool, calls: str | None, as_json: bool,
+           progress: bool | None) -> None:
     """Replay ARCHIVE and check every device-to-host copy. Exit 0: every check passed;
     1: a failed check, a failure, a limit reached or --strict refused; 2: replay diverged
     and stopped early; 130: Ctrl-C, after a partial summary."""
@@ -389,7 +394,7 @@ def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | 
                  if v is not None}
     limits = attrs.evolve(Limits(), **overrides)
     options = ReplayOptions(strict=strict, keep_going=keep_going, float_tolerance=float_tolerance,
-                            max_seconds=max_seconds,
+                            max_seconds=max_seconds, trust_kernels=trust_kernels,
                             calls=parse_range(calls) if calls is not None else None)
     # Replay stops itself between records past --max-seconds; a single call that never
     # returns (a GPU wait nothing releases) is ended by the watchdog a little later.

@@ -107,6 +107,13 @@ def _not_clean(proc: Any, state: Any) -> list[str]:
     return why
 
 
+def archive_kernels(backend: Any, trusted: bool) -> contextlib.AbstractContextManager:
+    """A backend that compiles an archive's kernel source (the sim) is told that the kernels
+    are a stranger's, to run sandboxed (or, ``trusted``, as they are); others need nothing."""
+    told = getattr(backend, "archive_kernels", None)
+    return told(trusted) if told is not None else contextlib.nullcontext()
+
+
 @contextlib.contextmanager
 def bounded_stalls(backend: Any, seconds: float = REPLAY_STALL_SECONDS) -> Iterator[None]:
     """While replay runs, a stuck wait on the sim ends after ``seconds`` (its scheduler
@@ -316,7 +323,7 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
         parent, until = _fork_parent(processes, manifest, proc, limits)
         interrupted = False
         try:
-            with bounded_stalls(mod), fewer_collections():
+            with bounded_stalls(mod), fewer_collections(), archive_kernels(mod, options.trust_kernels):
                 stats = replayer.run(prefix=parent, prefix_until=until)
         except KeyboardInterrupt:  # Ctrl-C: the result of what was done, then stop
             stats, interrupted = replayer.stats, True

@@ -12,6 +12,7 @@ from typing import Any, Callable
 import attrs
 
 from hrr.backends import hiptypes as ht
+from hrr.backends import kernelsource
 from hrr.backends.cuda import _runtime
 from hrr.backends.cuda._errors import to_hiprtc
 from hrr.backends.cuda.builtin import DEFAULT_ARCH
@@ -177,6 +178,7 @@ def translate_options(options: list[bytes], arch: str) -> list[bytes]:
 class _ProgramInfo:
     notes: bytes = b""        # the dropped options, said at the top of the program log
     rdc: bool = False         # compiled with -fgpu-rdc: its cubin is relocatable "bitcode"
+    options: tuple[str, ...] = ()   # as the program gave them (the sim compiles its source with them)
 
 
 _info: dict[int, _ProgramInfo] = {}
@@ -184,6 +186,9 @@ _info: dict[int, _ProgramInfo] = {}
 
 _programs: dict[int, Any] = {}
 _prog_lock = threading.Lock()
+# Each program's own source and headers: hiprtcGetCode hands out the cubin inside a kernel
+# source code object with them, so an archive captured here can replay on the sim.
+_units: dict[int, kernelsource.SourceUnit] = {}
 
 
 def _prog(prog: Any) -> Any:
@@ -221,6 +226,10 @@ def hiprtcCreateProgram(src: Any, name: Any, numHeaders: Any, headers: Any, incl
         if inc not in names:
             names.append(inc)
             hdrs.append(body)
+    unit = kernelsource.SourceUnit(name.split(b"\0", 1)[0].decode(errors="replace"), src.split(b"\0", 1)[0],
+                                   tuple((n.split(b"\0", 1)[0].decode(errors="replace"), h.split(b"\0", 1)[0])
+                                         for n, h in zip(names, hdrs, strict=False)
+                                         if n not in _STUB_HEADERS))
     try:
         err, prog = nvrtc.nvrtcCreateProgram(src, name, len(hdrs), hdrs, names)
     except RuntimeError:
@@ -230,6 +239,7 @@ def hiprtcCreateProgram(src: Any, name: Any, numHeaders: Any, headers: Any, incl
     handle = int(prog)
     with _prog_lock:
         _programs[handle] = prog
+        _units[handle] = unit
     return (R.HIPRTC_SUCCESS, ht.hiprtcProgram(handle))
 
 
@@ -239,8 +249,11 @@ def hiprtcCompileProgram(prog: Any, numOptions: Any, options: Any) -> tuple:
     p = _prog(prog)
     if p is None:
         return (R.HIPRTC_ERROR_INVALID_PROGRAM,)
-    opts, notes, rdc = translate(list(options or [])[:numOptions or 0], device_arch())
-    _info[ht.as_handle_value(prog)] = _ProgramInfo("".join(notes).encode(), rdc)
+    given = list(options or [])[:numOptions or 0]
+    opts, notes, rdc = translate(given, device_arch())
+    _info[ht.as_handle_value(prog)] = _ProgramInfo(
+        "".join(notes).encode(), rdc, tuple(o.decode(errors="replace") if isinstance(o, bytes) else str(o)
+                                            for o in given))
     (err,) = nvrtc.nvrtcCompileProgram(p, len(opts), opts)
     return (to_hiprtc(err),)
 
@@ -259,8 +272,8 @@ def hiprtcGetBitcodeSize(prog: Any) -> tuple:
     info = _info.get(ht.as_handle_value(prog))
     if p is None or info is None or not info.rdc:
         return (R.HIPRTC_ERROR_INVALID_PROGRAM, 0)
-    err, n = nvrtc.nvrtcGetCUBINSize(p)
-    return (to_hiprtc(err), int(n or 0))
+    del nvrtc
+    return hiprtcGetCodeSize(prog)
 
 
 @_api
@@ -298,30 +311,39 @@ def hiprtcGetLoweredName(prog: Any, name_expression: Any) -> tuple:
     return (R.HIPRTC_SUCCESS, ht.CStr(_as_bytes(lowered)))
 
 
-@_api
-def hiprtcGetCodeSize(prog: Any) -> tuple:
+def _code(prog: Any) -> tuple[Any, bytes]:
+    """(hiprtcResult, the program's cubin in a kernel source code object with its source)."""
     nvrtc = _runtime.nvrtc_module()
     p = _prog(prog)
     if p is None:
-        return (R.HIPRTC_ERROR_INVALID_PROGRAM, 0)
+        return R.HIPRTC_ERROR_INVALID_PROGRAM, b""
     err, n = nvrtc.nvrtcGetCUBINSize(p)
-    return (to_hiprtc(err), int(n or 0))
+    if int(err):
+        return to_hiprtc(err), b""
+    buf = b" " * n
+    (err,) = nvrtc.nvrtcGetCUBIN(p, buf)
+    if int(err):
+        return to_hiprtc(err), b""
+    handle = ht.as_handle_value(prog)
+    unit, info = _units.get(handle), _info.get(handle) or _ProgramInfo()
+    if unit is None:
+        return R.HIPRTC_SUCCESS, buf
+    kind = "cubin-relocatable" if info.rdc else "cubin"
+    return R.HIPRTC_SUCCESS, kernelsource.encode(kernelsource.KernelSource((unit,), info.options, kind, buf))
+
+
+@_api
+def hiprtcGetCodeSize(prog: Any) -> tuple:
+    err, code = _code(prog)
+    return (err, len(code))
 
 
 @_api
 def hiprtcGetCode(prog: Any, code: Any) -> tuple:
-    nvrtc = _runtime.nvrtc_module()
-    p = _prog(prog)
-    if p is None:
-        return (R.HIPRTC_ERROR_INVALID_PROGRAM,)
-    err, n = nvrtc.nvrtcGetCUBINSize(p)
-    if int(err):
-        return (to_hiprtc(err),)
-    buf = b" " * n
-    (err,) = nvrtc.nvrtcGetCUBIN(p, buf)
-    if int(err) == 0:
-        _write_into(code, buf)
-    return (to_hiprtc(err),)
+    err, data = _code(prog)
+    if err == R.HIPRTC_SUCCESS:
+        _write_into(code, data)
+    return (err,)
 
 
 @_api
@@ -356,6 +378,7 @@ def hiprtcDestroyProgram(prog: Any) -> tuple:
     with _prog_lock:
         p = _programs.pop(ht.as_handle_value(prog), None)
         _info.pop(ht.as_handle_value(prog), None)
+        _units.pop(ht.as_handle_value(prog), None)
     if p is None:
         return (R.HIPRTC_ERROR_INVALID_PROGRAM,)
     (err,) = nvrtc.nvrtcDestroyProgram(p)
@@ -402,6 +425,8 @@ class _Link:
     error_log: bytearray            # the driver writes its error log here (kept alive with the state)
     app_log: tuple[int, int] | None  # (address, size) of the app's hipJitOptionErrorLogBuffer
     image: bytes | None = None
+    units: list = attrs.Factory(list)   # the inputs' source units (the sim links those)
+    sourceless: bool = False            # an input came without its source
 
 
 _links: dict[int, _Link] = {}
@@ -497,6 +522,15 @@ def hiprtcLinkAddData(hip_link_state: Any, input_type: Any, image: Any, image_si
     data = _data(image, int(image_size or 0))
     if link is None or data is None:
         return (R.HIPRTC_ERROR_INVALID_INPUT,)
+    if kernelsource.is_kernel_source(data):
+        try:
+            wrapped = kernelsource.decode(data)
+        except kernelsource.KernelSourceError:
+            return (R.HIPRTC_ERROR_INVALID_INPUT,)
+        link.units.extend(wrapped.units)
+        data = wrapped.native
+    else:
+        link.sourceless = True
     drv = _runtime.driver()
     try:
         kind = _input_type(drv, input_type, data)
@@ -538,6 +572,8 @@ def hiprtcLinkComplete(hip_link_state: Any) -> tuple:
         return (R.HIPRTC_ERROR_LINKING, None, None)
     # the driver owns the image until cuLinkDestroy: the program gets its own copy
     link.image = ctypes.string_at(int(cubin), int(size))
+    if link.units and not link.sourceless:
+        link.image = kernelsource.encode(kernelsource.KernelSource(tuple(link.units), (), "cubin", link.image))
     return (R.HIPRTC_SUCCESS, link.image, len(link.image))
 
 

@@ -13,6 +13,8 @@ import threading
 from typing import Any
 
 from hrr.backends import hiptypes as ht
+from hrr.backends import kernelsource
+from hrr.backends.hiptypes import hipError_t
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda._runtime import driver, handle_value
@@ -44,12 +46,33 @@ def _image_bytes(image: Any) -> bytes | int:
     try:
         return bytes(memoryview(image).cast("B"))
     except TypeError:
-        return ht.as_address(image)
+        addr = ht.as_address(image)
+    if addr and kernelsource.is_kernel_source(ctypes.string_at(addr, kernelsource.PREFIX_BYTES)):
+        try:
+            return ctypes.string_at(addr, kernelsource.total_size(ctypes.string_at(addr, kernelsource.PREFIX_BYTES)))
+        except kernelsource.KernelSourceError:
+            return addr
+    return addr
+
+
+def _unwrap(data: bytes) -> bytes | None:
+    """The cubin inside a kernel source code object (hrr's hiprtc hands those out), or None
+    when it holds none (a program the sim compiled: only its source)."""
+    try:
+        ks = kernelsource.decode(data)
+    except kernelsource.KernelSourceError:
+        return None
+    return ks.native if ks.native_kind.startswith("cubin") and ks.native else None
 
 
 def load_data(image: Any) -> tuple:
     """hipModuleLoadData: cuModuleLoadData of the image (bytes, or an address)."""
     data = _image_bytes(image)
+    if isinstance(data, bytes) and kernelsource.is_kernel_source(data):
+        cubin = _unwrap(data)
+        if cubin is None:
+            return (hipError_t.hipErrorInvalidImage, None)
+        data = cubin
     if isinstance(data, bytes):
         data = _translate_foreign_image(data)
     res, mod = driver().cuModuleLoadData(data)

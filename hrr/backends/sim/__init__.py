@@ -14,6 +14,7 @@ from hrr.backends.sim import api as _api
 from hrr.backends.sim import rtc as _rtc
 from hrr.backends.sim.builtin_kernels import LIBRARY as BUILTIN_LIBRARY
 from hrr.backends.sim.device import reset_device
+from hrr.backends.sim.native.policy import archive_kernels
 from hrr.backends.sim.kernels import (
     KernelDef,
     KernelLibrary,
@@ -48,4 +49,4 @@ def builtin_code_object() -> bytes:
 __all__ = ["NAME", "hip", "hiprtc", "add_body", "builtin_code_object", "kernel_layout", "reset_device",
            "SUPPORTED_APIS", "SUPPORTED_RTC_APIS", "last_error_detail", "KernelDef",
            "KernelLibrary", "LaunchContext", "register_library", "unregister_library",
-           "BUILTIN_LIBRARY"]
+           "BUILTIN_LIBRARY", "archive_kernels"]

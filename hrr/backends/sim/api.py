@@ -28,8 +28,7 @@ from hrr.backends.sim import memory_calls
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
 from hrr.backends.sim import graph_calls
 from hrr.backends.sim.graphs import GraphExec
-from hrr.backends.sim.kernels import (CodeObjectError, Function, Module, image_bytes, kernel_name,
-                                      resolve_code_object)
+from hrr.backends.sim.kernels import (CodeObjectError, Function, Module, image_bytes, kernel_name)
 from hrr.backends.sim.memory import HOST_REGISTERED, TOTAL_DEVICE_BYTES
 from hrr.backends.sim.memory import checked_size as _size
 from hrr.backends.sim.streams import Event, Op, Stream, wait_value_op, write_value_op
@@ -341,10 +340,10 @@ def hipGraphLaunch(exe: GraphExec, s: Stream) -> None:
 # -- modules and launches -----------------------------------------------------------------
 def hipModuleLoadData(image: Any) -> tuple:
     try:
-        library, co = resolve_code_object(image_bytes(image))
+        data = image_bytes(image)
     except CodeObjectError as exc:
         raise HipError(exc.code, str(exc)) from None
-    return (SUCCESS, memory_calls.new_module(library, co.kernels))
+    return (SUCCESS, memory_calls.load_module(data))
 
 
 def hipModuleGetFunction(mod: Module, kname: Any) -> tuple:
@@ -362,14 +361,15 @@ def hipModuleUnload(mod: Module) -> None:
         del dev.functions[handle]
 
 
-def _launch(fn: Function, grid: tuple, block: tuple, stream: Any, kernel_params: Any, extra: Any) -> None:
+def _launch(fn: Function, grid: tuple, block: tuple, stream: Any, kernel_params: Any, extra: Any,
+            shared: Any = 0) -> None:
     grid = tuple(int(v) for v in grid)
     block = tuple(int(v) for v in block)
     if min(grid + block) < 1 or block[0] * block[1] * block[2] > 1024:
         raise HipError("hipErrorInvalidConfiguration", f"launch shape {grid} x {block}")
     s = _stream(stream)
     kernargs = pack_kernel_args(fn.kernel.layout, kernel_params, extra)  # by value, now
-    _dev().launch(s, fn.kernel, kernargs, grid, block)
+    _dev().launch(s, fn.kernel, kernargs, grid, block, int(shared or 0))
 
 
 @irregular(raw=True)  # the launch shape is checked before the stream is looked up
@@ -380,7 +380,7 @@ def hipModuleLaunchKernel(f: Any, gridDimX: int, gridDimY: int, gridDimZ: int,
     dev = _dev()
     fn = dev.lookup(dev.functions, f, "function")
     _launch(fn, (gridDimX, gridDimY, gridDimZ), (blockDimX, blockDimY, blockDimZ),
-            stream, kernelParams, extra)
+            stream, kernelParams, extra, sharedMemBytes)
 
 
 @irregular(raw=True)  # an unknown function is hipErrorInvalidDeviceFunction, not InvalidHandle
@@ -388,7 +388,7 @@ def hipLaunchKernel(function_address: Any, numBlocks: Any, dimBlocks: Any, args:
                     sharedMemBytes: int, stream: Any) -> None:
     dev = _dev()
     fn = dev.lookup(dev.functions, function_address, "kernel function", "hipErrorInvalidDeviceFunction")
-    _launch(fn, surface.dims(numBlocks), surface.dims(dimBlocks), stream, args, None)
+    _launch(fn, surface.dims(numBlocks), surface.dims(dimBlocks), stream, args, None, sharedMemBytes)
 
 
 # Calls that are a constant, a deletion or another call's body with fixed arguments.

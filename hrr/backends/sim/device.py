@@ -225,14 +225,16 @@ class Device:
         self.submit(s, lambda: Op(f"record(event 0x{ev.handle:x})", stamp, 0.0))
         ev.capture, ev.stream, ev.seq, ev.timestamp_us = None, s, s.enqueued, None
 
-    def launch(self, s: Stream, kernel: KernelDef, kernargs: bytes, grid: tuple, block: tuple) -> None:
-        """Submit ``kernel`` over ``grid`` x ``block`` with its packed arguments to ``s``."""
+    def launch(self, s: Stream, kernel: KernelDef, kernargs: bytes, grid: tuple, block: tuple,
+               shared: int = 0) -> None:
+        """Submit ``kernel`` over ``grid`` x ``block`` (``shared`` bytes of dynamic shared memory)
+        with its packed arguments to ``s``."""
         memory = self.memory
 
         def make() -> Op:
             def run() -> "bool | None":
                 return kernel.impl(LaunchContext(kernel.name, kernargs, grid, block,
-                                                 memory.resolve_for_kernel))
+                                                 memory.resolve_for_kernel, shared))
             return Op(f"{kernel.name}<<<{grid}, {block}>>>", run, 10.0)
         self.submit(s, make)
 

@@ -218,7 +218,8 @@ def _kernel_work(k: KernelParams) -> Callable[[], Op]:
 
     def make() -> Op:
         def run() -> "bool | None":
-            return kernel.impl(LaunchContext(kernel.name, k.kernargs, k.grid, k.block, memory.resolve_for_kernel))
+            return kernel.impl(LaunchContext(kernel.name, k.kernargs, k.grid, k.block, memory.resolve_for_kernel,
+                                             k.shared))
         return Op(f"{kernel.name}<<<{k.grid}, {k.block}>>>", run, 10.0)
     return make
 

@@ -19,6 +19,7 @@ from typing import Any, Callable, Mapping
 import attrs
 import numpy as np
 
+from hrr.backends import kernelsource
 from hrr.backends.hiptypes import as_address
 from hrr.backends.kernargs import KernelLayout
 
@@ -51,8 +52,8 @@ class LaunchContext:
     view (device or pinned host memory) and raises DeviceFault for anything else."""
 
     def __init__(self, name: str, args: bytes, grid: tuple[int, int, int],
-                 block: tuple[int, int, int], resolve: Callable[[int, int], np.ndarray]) -> None:
-        self.name, self.args, self.grid, self.block = name, args, grid, block
+                 block: tuple[int, int, int], resolve: Callable[[int, int], np.ndarray], shared: int = 0) -> None:
+        self.name, self.args, self.grid, self.block, self.shared = name, args, grid, block, shared
         self._resolve = resolve
 
     def u32(self, offset: int) -> int:
@@ -216,6 +217,7 @@ class Module:
     library: KernelLibrary
     kernels: tuple
     globals: dict = attrs.Factory(dict)   # name -> device address of this module's copy
+    image_base: int | None = None          # a native module's image allocation (its globals live in it)
 
 
 @attrs.define(eq=False)
@@ -239,8 +241,13 @@ def image_bytes(image: Any) -> bytes:
     addr = as_address(image)
     if not addr:
         raise CodeObjectError("hipModuleLoadData: NULL image", code="hipErrorInvalidValue")
-    total = code_object_size(ctypes.string_at(addr, 12))
-    return ctypes.string_at(addr, total)
+    prefix = ctypes.string_at(addr, 12)
+    if kernelsource.is_kernel_source(prefix):
+        try:
+            return ctypes.string_at(addr, kernelsource.total_size(prefix))
+        except kernelsource.KernelSourceError as exc:
+            raise CodeObjectError(str(exc)) from None
+    return ctypes.string_at(addr, code_object_size(prefix))
 
 
 def kernel_name(kname: Any) -> str:

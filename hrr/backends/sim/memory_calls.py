@@ -18,7 +18,7 @@ from typing import Any, Callable
 import numpy as np
 
 from hrr.backends import hiptypes as ht
-from hrr.backends import surface
+from hrr.backends import kernelsource, surface
 from hrr.backends.hiptypes import DeviceArray, Pointer, hipError_t, hipMemcpyKind
 from hrr.backends.codefile import read_code_file
 from hrr.backends.kernargs import pack_kernel_args
@@ -371,16 +371,29 @@ def new_module(library: KernelLibrary, kernels: tuple) -> Module:
 
 
 def free_globals(mod: Module) -> None:
-    """hipModuleUnload: the module's globals go with it."""
+    """hipModuleUnload: the module's globals (a native module's image, which holds them) go with it."""
     memory = _dev().memory
+    if mod.image_base is not None:
+        if memory.find_device(mod.image_base) is not None:
+            memory.free_device(mod.image_base)
+        mod.globals.clear()
+        return
     for base in mod.globals.values():
         if memory.find_device(base) is not None:
             memory.free_device(base)
     mod.globals.clear()
 
 
-def _keep_module(image: bytes) -> Module:
+def load_module(image: bytes) -> Module:
+    """A module from a code object's bytes: a kernel library's kernels, or a program's HIP C++
+    source compiled for the CPU (``native``)."""
     try:
+        if kernelsource.is_kernel_source(image):
+            from hrr.backends.sim.native import module as native
+            dev = _dev()
+            loaded = native.load(dev, image)
+            return dev.keep("module", lambda h: Module(h, loaded.library, tuple(loaded.library.kernels),
+                                                       loaded.globals, loaded.image_base))
         library, co = resolve_code_object(image)
     except CodeObjectError as exc:
         raise HipError(exc.code, str(exc)) from None
@@ -401,7 +414,7 @@ def hipModuleLoadDataEx(image: Any, numOptions: Any, optionValues: Any) -> tuple
         data = image_bytes(image)
     except CodeObjectError as exc:
         raise HipError(exc.code, str(exc)) from None
-    return (SUCCESS, _keep_module(data), None)
+    return (SUCCESS, load_module(data), None)
 
 
 @irregular(raw=True)  # a path, not an address
@@ -410,7 +423,7 @@ def hipModuleLoad(fname: Any) -> tuple:
         data = read_code_file(fname)
     except (OSError, ValueError):
         raise HipError("hipErrorFileNotFound", f"hipModuleLoad: cannot read {fname!r}") from None
-    return (SUCCESS, _keep_module(data))
+    return (SUCCESS, load_module(data))
 
 
 def hipModuleGetFunctionCount(mod: Module) -> tuple:
@@ -533,7 +546,7 @@ def _launch(fn: Function, grid: tuple, block: tuple, shared: Any, stream: Any, k
     dev = _dev()
     s = dev.lookup(dev.streams, stream, "stream")
     kernargs = pack_kernel_args(fn.kernel.layout, kernel_params, None)
-    dev.launch(s, fn.kernel, kernargs, grid, block)
+    dev.launch(s, fn.kernel, kernargs, grid, block, int(shared or 0))
     return s
 
 

@@ -24,6 +24,7 @@ from typing import Any, Callable
 
 import attrs
 
+from hrr.backends import kernelsource
 from hrr.backends.hiptypes import (
     CStr,
     as_address,
@@ -54,6 +55,8 @@ class Program:
     source: str
     name: str
     log: str = ""
+    raw: bytes = b""                      # the source as given (``source`` is its text)
+    headers: tuple[tuple[str, bytes], ...] = ()   # hiprtcCreateProgram's (include name, text)
     code: bytes | None = None
     bitcode: bytes | None = None        # a relocatable (-fgpu-rdc) program's sim object
     compiled: bool = False
@@ -126,11 +129,27 @@ def defined_kernels(source: str) -> dict[str, int]:
 
 
 def compile_source(source: str) -> tuple[bytes | None, str]:
-    """(code object, log) for ``source``; the code object is None when it cannot compile."""
+    """(code object, log) naming the installed library that has every kernel ``source``
+    defines; the code object is None when none has."""
     kernels = defined_kernels(source)
     if not kernels:
         return None, 'error: the source defines no extern "C" __global__ kernels\n'
     return _pick_library(kernels)
+
+
+def compile_native(units: tuple[kernelsource.SourceUnit, ...], options: list[str],
+                   relocatable: bool = False) -> tuple[bytes | None, str]:
+    """(kernel source code object or None, log): the program's own HIP C++ compiled for the
+    CPU. The code object is the source (the image is rebuilt, from a cache, when it loads)."""
+    from hrr.backends.sim.native import toolchain
+    result = toolchain.compile_program(units, options, relocatable=relocatable)
+    if not result.ok:
+        return None, result.log
+    return kernelsource.encode(kernelsource.KernelSource(units, tuple(options))), result.log
+
+
+def _unit(p: Program) -> kernelsource.SourceUnit:
+    return kernelsource.SourceUnit(p.name or "program", p.raw, p.headers)
 
 
 # ---- relocatable programs and the link API -----------------------------------------------
@@ -170,10 +189,16 @@ def device_symbols(source: str) -> tuple[set[str], set[str]]:
     return defined, needed
 
 
-def encode_rdc(name: str, kernels: dict[str, int], defines: set[str], needs: set[str]) -> bytes:
-    """A sim relocatable object (what hiprtcGetBitcode gives for a -fgpu-rdc program)."""
-    head = json.dumps({"name": name, "kernels": kernels, "defines": sorted(defines),
-                       "needs": sorted(needs)}, sort_keys=True).encode()
+def encode_rdc(name: str, kernels: dict[str, int], defines: set[str], needs: set[str],
+               unit: kernelsource.SourceUnit | None = None, options: tuple[str, ...] = ()) -> bytes:
+    """A sim relocatable object (what hiprtcGetBitcode gives for a -fgpu-rdc program): its
+    symbols, and its source unit and options for a native link."""
+    fields: dict[str, Any] = {"name": name, "kernels": kernels, "defines": sorted(defines), "needs": sorted(needs)}
+    if unit is not None:   # bytes as latin-1 text: JSON carries every byte value unchanged
+        fields["unit"] = [unit.name, unit.source.decode("latin-1"),
+                          [[n, t.decode("latin-1")] for n, t in unit.headers]]
+        fields["options"] = list(options)
+    head = json.dumps(fields, sort_keys=True).encode()
     return RDC_MAGIC + struct.pack("<I", len(head)) + head
 
 
@@ -192,6 +217,17 @@ def decode_rdc(data: bytes) -> dict | None:
     except (ValueError, AttributeError, RecursionError):
         return None
     return head if ok else None
+
+
+def _rdc_unit(head: dict) -> kernelsource.SourceUnit | None:
+    """The source unit a relocatable object carries (None: none, or malformed)."""
+    unit = head.get("unit")
+    try:
+        name, source, headers = unit  # type: ignore[misc]
+        return kernelsource.SourceUnit(str(name), str(source).encode("latin-1"),
+                                       tuple((str(n), str(t).encode("latin-1")) for n, t in headers))
+    except (TypeError, ValueError, UnicodeEncodeError):
+        return None
 
 
 def _pick_library(kernels: dict[str, int]) -> tuple[bytes | None, str]:
@@ -237,7 +273,14 @@ def link_objects(inputs: list[tuple[str, bytes]]) -> tuple[bytes | None, str]:
         return None, "\n".join(errors) + "\n"
     if not kernels:
         return None, "error: the linked program defines no extern \"C\" __global__ kernels\n"
-    return _pick_library(kernels)
+    code, log = _pick_library(kernels)
+    if code is not None:
+        return code, log
+    heads = [decode_rdc(data) or {} for _, data in inputs]
+    units = [_rdc_unit(h) for h in heads]
+    if any(u is None for u in units):
+        return None, log
+    return compile_native(tuple(u for u in units if u is not None), list(heads[0].get("options", [])))
 
 
 def _link(state: Any) -> LinkState:
@@ -315,7 +358,12 @@ def hiprtcCreateProgram(src: Any, name: Any, numHeaders: int = 0, headers: Any =
     if src is None:
         raise RtcError("HIPRTC_ERROR_INVALID_INPUT")
     dev = _device.current()
-    prog = Program(dev.new_handle("program"), _text(src), _text(name))
+    raw = src.encode() if isinstance(src, str) else bytes(src).split(b"\0", 1)[0]
+    texts = list(headers or [])[:int(numHeaders or 0)]
+    names = list(includeNames or [])[:len(texts)]
+    included = tuple((_text(n), t.encode() if isinstance(t, str) else bytes(t).split(b"\0", 1)[0])
+                     for n, t in zip(names, texts, strict=False))
+    prog = Program(dev.new_handle("program"), _text(src), _text(name), raw=raw, headers=included)
     dev.programs[prog.handle] = prog
     return (SUCCESS, hiprtcProgram(prog.handle))
 
@@ -328,14 +376,23 @@ def hiprtcCompileProgram(prog: Any, numOptions: int = 0, options: Any = None) ->
     p.code = p.bitcode = None
     p.compiled = True
     if any(o in _RDC_FLAGS for o in opts):
-        # relocatable: kernels are looked up (and symbols resolved) when it is linked
-        p.bitcode, p.log = encode_rdc(p.name, defined_kernels(p.source), defines, needs), ""
+        # relocatable: kernels are looked up (and symbols resolved) when it is linked; a
+        # program no library provides must at least compile on its own
+        kernels = defined_kernels(p.source)
+        if _pick_library(kernels)[0] is None:
+            checked, log = compile_native((_unit(p),), opts, relocatable=True)
+            if checked is None:
+                p.log = f"{p.name or 'program'}: {log}"
+                return (hiprtcResult.HIPRTC_ERROR_COMPILATION,)
+        p.bitcode, p.log = encode_rdc(p.name, kernels, defines, needs, _unit(p), tuple(opts)), ""
         return (SUCCESS,)
     if needs:
         p.code, p.log = None, "".join(f"error: undefined device function {n!r} (compile with -fgpu-rdc "
                                       "and link the program that defines it)\n" for n in sorted(needs))
     else:
         p.code, p.log = compile_source(p.source)
+        if p.code is None:   # no installed library has its kernels: compile its own C++
+            p.code, p.log = compile_native((_unit(p),), opts)
     if p.code is None:
         p.log = f"{p.name or 'program'}: {p.log}"
         return (hiprtcResult.HIPRTC_ERROR_COMPILATION,)

@@ -7,6 +7,7 @@ import types
 import pytest
 
 from hrr.backends import hiptypes as ht
+from hrr.backends import kernelsource
 from hrr.backends.kernargs import POINTER, STRUCT, VALUE
 from hrr.errors import BackendError
 
@@ -154,7 +155,12 @@ def test_hiprtc_compiles_hip_source_without_gpu():
     assert err == 0 and n > 0
     code = bytearray(n)
     assert hiprtc.hiprtcGetCode(prog, code) == (ht.hiprtcResult.HIPRTC_SUCCESS,)
-    assert bytes(code[:4]) == b"\x7fELF"
+    # the cubin, inside a kernel source code object that also carries the program's source
+    # and options (so the sim can replay it)
+    wrapped = kernelsource.decode(bytes(code))
+    assert wrapped.native_kind == "cubin" and wrapped.native[:4] == b"\x7fELF"
+    assert wrapped.units[0].source == src and wrapped.units[0].name == "scale.hip"
+    assert wrapped.options == ("--offload-arch=gfx90a", "-O3", "-DFOO=1")
     err, logn = hiprtc.hiprtcGetProgramLogSize(prog)
     assert err == 0
     log = bytearray(logn)

@@ -9,6 +9,7 @@ import ctypes
 import pytest
 
 from hrr.backends import hiptypes as ht
+from hrr.backends import kernelsource
 from hrr.backends.cuda import _runtime
 from hrr.backends.cuda import hiprtc_api as rtc
 from hrr.backends.cuda.hiprtc_api import translate
@@ -97,7 +98,10 @@ def test_the_examples_compile_flags_compile_and_say_what_was_dropped(arch):
     assert err == R.HIPRTC_SUCCESS and size > 0
     bitcode = bytearray(size)
     assert hiprtc.hiprtcGetBitcode(prog, bitcode) == (R.HIPRTC_SUCCESS,)
-    assert bytes(bitcode[:4]) == b"\x7fELF"   # a relocatable cubin: what the driver's linker takes
+    # a relocatable cubin (what the driver's linker takes), with the program's source beside it
+    wrapped = kernelsource.decode(bytes(bitcode))
+    assert wrapped.native_kind == "cubin-relocatable" and wrapped.native[:4] == b"\x7fELF"
+    assert wrapped.units[0].source == PRINTF_KERNEL
     assert hiprtc.hiprtcDestroyProgram(prog.createRef()) == (R.HIPRTC_SUCCESS,)
 
 

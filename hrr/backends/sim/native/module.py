@@ -1,0 +1,94 @@
+"""Loading a kernel source code object on the sim: compile it (cached), place the image in
+device memory and run its kernels in the worker process on the stream's turn."""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Callable
+
+import xxhash
+
+from hrr.backends import kernelsource
+from hrr.backends.sim.kernels import CodeObjectError, DeviceFault, KernelDef, KernelLibrary, LaunchContext
+from hrr.backends.sim.native import abi, elfimage, policy, toolchain, worker
+
+PAGE = 4096
+
+# hrr_status -> (hipError_t name a GPU reports, what happened)
+_STATUS_ERRORS = {abi.E_SHAPE: "hipErrorLaunchFailure", abi.E_BARRIER: "hipErrorLaunchFailure",
+                  abi.E_TRAP: "hipErrorAssert", abi.E_ABI: "hipErrorInvalidImage"}
+
+
+class NativeModule:
+    """What a loaded kernel source code object adds to a sim Module."""
+
+    def __init__(self, library: KernelLibrary, globals_: dict[str, int], image_base: int) -> None:
+        self.library, self.globals, self.image_base = library, globals_, image_base
+
+
+def compile_source(ks: kernelsource.KernelSource) -> bytes:
+    """The image of ``ks`` (CodeObjectError with the compiler's log when it does not build)."""
+    result = toolchain.compile_program(ks.units, ks.options)
+    if not result.ok or result.image is None:
+        raise CodeObjectError("the module's HIP C++ source does not compile for the sim:\n" + result.log.strip(),
+                              code="hipErrorNoBinaryForGpu")
+    return result.image
+
+
+def load(dev: Any, data: bytes) -> NativeModule:
+    """Compile and load a kernel source code object on ``dev`` (CodeObjectError when it cannot)."""
+    try:
+        ks = kernelsource.decode(data)
+    except kernelsource.KernelSourceError as exc:
+        raise CodeObjectError(str(exc)) from None
+    try:
+        sandbox = policy.use_sandbox(worker.sandbox_support())
+    except policy.KernelsRefused as exc:
+        raise CodeObjectError(str(exc), code="hipErrorNoBinaryForGpu") from None
+    try:
+        image = elfimage.parse_image(compile_source(ks))
+    except elfimage.ImageError as exc:
+        raise CodeObjectError(f"the compiled image cannot be loaded: {exc}") from None
+    alloc = dev.memory.malloc(image.memory_size, align=PAGE)
+    if alloc is None:
+        raise CodeObjectError(f"no device memory for the module's image ({image.memory_size} bytes)",
+                              code="hipErrorOutOfMemory")
+    base = alloc.base
+    alloc.storage[:image.memory_size] = memoryview(image.relocated(base))
+    run_in = worker_for(dev, sandbox)
+    kernels = {name: KernelDef(name, k.layout, _runner(run_in, base + image.launch, base + k.entry, name))
+               for name, k in image.kernels.items()}
+    digest = xxhash.xxh3_64_hexdigest(data)
+    library = KernelLibrary(f"native:{digest}", "1", kernels, {n: size for n, (_, size) in image.globals.items()})
+    return NativeModule(library, {n: base + off for n, (off, _) in image.globals.items()}, base)
+
+
+def worker_for(dev: Any, sandbox: bool) -> Callable[[], worker.KernelWorker]:
+    """A getter for ``dev``'s kernel worker, started on first use (again after a fork, whose
+    child cannot share its parent's)."""
+    def get() -> worker.KernelWorker:
+        have = getattr(dev, "native_worker", None)
+        if have is not None and have[0] == os.getpid() and have[1] == sandbox:
+            return have[2]
+        w = worker.KernelWorker(dev.memory.device_arena, dev.memory.pinned_arena, sandbox=sandbox)
+        dev.native_worker = (os.getpid(), sandbox, w)
+        return w
+    return get
+
+
+def _runner(get_worker: Callable[[], worker.KernelWorker], launch_fn: int, entry: int,
+            name: str) -> Callable[[LaunchContext], None]:
+    def run(ctx: LaunchContext) -> None:
+        out = get_worker().launch(launch_fn, entry, ctx.args, ctx.grid, ctx.block, ctx.shared)
+        if out.printf:
+            sys.stdout.write(out.printf.decode(errors="replace"))
+            sys.stdout.flush()
+        if out.fault:
+            code = "hipErrorIllegalAddress" if "address" in out.fault else "hipErrorLaunchFailure"
+            raise DeviceFault(code, f"kernel {name}: {out.fault}")
+        if out.status != abi.OK:
+            why = abi.STATUS_NAMES.get(out.status, f"status {out.status}")
+            if out.status == abi.E_TRAP and out.trap:
+                why += f": {out.trap}"
+            raise DeviceFault(_STATUS_ERRORS.get(out.status, "hipErrorLaunchFailure"), f"kernel {name}: {why}")
+    return run
