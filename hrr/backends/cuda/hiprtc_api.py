@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import threading
 import types
 from typing import Any, Callable
@@ -548,9 +549,16 @@ def hiprtcLinkAddFile(hip_link_state: Any, input_type: Any, file_path: Any, num_
         return (R.HIPRTC_ERROR_INVALID_INPUT,)
     try:
         with open(_as_bytes(file_path), "rb") as f:
-            head = f.read(8)
-    except OSError:
+            head = f.read(kernelsource.PREFIX_BYTES)
+            # a file holding what hrr's hiprtcGetBitcode gave: its cubin goes to the linker
+            wrapped = kernelsource.is_kernel_source(head)
+            data = head + f.read(kernelsource.total_size(head) - len(head)) if wrapped else b""
+    except (OSError, kernelsource.KernelSourceError):
         return (R.HIPRTC_ERROR_INVALID_INPUT,)
+    if wrapped:
+        return hiprtcLinkAddData(hip_link_state, input_type, data, len(data),
+                                 os.path.basename(os.fsdecode(_as_bytes(file_path))).encode(), 0, None, None)
+    link.sourceless = True
     drv = _runtime.driver()
     err = drv.cuLinkAddFile(link.state, _input_type(drv, input_type, head), _as_bytes(file_path),
                             0, None, None)[0]
