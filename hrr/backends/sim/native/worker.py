@@ -50,6 +50,11 @@ _FAULT_TAIL = struct.Struct("=QQ")
 MSG_READY, MSG_DONE, MSG_FAULT = 0x52524831, 0x52524832, 0x52524833
 _SOURCE = "worker.c"
 
+# The worker must stay one thread: seccomp strict mode and a fault's exit end only the
+# thread that runs kernels, and another thread would keep the process (and its pipes) alive
+# outside the sandbox. numpy's BLAS starts a pool on import unless told not to.
+_ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+                                      "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "GOTO_NUM_THREADS")}
 _PROT_RW, _PROT_RWX = 3, 7
 _MAP_SHARED_FIXED = 0x01 | 0x4000 | 0x100000   # MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE
 
@@ -238,7 +243,7 @@ class KernelWorker:
                 *pinned, str(cmd_r), str(res_w), "1" if self.sandbox else "0"]
         try:
             proc = subprocess.Popen(argv, pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE)
+                                    stderr=subprocess.PIPE, env={**os.environ, **_ONE_THREAD})
         finally:
             os.close(cmd_r)
             os.close(res_w)
@@ -371,6 +376,11 @@ def main(argv: Sequence[str]) -> int:
         os.close(int(pin_fd))
     services = abi.make_services()
     lib = ctypes.CDLL(lib_path)
+    threads = len(os.listdir("/proc/self/task"))
+    if threads != 1:
+        print(f"hrr kernel worker: {threads} threads run here; kernels need a single-threaded worker",
+              file=sys.stderr)
+        return 5
     rc = lib.hrr_worker_install_faults(int(res_fd))
     if rc != 0:
         print(f"hrr kernel worker: cannot install fault handlers: {os.strerror(-rc)}", file=sys.stderr)
