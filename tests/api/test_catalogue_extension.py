@@ -18,6 +18,7 @@ from hrr.backends import sim
 from hrr.cli.main import cli
 from hrr.pipeline.manager import make_plugin_manager
 from hrr.backends.hiptypes import hipError_t
+from hrr.backends.sim.memory import DEVICE_BASE
 from hrr.backends.surface import irregular
 from hrr.inspect.dump import parse_range
 from hrr.replay.engine import ProcessReplayer, ReplayOptions
@@ -147,7 +148,7 @@ def test_replay_of_a_fake_call_is_checked_byte_for_byte(tmp_path, fake_api, monk
 def test_a_fake_calls_arguments_are_validated_by_their_roles(tmp_path, fake_api):
     """Its pointer is bounds-checked against the size parameter, its copy endpoint
     against the call's byte count, its handle looked up: nothing written for the row."""
-    dev, s = 1 << 48, 0x5010                                   # the sim's first device address
+    dev, s = DEVICE_BASE, 0x5010                               # the sim's first device address
     records = [["hipMalloc", [64], [dev]], ["hipStreamCreate", [], [s]],
                [TOUCH.name, [dev, 1, 128, s], []],                # past the 64-byte allocation
                [TOUCH.name, [dev, 1, 64, s + 1], []],             # an unknown stream

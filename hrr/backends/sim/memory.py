@@ -1,12 +1,17 @@
 """The sim device's memory model.
 
-Device memory lives at addresses from ``DEVICE_BASE`` (1 << 48) up, which no host
-pointer on a 48-bit-VA machine can be, so a device pointer dereferenced by the host
-faults instead of silently reading something. Allocation is a deterministic bump
-allocator (256-byte aligned, addresses never reused) whose storage is one numpy uint8
-array per allocation. Pinned host memory is real memory of the process: hipHostMalloc
-hands out the address of a page-aligned numpy buffer; hipHostRegister records a range of
-the caller's own memory. Kernels and copies reach both through ``resolve``.
+Device memory lives at addresses from ``DEVICE_BASE`` (0x4000_0000_0000) to
+``DEVICE_END`` (1 TiB above), a range this process reserves with no access, so a device
+pointer dereferenced by the host faults instead of silently reading something.
+Allocation is a deterministic bump allocator (256-byte aligned, or more on request;
+addresses never reused) whose storage is the device arena (``native.arena``): the
+allocation at address A is arena offset A - DEVICE_BASE, and the native kernel worker
+maps the same arena at DEVICE_BASE. Freeing gives whole pages back to the system.
+Pinned host memory (hipHostMalloc, and managed memory) is real memory of the process
+from the pinned arena, page aligned, at ``PINNED_BASE`` where the kernel allows, so the
+worker sees it at the same addresses; hipHostRegister records a range of the caller's
+own memory (not shared with the worker: a native kernel touching it faults). Kernels and
+copies reach all of them through ``resolve``.
 """
 from __future__ import annotations
 
@@ -19,12 +24,13 @@ import numpy as np
 
 from hrr.backends.hiptypes import hipMemcpyKind, hipMemoryType, hipPointerAttribute_t
 from hrr.backends.sim.kernels import DeviceFault
+from hrr.backends.sim.native import arena as arenas
+from hrr.backends.sim.native.arena import DEVICE_BASE, DEVICE_END
 from hrr.backends.sim.streams import Op
 from hrr.backends.surface import HipError
 
-DEVICE_BASE = 1 << 48
 DEVICE_ALIGN = 256
-HOST_ALIGN = 4096
+HOST_ALIGN = arenas.PAGE
 TOTAL_DEVICE_BYTES = 16 << 30
 # Pinned host memory the sim hands out in all (a real runtime fails hipHostMalloc with
 # hipErrorOutOfMemory long before the machine does; so does the sim).
@@ -77,63 +83,122 @@ def host_view(addr: int, nbytes: int) -> np.ndarray:
 
 
 class Memory:
-    """Device allocations and pinned/registered host ranges, looked up by address."""
+    """Device allocations and pinned/registered host ranges, looked up by address.
 
-    def __init__(self) -> None:
-        self._next_device = DEVICE_BASE
+    The arenas are the process's own (one device, one pinned): a new Memory owns them
+    from then on, so it starts by zeroing whatever an earlier one left there."""
+
+    def __init__(self, next_device: int = DEVICE_BASE) -> None:
+        for arena in arenas.existing_arenas():
+            arena.discard_all()
+        self._next_device = next_device
         self.device_bytes_used = 0
         self._device: dict[int, Allocation] = {}
         self._device_starts: list[int] = []  # sorted (bump allocation appends in order)
         self._host: dict[int, Allocation] = {}
         self._host_starts: list[int] = []  # sorted bases of _host, for bisect
         self.pinned_bytes_used = 0
+        self._pinned_holes: list[tuple[int, int]] = []   # (offset, bytes) freed, sorted
+        self._pinned_top = 0                               # arena offset past every pinned range
+
+    @property
+    def device_arena(self) -> arenas.Arena:
+        """The arena holding device memory (what the native kernel worker maps)."""
+        return arenas.device_arena()
+
+    @property
+    def pinned_arena(self) -> arenas.Arena:
+        """The arena holding pinned host memory (what the native kernel worker maps)."""
+        return arenas.pinned_arena()
 
     def successor(self) -> "Memory":
         """An empty memory whose device addresses continue after this one's (hipDeviceReset:
         an address is never handed out twice)."""
-        fresh = Memory()
-        fresh._next_device = self._next_device
-        return fresh
+        return Memory(self._next_device)
 
     # -- allocation -------------------------------------------------------------------
-    def malloc(self, size: int) -> Allocation | None:
-        """A new device allocation, or None when the device is out of memory."""
+    def malloc(self, size: int, align: int = DEVICE_ALIGN) -> Allocation | None:
+        """A new zeroed device allocation at a multiple of ``align`` (a power of two, at
+        least 256), or None when the device is out of memory."""
+        base = -(-self._next_device // align) * align
         padded = -(-max(size, 1) // DEVICE_ALIGN) * DEVICE_ALIGN
-        if self.device_bytes_used + padded > TOTAL_DEVICE_BYTES:
+        if self.device_bytes_used + padded > TOTAL_DEVICE_BYTES or base + padded > DEVICE_END:
             return None
-        try:
-            storage = np.zeros(max(size, 1), np.uint8)
-        except MemoryError:  # the machine has less than the sim's device: out of memory
-            return None
-        alloc = Allocation(DEVICE, self._next_device, size, storage)
-        self._next_device += padded
+        storage = self.device_arena.view(base - DEVICE_BASE, max(size, 1))
+        alloc = Allocation(DEVICE, base, size, storage)
+        self._next_device = base + padded
         self.device_bytes_used += padded
         self._device[alloc.base] = alloc
         self._device_starts.append(alloc.base)
         return alloc
 
     def free_device(self, base: int) -> Allocation:
-        alloc = self._device.pop(base, None)
+        alloc = self._device.get(base)
         if alloc is None:
             raise MemoryError_(f"0x{base:x} is not the start of a live device allocation")
-        self._device_starts.remove(base)
-        self.device_bytes_used -= -(-max(alloc.size, 1) // DEVICE_ALIGN) * DEVICE_ALIGN
+        i = bisect.bisect_left(self._device_starts, base)
+        # Whole pages between the live neighbours go back to the system (addresses are never
+        # handed out again). Pages of the gap outside this allocation's own went back when
+        # their allocations were freed, so only those this one touches need giving back.
+        page = arenas.PAGE
+        lo = self._device_end(self._device[self._device_starts[i - 1]]) if i else DEVICE_BASE
+        hi = self._device_starts[i + 1] if i + 1 < len(self._device_starts) else self._next_device
+        lo, hi = max(lo, base // page * page), min(hi, -(-self._device_end(alloc) // page) * page)
+        del self._device[base]
+        del self._device_starts[i]
+        self.device_bytes_used -= self._device_end(alloc) - alloc.base
+        self.device_arena.discard(lo - DEVICE_BASE, hi - lo)
         return alloc
 
+    @staticmethod
+    def _device_end(alloc: Allocation) -> int:
+        return alloc.base + -(-max(alloc.size, 1) // DEVICE_ALIGN) * DEVICE_ALIGN
+
     def host_malloc(self, size: int, flags: int) -> Allocation | None:
-        """New pinned host memory, or None when the sim (or the machine) is out of it."""
+        """New zeroed pinned host memory (page aligned), or None when the sim (or its
+        arena) is out of it."""
         if self.pinned_bytes_used + max(size, 1) > TOTAL_PINNED_BYTES:
             return None
-        try:
-            raw = np.zeros(max(size, 1) + HOST_ALIGN, np.uint8)
-        except MemoryError:
+        pages = -(-max(size, 1) // HOST_ALIGN) * HOST_ALIGN
+        arena = self.pinned_arena
+        offset = self._take_pinned(pages, arena.size)
+        if offset is None:
             return None
-        start = -raw.ctypes.data % HOST_ALIGN
-        storage = raw[start:start + max(size, 1)]
-        alloc = Allocation(HOST_PINNED, storage.ctypes.data, size, storage, flags)
+        storage = arena.view(offset, max(size, 1))
+        alloc = Allocation(HOST_PINNED, arena.base + offset, size, storage, flags)
         self._add_host(alloc)
         self.pinned_bytes_used += max(size, 1)
         return alloc
+
+    def _take_pinned(self, pages: int, limit: int) -> int | None:
+        """First fit among the freed ranges, else the top of the arena."""
+        for i, (off, n) in enumerate(self._pinned_holes):
+            if n >= pages:
+                if n == pages:
+                    del self._pinned_holes[i]
+                else:
+                    self._pinned_holes[i] = (off + pages, n - pages)
+                return off
+        if self._pinned_top + pages > limit:
+            return None
+        self._pinned_top += pages
+        return self._pinned_top - pages
+
+    def _give_pinned(self, alloc: Allocation) -> None:
+        """Return a pinned range's pages (zeroed) to the arena, merging neighbouring holes."""
+        arena = self.pinned_arena
+        off, n = alloc.base - arena.base, -(-max(alloc.size, 1) // HOST_ALIGN) * HOST_ALIGN
+        arena.discard(off, n)
+        holes = self._pinned_holes
+        i = bisect.bisect(holes, (off, n))
+        holes.insert(i, (off, n))
+        if i + 1 < len(holes) and off + n == holes[i + 1][0]:
+            holes[i] = (off, n + holes.pop(i + 1)[1])
+        if i and holes[i - 1][0] + holes[i - 1][1] == off:
+            prev = holes.pop(i - 1)
+            holes[i - 1] = (prev[0], prev[1] + holes[i - 1][1])
+        if holes and holes[-1][0] + holes[-1][1] == self._pinned_top:
+            self._pinned_top = holes.pop()[0]
 
     def host_register(self, addr: int, size: int, flags: int) -> Allocation:
         if self.find_host(addr, max(size, 1), whole=False) is not None or any(
@@ -151,6 +216,7 @@ class Memory:
         self._host_starts.remove(base)
         if kind == HOST_PINNED:
             self.pinned_bytes_used -= max(alloc.size, 1)
+            self._give_pinned(alloc)
         return alloc
 
     def _add_host(self, alloc: Allocation) -> None:
@@ -159,7 +225,7 @@ class Memory:
 
     # -- lookup -------------------------------------------------------------------------
     def is_device_address(self, addr: int) -> bool:
-        return addr >= DEVICE_BASE
+        return DEVICE_BASE <= addr < DEVICE_END
 
     def find_device(self, addr: int) -> Allocation | None:
         """The device allocation containing ``addr`` (bump allocation: search by base)."""

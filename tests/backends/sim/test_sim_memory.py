@@ -82,7 +82,7 @@ def test_out_of_range_copies_and_wrong_kinds():
     assert hip.hipMemcpy(d, host, 64, K.hipMemcpyHostToDevice) == (E.hipErrorInvalidValue,)
     assert hip.hipMemcpy(host, int(d) + 8, 16, K.hipMemcpyDeviceToHost) == (E.hipErrorInvalidValue,)
     assert hip.hipMemcpy(host, host, 8, K.hipMemcpyDeviceToHost) == (E.hipErrorInvalidValue,)
-    assert hip.hipMemcpy(DEVICE_BASE + (1 << 40), host, 8, K.hipMemcpyDefault) == (E.hipErrorInvalidValue,)
+    assert hip.hipMemcpy(DEVICE_BASE + (1 << 39), host, 8, K.hipMemcpyDefault) == (E.hipErrorInvalidValue,)
     assert hip.hipMemcpy(d, host, 8, 77) == (E.hipErrorInvalidMemcpyDirection,)
     assert hip.hipMemset(int(d) + 8, 0, 16) == (E.hipErrorInvalidValue,)
 
@@ -155,7 +155,7 @@ def test_pointer_attributes():
     host = np.zeros(4)
     err, attr = hip.hipPointerGetAttributes(host)
     assert attr.type == hip.hipMemoryType.hipMemoryTypeUnregistered
-    assert hip.hipPointerGetAttributes(DEVICE_BASE + (1 << 40)) == (E.hipErrorInvalidValue, None)
+    assert hip.hipPointerGetAttributes(DEVICE_BASE + (1 << 39)) == (E.hipErrorInvalidValue, None)
 
 
 def test_pointer_inputs_follow_hip_python_rules():
