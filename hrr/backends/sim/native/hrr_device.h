@@ -1,0 +1,548 @@
+/* The HIP device environment of a native kernel image, force-included before every unit of a
+ * program compiled for the CPU by toolchain.py. Freestanding: the image links no library, so
+ * everything a kernel may call is declared here and defined in hrr_runtime.c (the scheduler,
+ * printf, the libm table's wrappers, memcpy & co). Blocks run one at a time and the threads of
+ * a block as fibers switched only at __syncthreads, so __shared__ is a plain static and the
+ * atomics need no more than the compiler's __atomic builtins. */
+#ifndef HRR_DEVICE_H
+#define HRR_DEVICE_H
+
+#ifndef __cplusplus
+#error "hrr compiles HIP kernels as C++"
+#endif
+
+#include "hrr_abi.h"
+
+/* ---- the types and limits <cstdint>, <cstddef>, <climits>, <cfloat> would give ---- */
+typedef __INT8_TYPE__ int8_t;
+typedef __INT16_TYPE__ int16_t;
+typedef __INT32_TYPE__ int32_t;
+typedef __INT64_TYPE__ int64_t;
+typedef __UINT8_TYPE__ uint8_t;
+typedef __UINT16_TYPE__ uint16_t;
+typedef __UINT32_TYPE__ uint32_t;
+typedef __UINT64_TYPE__ uint64_t;
+typedef __INTPTR_TYPE__ intptr_t;
+typedef __UINTPTR_TYPE__ uintptr_t;
+typedef __INTMAX_TYPE__ intmax_t;
+typedef __UINTMAX_TYPE__ uintmax_t;
+typedef __SIZE_TYPE__ size_t;
+typedef __PTRDIFF_TYPE__ ptrdiff_t;
+typedef int64_t int_fast64_t;
+typedef uint64_t uint_fast64_t;
+typedef int32_t int_fast32_t;
+typedef uint32_t uint_fast32_t;
+typedef int64_t int_least64_t;
+typedef uint64_t uint_least64_t;
+typedef int32_t int_least32_t;
+typedef uint32_t uint_least32_t;
+typedef decltype(nullptr) __hrr_nullptr_t;
+namespace std {
+using ::int8_t; using ::int16_t; using ::int32_t; using ::int64_t;
+using ::uint8_t; using ::uint16_t; using ::uint32_t; using ::uint64_t;
+using ::intptr_t; using ::uintptr_t; using ::intmax_t; using ::uintmax_t;
+using ::size_t; using ::ptrdiff_t;
+typedef __hrr_nullptr_t nullptr_t;
+}
+#ifndef NULL
+#define NULL nullptr
+#endif
+#define INT8_MIN (-__INT8_MAX__ - 1)
+#define INT8_MAX __INT8_MAX__
+#define UINT8_MAX __UINT8_MAX__
+#define INT16_MIN (-__INT16_MAX__ - 1)
+#define INT16_MAX __INT16_MAX__
+#define UINT16_MAX __UINT16_MAX__
+#define INT32_MIN (-__INT32_MAX__ - 1)
+#define INT32_MAX __INT32_MAX__
+#define UINT32_MAX __UINT32_MAX__
+#define INT64_MIN (-__INT64_MAX__ - 1)
+#define INT64_MAX __INT64_MAX__
+#define UINT64_MAX __UINT64_MAX__
+#define SIZE_MAX __SIZE_MAX__
+#define CHAR_BIT __CHAR_BIT__
+#define SCHAR_MAX __SCHAR_MAX__
+#define SCHAR_MIN (-__SCHAR_MAX__ - 1)
+#define UCHAR_MAX (__SCHAR_MAX__ * 2 + 1)
+#define CHAR_MIN SCHAR_MIN
+#define CHAR_MAX SCHAR_MAX
+#define SHRT_MAX __SHRT_MAX__
+#define SHRT_MIN (-__SHRT_MAX__ - 1)
+#define USHRT_MAX (__SHRT_MAX__ * 2 + 1)
+#define INT_MAX __INT_MAX__
+#define INT_MIN (-__INT_MAX__ - 1)
+#define UINT_MAX (__INT_MAX__ * 2U + 1U)
+#define LONG_MAX __LONG_MAX__
+#define LONG_MIN (-__LONG_MAX__ - 1L)
+#define ULONG_MAX (__LONG_MAX__ * 2UL + 1UL)
+#define LLONG_MAX __LONG_LONG_MAX__
+#define LLONG_MIN (-__LONG_LONG_MAX__ - 1LL)
+#define ULLONG_MAX (__LONG_LONG_MAX__ * 2ULL + 1ULL)
+#define FLT_MAX __FLT_MAX__
+#define FLT_MIN __FLT_MIN__
+#define FLT_EPSILON __FLT_EPSILON__
+#define FLT_MANT_DIG __FLT_MANT_DIG__
+#define FLT_DIG __FLT_DIG__
+#define DBL_MAX __DBL_MAX__
+#define DBL_MIN __DBL_MIN__
+#define DBL_EPSILON __DBL_EPSILON__
+#define DBL_MANT_DIG __DBL_MANT_DIG__
+#define DBL_DIG __DBL_DIG__
+#define INFINITY (__builtin_inff())
+#define NAN (__builtin_nanf(""))
+#define HUGE_VALF (__builtin_huge_valf())
+#define HUGE_VAL (__builtin_huge_val())
+#define M_E 2.7182818284590452354
+#define M_LOG2E 1.4426950408889634074
+#define M_LOG10E 0.43429448190325182765
+#define M_LN2 0.69314718055994530942
+#define M_LN10 2.30258509299404568402
+#define M_PI 3.14159265358979323846
+#define M_PI_2 1.57079632679489661923
+#define M_PI_4 0.78539816339744830962
+#define M_1_PI 0.31830988618379067154
+#define M_2_PI 0.63661977236758134308
+#define M_2_SQRTPI 1.12837916709551257390
+#define M_SQRT2 1.41421356237309504880
+#define M_SQRT1_2 0.70710678118654752440
+
+/* ---- HIP's qualifiers ---- */
+#define __global__ __attribute__((used))
+#define __device__
+#define __host__
+#define __constant__
+#define __managed__
+#define __shared__ static
+#define __forceinline__ inline __attribute__((always_inline))
+#define __noinline__ __attribute__((noinline))
+#define __restrict__ __restrict
+#define __launch_bounds__(...)
+#define __align__(n) __attribute__((aligned(n)))
+#define __HIP__ 1
+#define __HIPCC__ 1
+#define __HIP_PLATFORM_AMD__ 1
+#define __HIP_DEVICE_COMPILE__ 1
+#define __HIPCC_RTC__ 1
+#define warpSize 64
+#define HIP_KERNEL_NAME(...) __VA_ARGS__
+
+/* ---- the thread's coordinates: set by the scheduler before it resumes a fiber ---- */
+struct uint3 { unsigned int x, y, z; };
+struct dim3 {
+  unsigned int x, y, z;
+  constexpr dim3(unsigned int vx = 1, unsigned int vy = 1, unsigned int vz = 1) : x(vx), y(vy), z(vz) {}
+  constexpr dim3(uint3 v) : x(v.x), y(v.y), z(v.z) {}
+};
+extern "C" {
+extern uint3 threadIdx;
+extern uint3 blockIdx;
+extern dim3 blockDim;
+extern dim3 gridDim;
+extern unsigned char *__hrr_dynshared;
+void __hrr_syncthreads(void);
+int __hrr_syncthreads_count(int predicate);
+__attribute__((noreturn)) void __hrr_trap(const char *message);
+__attribute__((noreturn)) void __hrr_assert_fail(const char *expr, const char *file, unsigned line,
+                                                 const char *func);
+unsigned long long __hrr_clock64(void);
+int printf(const char *format, ...);
+void *memcpy(void *dst, const void *src, size_t n);
+void *memmove(void *dst, const void *src, size_t n);
+void *memset(void *dst, int c, size_t n);
+int memcmp(const void *a, const void *b, size_t n);
+size_t strlen(const char *s);
+}
+static inline void __syncthreads(void) { __hrr_syncthreads(); }
+static inline int __syncthreads_count(int p) { return __hrr_syncthreads_count(p); }
+static inline int __syncthreads_and(int p) { return __hrr_syncthreads_count(p) == (int)(blockDim.x * blockDim.y * blockDim.z); }
+static inline int __syncthreads_or(int p) { return __hrr_syncthreads_count(p) != 0; }
+static inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_block(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline long long clock64(void) { return (long long)__hrr_clock64(); }
+static inline long long wall_clock64(void) { return (long long)__hrr_clock64(); }
+static inline long clock(void) { return (long)__hrr_clock64(); }
+__attribute__((noreturn)) static inline void __trap(void) { __hrr_trap("__trap() called"); }
+__attribute__((noreturn)) static inline void abort(void) { __hrr_trap("abort() called"); }
+#ifdef __FILE_NAME__
+#define __HRR_FILE __FILE_NAME__
+#else
+#define __HRR_FILE __FILE__
+#endif
+#ifdef NDEBUG
+#define assert(e) ((void)0)
+#else
+#define assert(e) ((e) ? (void)0 : __hrr_assert_fail(#e, __HRR_FILE, __LINE__, __func__))
+#endif
+namespace std { using ::memcpy; using ::memmove; using ::memset; using ::memcmp; using ::strlen; using ::printf; }
+
+/* Dynamic shared memory: `extern __shared__ T name[];` is rewritten by toolchain.py into
+ * `static __hrr_dyn_shared<T> name;`, which reads as a T* to the launch's buffer. */
+template <class T> struct __hrr_dyn_shared {
+  operator T *() const { return reinterpret_cast<T *>(__hrr_dynshared); }
+};
+#define HIP_DYNAMIC_SHARED(type, var) static __hrr_dyn_shared<type> var
+#define HIP_DYNAMIC_SHARED_ATTRIBUTE
+
+/* ---- atomics ---- */
+#define HRR_ATOMIC_INT(T)                                                                            \
+  static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_RELAXED); }        \
+  static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED); }        \
+  static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_RELAXED); }      \
+  static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_RELAXED); }        \
+  static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_RELAXED); }          \
+  static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED); }        \
+  static inline T atomicCAS(T *p, T cmp, T v) {                                                      \
+    __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);             \
+    return cmp;                                                                                      \
+  }                                                                                                  \
+  static inline T atomicMin(T *p, T v) {                                                             \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                    \
+    while (v < old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
+    return old;                                                                                      \
+  }                                                                                                  \
+  static inline T atomicMax(T *p, T v) {                                                             \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                    \
+    while (v > old && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {} \
+    return old;                                                                                      \
+  }                                                                                                  \
+  static inline T atomicInc(T *p, T limit) {                                                         \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                    \
+    while (!__atomic_compare_exchange_n(p, &old, old >= limit ? (T)0 : (T)(old + 1), true,          \
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}                      \
+    return old;                                                                                      \
+  }                                                                                                  \
+  static inline T atomicDec(T *p, T limit) {                                                         \
+    T old = __atomic_load_n(p, __ATOMIC_RELAXED);                                                    \
+    while (!__atomic_compare_exchange_n(p, &old, (old == 0 || old > limit) ? limit : (T)(old - 1), \
+                                        true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {}                \
+    return old;                                                                                      \
+  }
+HRR_ATOMIC_INT(int)
+HRR_ATOMIC_INT(unsigned int)
+HRR_ATOMIC_INT(long)
+HRR_ATOMIC_INT(unsigned long)
+HRR_ATOMIC_INT(long long)
+HRR_ATOMIC_INT(unsigned long long)
+#undef HRR_ATOMIC_INT
+
+/* Floating atomics work on the value's bits with a compare-exchange loop. */
+#define HRR_ATOMIC_FLOAT(T, B)                                                                       \
+  static inline T __hrr_bits_to(B b) { T v; __builtin_memcpy(&v, &b, sizeof v); return v; }          \
+  static inline B __hrr_to_bits(T v) { B b; __builtin_memcpy(&b, &v, sizeof b); return b; }         \
+  static inline T atomicExch(T *p, T v) {                                                            \
+    return __hrr_bits_to(__atomic_exchange_n((B *)p, __hrr_to_bits(v), __ATOMIC_RELAXED));          \
+  }                                                                                                  \
+  static inline T atomicCAS(T *p, T cmp, T v) {                                                      \
+    B c = __hrr_to_bits(cmp);                                                                        \
+    __atomic_compare_exchange_n((B *)p, &c, __hrr_to_bits(v), false, __ATOMIC_RELAXED, __ATOMIC_RELAXED); \
+    return __hrr_bits_to(c);                                                                         \
+  }                                                                                                  \
+  static inline T __hrr_atomic_update(T *p, T v, int op) {                                           \
+    B old = __atomic_load_n((B *)p, __ATOMIC_RELAXED);                                               \
+    for (;;) {                                                                                       \
+      T o = __hrr_bits_to(old);                                                                      \
+      T n = op == 0 ? o + v : op == 1 ? o - v : op == 2 ? (v < o ? v : o) : (v > o ? v : o);        \
+      if (__atomic_compare_exchange_n((B *)p, &old, __hrr_to_bits(n), true, __ATOMIC_RELAXED,       \
+                                      __ATOMIC_RELAXED))                                             \
+        return o;                                                                                    \
+    }                                                                                                \
+  }                                                                                                  \
+  static inline T atomicAdd(T *p, T v) { return __hrr_atomic_update(p, v, 0); }                      \
+  static inline T atomicSub(T *p, T v) { return __hrr_atomic_update(p, v, 1); }                      \
+  static inline T atomicMin(T *p, T v) { return __hrr_atomic_update(p, v, 2); }                      \
+  static inline T atomicMax(T *p, T v) { return __hrr_atomic_update(p, v, 3); }
+HRR_ATOMIC_FLOAT(float, unsigned int)
+HRR_ATOMIC_FLOAT(double, unsigned long long)
+#undef HRR_ATOMIC_FLOAT
+#define atomicAdd_system atomicAdd
+#define atomicAdd_block atomicAdd
+#define atomicExch_system atomicExch
+#define atomicCAS_system atomicCAS
+#define atomicMax_system atomicMax
+#define atomicMin_system atomicMin
+#define atomicNoRet_add(p, v) ((void)atomicAdd(p, v))
+#define unsafeAtomicAdd atomicAdd
+#define safeAtomicAdd atomicAdd
+
+/* ---- math: libm through the services table (hrr_runtime.c defines these) ---- */
+#define HRR_MATH_DECL_D1(name) double name(double) noexcept;
+#define HRR_MATH_DECL_D2(name) double name(double, double) noexcept;
+#define HRR_MATH_DECL_F1(name) float name(float) noexcept;
+#define HRR_MATH_DECL_F2(name) float name(float, float) noexcept;
+#define HRR_MATH_DECL(name, sig) HRR_MATH_DECL_##sig(name)
+extern "C" {
+HRR_MATH_TABLE(HRR_MATH_DECL)
+}
+#undef HRR_MATH_DECL
+/* The float overloads C++ and HIP give the double names (sin(float) is sinf). */
+#define HRR_MATH_OVL_D1(name) static inline float name(float x) noexcept { return name##f(x); }
+#define HRR_MATH_OVL_D2(name) static inline float name(float x, float y) noexcept { return name##f(x, y); }
+#define HRR_MATH_OVL_F1(name)
+#define HRR_MATH_OVL_F2(name)
+#define HRR_MATH_OVL(name, sig) HRR_MATH_OVL_##sig(name)
+HRR_MATH_TABLE(HRR_MATH_OVL)
+#undef HRR_MATH_OVL
+namespace std {
+#define HRR_MATH_USING(name, sig) using ::name;
+HRR_MATH_TABLE(HRR_MATH_USING)
+#undef HRR_MATH_USING
+}
+
+/* Those the compiler does inline (or that are cheap on top of the table). */
+static inline float fabsf(float x) noexcept { return __builtin_fabsf(x); }
+static inline double fabs(double x) noexcept { return __builtin_fabs(x); }
+static inline float fabs(float x) noexcept { return __builtin_fabsf(x); }
+static inline float fminf(float a, float b) noexcept { return __builtin_fminf(a, b); }
+static inline double fmin(double a, double b) noexcept { return __builtin_fmin(a, b); }
+static inline float fmin(float a, float b) noexcept { return __builtin_fminf(a, b); }
+static inline float fmaxf(float a, float b) noexcept { return __builtin_fmaxf(a, b); }
+static inline double fmax(double a, double b) noexcept { return __builtin_fmax(a, b); }
+static inline float fmax(float a, float b) noexcept { return __builtin_fmaxf(a, b); }
+static inline float copysignf(float a, float b) noexcept { return __builtin_copysignf(a, b); }
+static inline double copysign(double a, double b) noexcept { return __builtin_copysign(a, b); }
+static inline float copysign(float a, float b) noexcept { return __builtin_copysignf(a, b); }
+extern "C" float __hrr_fmaf(float a, float b, float c);
+extern "C" double __hrr_fma(double a, double b, double c);
+static inline float fmaf(float a, float b, float c) noexcept { return __hrr_fmaf(a, b, c); }
+static inline double fma(double a, double b, double c) noexcept { return __hrr_fma(a, b, c); }
+static inline float fma(float a, float b, float c) noexcept { return __hrr_fmaf(a, b, c); }
+static inline float rsqrtf(float x) noexcept { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) noexcept { return 1.0 / sqrt(x); }
+static inline float rcbrtf(float x) noexcept { return 1.0f / cbrtf(x); }
+static inline double rcbrt(double x) noexcept { return 1.0 / cbrt(x); }
+static inline float __expf(float x) noexcept { return expf(x); }
+static inline float __exp10f(float x) noexcept { return exp10f(x); }
+static inline float __logf(float x) noexcept { return logf(x); }
+static inline float __log2f(float x) noexcept { return log2f(x); }
+static inline float __log10f(float x) noexcept { return log10f(x); }
+static inline float __sinf(float x) noexcept { return sinf(x); }
+static inline float __cosf(float x) noexcept { return cosf(x); }
+static inline float __tanf(float x) noexcept { return tanf(x); }
+static inline float __powf(float x, float y) noexcept { return powf(x, y); }
+static inline float __fdividef(float a, float b) noexcept { return a / b; }
+static inline float fdividef(float a, float b) noexcept { return a / b; }
+static inline float __frcp_rn(float x) noexcept { return 1.0f / x; }
+static inline float __fsqrt_rn(float x) noexcept { return sqrtf(x); }
+static inline float __frsqrt_rn(float x) noexcept { return 1.0f / sqrtf(x); }
+static inline double __dsqrt_rn(double x) noexcept { return sqrt(x); }
+static inline float __fadd_rn(float a, float b) noexcept { return a + b; }
+static inline float __fmul_rn(float a, float b) noexcept { return a * b; }
+static inline float __fsub_rn(float a, float b) noexcept { return a - b; }
+static inline float __fmaf_rn(float a, float b, float c) noexcept { return __hrr_fmaf(a, b, c); }
+static inline double __fma_rn(double a, double b, double c) noexcept { return __hrr_fma(a, b, c); }
+static inline float __saturatef(float x) noexcept { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+static inline void sincosf(float x, float *s, float *c) noexcept { *s = sinf(x); *c = cosf(x); }
+static inline void sincos(double x, double *s, double *c) noexcept { *s = sin(x); *c = cos(x); }
+static inline void __sincosf(float x, float *s, float *c) noexcept { *s = sinf(x); *c = cosf(x); }
+static inline void sincospif(float x, float *s, float *c) noexcept { *s = sinf((float)M_PI * x); *c = cosf((float)M_PI * x); }
+static inline float sinpif(float x) noexcept { return sinf((float)M_PI * x); }
+static inline float cospif(float x) noexcept { return cosf((float)M_PI * x); }
+static inline double sinpi(double x) noexcept { return sin(M_PI * x); }
+static inline double cospi(double x) noexcept { return cos(M_PI * x); }
+static inline float modff(float x, float *ip) noexcept { *ip = truncf(x); return x - *ip; }
+static inline double modf(double x, double *ip) noexcept { *ip = trunc(x); return x - *ip; }
+static inline float ldexpf(float x, int e) noexcept {
+  while (e > 100) { x *= 0x1p100f; e -= 100; }
+  while (e < -100) { x *= 0x1p-100f; e += 100; }
+  float s = 1.0f; if (e >= 0) { while (e--) s *= 2.0f; } else { while (e++) s *= 0.5f; }
+  return x * s;
+}
+static inline double ldexp(double x, int e) noexcept {
+  while (e > 1000) { x *= 0x1p1000; e -= 1000; }
+  while (e < -1000) { x *= 0x1p-1000; e += 1000; }
+  unsigned long long b = (unsigned long long)(e + 1023) << 52; double s; __builtin_memcpy(&s, &b, 8);
+  if (e < -1022) { b = (unsigned long long)(e + 1023 + 54) << 52; __builtin_memcpy(&s, &b, 8); return x * s * 0x1p-54; }
+  return x * s;
+}
+static inline float scalbnf(float x, int e) noexcept { return ldexpf(x, e); }
+static inline double scalbn(double x, int e) noexcept { return ldexp(x, e); }
+static inline int abs(int x) noexcept { return x < 0 ? -x : x; }
+static inline long labs(long x) noexcept { return x < 0 ? -x : x; }
+static inline long long llabs(long long x) noexcept { return x < 0 ? -x : x; }
+static inline long abs(long x) noexcept { return x < 0 ? -x : x; }
+static inline long long abs(long long x) noexcept { return x < 0 ? -x : x; }
+static inline float abs(float x) noexcept { return __builtin_fabsf(x); }
+static inline double abs(double x) noexcept { return __builtin_fabs(x); }
+#define HRR_FPCLASS(T)                                                                   \
+  static inline bool isnan(T x) noexcept { return __builtin_isnan(x); }                \
+  static inline bool isinf(T x) noexcept { return __builtin_isinf(x); }                \
+  static inline bool isfinite(T x) noexcept { return __builtin_isfinite(x); }          \
+  static inline bool signbit(T x) noexcept { return __builtin_signbit(x); }
+HRR_FPCLASS(float)
+HRR_FPCLASS(double)
+#undef HRR_FPCLASS
+static inline int __isnanf(float x) noexcept { return __builtin_isnan(x); }
+static inline int __isinff(float x) noexcept { return __builtin_isinf(x); }
+static inline long lrintf(float x) noexcept { return (long)rintf(x); }
+static inline long lrint(double x) noexcept { return (long)rint(x); }
+static inline long lroundf(float x) noexcept { return (long)roundf(x); }
+static inline long lround(double x) noexcept { return (long)round(x); }
+static inline long long llrintf(float x) noexcept { return (long long)rintf(x); }
+static inline long long llroundf(float x) noexcept { return (long long)roundf(x); }
+static inline int __float2int_rn(float x) noexcept { return (int)rintf(x); }
+static inline int __float2int_rz(float x) noexcept { return (int)x; }
+static inline int __float2int_rd(float x) noexcept { return (int)floorf(x); }
+static inline int __float2int_ru(float x) noexcept { return (int)ceilf(x); }
+static inline float __int2float_rn(int x) noexcept { return (float)x; }
+static inline int __float_as_int(float x) noexcept { int i; __builtin_memcpy(&i, &x, 4); return i; }
+static inline unsigned __float_as_uint(float x) noexcept { unsigned i; __builtin_memcpy(&i, &x, 4); return i; }
+static inline float __int_as_float(int i) noexcept { float x; __builtin_memcpy(&x, &i, 4); return x; }
+static inline float __uint_as_float(unsigned i) noexcept { float x; __builtin_memcpy(&x, &i, 4); return x; }
+static inline long long __double_as_longlong(double x) noexcept { long long i; __builtin_memcpy(&i, &x, 8); return i; }
+static inline double __longlong_as_double(long long i) noexcept { double x; __builtin_memcpy(&x, &i, 8); return x; }
+static inline int __popc(unsigned x) noexcept { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) noexcept { return __builtin_popcountll(x); }
+static inline int __clz(int x) noexcept { return x ? __builtin_clz((unsigned)x) : 32; }
+static inline int __clzll(long long x) noexcept { return x ? __builtin_clzll((unsigned long long)x) : 64; }
+static inline int __ffs(int x) noexcept { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) noexcept { return __builtin_ffsll(x); }
+static inline unsigned __brev(unsigned x) noexcept { return __builtin_bitreverse32(x); }
+static inline unsigned long long __brevll(unsigned long long x) noexcept { return __builtin_bitreverse64(x); }
+static inline int __mul24(int a, int b) noexcept { return a * b; }
+static inline unsigned __umul24(unsigned a, unsigned b) noexcept { return a * b; }
+static inline int __mulhi(int a, int b) noexcept { return (int)(((long long)a * b) >> 32); }
+static inline unsigned __umulhi(unsigned a, unsigned b) noexcept { return (unsigned)(((unsigned long long)a * b) >> 32); }
+namespace std {
+using ::fabs; using ::fmin; using ::fmax; using ::copysign; using ::fma; using ::modf; using ::ldexp;
+using ::scalbn; using ::abs; using ::isnan; using ::isinf; using ::isfinite; using ::signbit;
+using ::fabsf; using ::fminf; using ::fmaxf; using ::fmaf; using ::lrint; using ::lround;
+}
+
+/* min/max as HIP gives them: same-type overloads, and mixed types through the usual
+ * arithmetic conversions. */
+#define HRR_MINMAX(T)                                                             \
+  static inline T min(T a, T b) noexcept { return a < b ? a : b; }              \
+  static inline T max(T a, T b) noexcept { return a > b ? a : b; }
+HRR_MINMAX(int)
+HRR_MINMAX(unsigned int)
+HRR_MINMAX(long)
+HRR_MINMAX(unsigned long)
+HRR_MINMAX(long long)
+HRR_MINMAX(unsigned long long)
+HRR_MINMAX(float)
+HRR_MINMAX(double)
+#undef HRR_MINMAX
+template <class A, class B> static inline auto min(A a, B b) noexcept -> decltype(a < b ? a : b) { return a < b ? a : b; }
+template <class A, class B> static inline auto max(A a, B b) noexcept -> decltype(a > b ? a : b) { return a > b ? a : b; }
+static inline unsigned umin(unsigned a, unsigned b) noexcept { return a < b ? a : b; }
+static inline unsigned umax(unsigned a, unsigned b) noexcept { return a > b ? a : b; }
+namespace std {
+template <class T> constexpr const T &min(const T &a, const T &b) { return b < a ? b : a; }
+template <class T> constexpr const T &max(const T &a, const T &b) { return a < b ? b : a; }
+template <class T> inline void swap(T &a, T &b) { T t = a; a = b; b = t; }
+}
+
+/* ---- HIP's vector types ---- */
+#define HRR_VEC3_(T, N) struct N##3 { T x, y, z; };
+#define HRR_VEC3_float HRR_VEC3_
+#define HRR_VEC3_double HRR_VEC3_
+#define HRR_VEC3_int HRR_VEC3_
+#define HRR_VEC3_uint(T, N)
+#define HRR_VEC3_char HRR_VEC3_
+#define HRR_VEC3_uchar HRR_VEC3_
+#define HRR_VEC3_short HRR_VEC3_
+#define HRR_VEC3_ushort HRR_VEC3_
+#define HRR_VEC3_long HRR_VEC3_
+#define HRR_VEC3_ulong HRR_VEC3_
+#define HRR_VEC3_longlong HRR_VEC3_
+#define HRR_VEC3_ulonglong HRR_VEC3_
+#define HRR_VEC(T, N)                                                                         \
+  struct __attribute__((aligned(sizeof(T) * 1))) N##1 { T x; };                              \
+  struct __attribute__((aligned(sizeof(T) * 2))) N##2 { T x, y; };                           \
+  HRR_VEC3_##N(T, N)                                                                         \
+  struct __attribute__((aligned(sizeof(T) * 4))) N##4 { T x, y, z, w; };                     \
+  static inline N##1 make_##N##1(T x) { N##1 v = {x}; return v; }                              \
+  static inline N##2 make_##N##2(T x, T y) { N##2 v = {x, y}; return v; }                      \
+  static inline N##3 make_##N##3(T x, T y, T z) { N##3 v = {x, y, z}; return v; }              \
+  static inline N##4 make_##N##4(T x, T y, T z, T w) { N##4 v = {x, y, z, w}; return v; }
+HRR_VEC(float, float)
+HRR_VEC(double, double)
+HRR_VEC(int, int)
+HRR_VEC(unsigned int, uint)
+HRR_VEC(signed char, char)
+HRR_VEC(unsigned char, uchar)
+HRR_VEC(short, short)
+HRR_VEC(unsigned short, ushort)
+HRR_VEC(long, long)
+HRR_VEC(unsigned long, ulong)
+HRR_VEC(long long, longlong)
+HRR_VEC(unsigned long long, ulonglong)
+#undef HRR_VEC
+
+/* ---- kernel entry trampolines and their metadata (toolchain.py appends one of each after
+ * every __global__ definition) ---- */
+namespace __hrr {
+template <class T> struct rmref { typedef T type; };
+template <class T> struct rmref<T &> { typedef T type; };
+template <class T> struct rmref<T &&> { typedef T type; };
+template <class T> struct rmcv { typedef T type; };
+template <class T> struct rmcv<const T> { typedef T type; };
+template <class T> struct rmcv<volatile T> { typedef T type; };
+template <class T> struct rmcv<const volatile T> { typedef T type; };
+template <class T> struct is_ptr { static constexpr bool value = false; };
+template <class T> struct is_ptr<T *> { static constexpr bool value = true; };
+template <> struct is_ptr<decltype(nullptr)> { static constexpr bool value = true; };
+template <class T> struct is_arith { static constexpr bool value = false; };
+#define HRR_ARITH(T) template <> struct is_arith<T> { static constexpr bool value = true; };
+HRR_ARITH(bool) HRR_ARITH(char) HRR_ARITH(signed char) HRR_ARITH(unsigned char) HRR_ARITH(wchar_t)
+HRR_ARITH(char16_t) HRR_ARITH(char32_t) HRR_ARITH(short) HRR_ARITH(unsigned short) HRR_ARITH(int)
+HRR_ARITH(unsigned int) HRR_ARITH(long) HRR_ARITH(unsigned long) HRR_ARITH(long long)
+HRR_ARITH(unsigned long long) HRR_ARITH(float) HRR_ARITH(double) HRR_ARITH(long double)
+#undef HRR_ARITH
+template <class T> struct plain { typedef typename rmcv<typename rmref<T>::type>::type type; };
+/* 0 pointer, 1 value (arithmetic or enum), 2 struct (anything else), as in hrr_abi's kernargs. */
+template <class T> constexpr unsigned kind() {
+  typedef typename plain<T>::type P;
+  return is_ptr<P>::value ? 0u : (is_arith<P>::value || __is_enum(P)) ? 1u : 2u;
+}
+constexpr unsigned align_up(unsigned o, unsigned a) { return (o + a - 1) / a * a; }
+/* A parameter lies at its natural alignment after the one before it. */
+template <class... A> constexpr unsigned offset_of(unsigned i) {
+  const unsigned size[] = {(unsigned)sizeof(typename plain<A>::type)..., 0u};
+  const unsigned align[] = {(unsigned)alignof(typename plain<A>::type)..., 1u};
+  unsigned o = 0;
+  for (unsigned j = 0; j < i; ++j) o = align_up(o, align[j]) + size[j];
+  return align_up(o, align[i]);
+}
+template <unsigned V> struct cu { static constexpr unsigned value = V; };
+template <unsigned... I> struct seq {};
+template <unsigned N, unsigned... I> struct mkseq : mkseq<N - 1, N - 1, I...> {};
+template <unsigned... I> struct mkseq<0, I...> { typedef seq<I...> type; };
+template <class T> inline T read(const char *p) {
+  union U { char bytes[sizeof(T)]; T value; U() {} ~U() {} } u;
+  __builtin_memcpy(u.bytes, p, sizeof(T));
+  return u.value;
+}
+template <class... A, unsigned... I> inline void invoke(void (*k)(A...), const char *args, seq<I...>) {
+  k(read<typename plain<A>::type>(args + cu<offset_of<A...>(I)>::value)...);
+}
+template <class... A> inline void invoke(void (*k)(A...), const void *args) {
+  invoke(k, (const char *)args, typename mkseq<sizeof...(A)>::type());
+}
+struct param { unsigned offset, size, kind; };
+/* Read by elfimage.py: entry and kernel are pointers (RELATIVE relocations), then count and
+ * count params. */
+template <class... A> struct meta {
+  void (*entry)(const void *);
+  void (*kernel)(A...);
+  unsigned count;
+  param params[sizeof...(A) == 0 ? 1 : sizeof...(A)];
+};
+template <class... A, unsigned... I>
+constexpr meta<A...> make_meta(void (*entry)(const void *), void (*k)(A...), seq<I...>) {
+  return meta<A...>{entry, k, (unsigned)sizeof...(A),
+                            {param{offset_of<A...>(I), (unsigned)sizeof(typename plain<A>::type), kind<A>()}...}};
+}
+template <class... A> constexpr meta<A...> make_meta(void (*entry)(const void *), void (*k)(A...)) {
+  return make_meta(entry, k, typename mkseq<sizeof...(A)>::type());
+}
+}  // namespace __hrr
+
+#ifndef HRR_RUNTIME
+/* Kernels run on the CPU inside the sim: inline assembly could read host files (.incbin)
+ * or make system calls, so a program may not use it. */
+#pragma GCC poison asm __asm__ __asm
+#endif
+
+#endif

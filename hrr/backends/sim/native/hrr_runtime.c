@@ -1,0 +1,572 @@
+/* The runtime linked into every native kernel image (compiled as C++ with -DHRR_RUNTIME
+ * -fno-builtin, hrr_device.h force-included): the fiber scheduler __hrr_launch, printf's own
+ * formatter, the libm table's wrappers, memcpy & co. It links nothing: whatever it needs
+ * from the outside comes through struct hrr_services. */
+
+#define HRR_HIDDEN __attribute__((visibility("hidden")))
+
+extern "C" {
+HRR_HIDDEN uint3 threadIdx;
+HRR_HIDDEN uint3 blockIdx;
+HRR_HIDDEN dim3 blockDim;
+HRR_HIDDEN dim3 gridDim;
+HRR_HIDDEN unsigned char *__hrr_dynshared;
+}
+
+namespace {
+
+enum { READY = 0, WAITING = 1, DONE = 2 };
+enum { MAX_FIBERS = 1024 };
+
+struct Fiber {
+  void *sp;
+  unsigned stack;  /* index of the services stack it runs on */
+  int state;
+};
+
+hrr_services *svc;
+const hrr_launch *cur_launch;
+Fiber fibers[MAX_FIBERS];
+unsigned free_stacks[MAX_FIBERS];
+unsigned n_free;
+unsigned cur;
+void *sched_sp;
+int trapped;
+unsigned sync_counts[2];
+unsigned generation;
+unsigned long long clock_ticks;
+
+}  // namespace
+
+/* __hrr_switch(save, to): store the current stack pointer (after pushing the callee-saved
+ * registers) in *save, switch to the stack `to` and pop the registers saved there. */
+extern "C" void __hrr_switch(void **save, void *to);
+#if defined(__x86_64__)
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".hidden __hrr_switch\n"
+    ".globl __hrr_switch\n"
+    ".type __hrr_switch,@function\n"
+    "__hrr_switch:\n"
+    "  pushq %rbp\n  pushq %rbx\n  pushq %r12\n  pushq %r13\n  pushq %r14\n  pushq %r15\n"
+    "  movq %rsp, (%rdi)\n"
+    "  movq %rsi, %rsp\n"
+    "  popq %r15\n  popq %r14\n  popq %r13\n  popq %r12\n  popq %rbx\n  popq %rbp\n"
+    "  ret\n"
+    ".size __hrr_switch, .-__hrr_switch\n");
+enum { FRAME_WORDS = 8, FRAME_RET = 6 };
+#elif defined(__aarch64__)
+__asm__(
+    ".text\n"
+    ".p2align 4\n"
+    ".hidden __hrr_switch\n"
+    ".globl __hrr_switch\n"
+    ".type __hrr_switch,%function\n"
+    "__hrr_switch:\n"
+    "  sub sp, sp, #160\n"
+    "  stp x19, x20, [sp, #0]\n  stp x21, x22, [sp, #16]\n  stp x23, x24, [sp, #32]\n"
+    "  stp x25, x26, [sp, #48]\n  stp x27, x28, [sp, #64]\n  stp x29, x30, [sp, #80]\n"
+    "  stp d8, d9, [sp, #96]\n  stp d10, d11, [sp, #112]\n  stp d12, d13, [sp, #128]\n"
+    "  stp d14, d15, [sp, #144]\n"
+    "  mov x9, sp\n  str x9, [x0]\n  mov sp, x1\n"
+    "  ldp x19, x20, [sp, #0]\n  ldp x21, x22, [sp, #16]\n  ldp x23, x24, [sp, #32]\n"
+    "  ldp x25, x26, [sp, #48]\n  ldp x27, x28, [sp, #64]\n  ldp x29, x30, [sp, #80]\n"
+    "  ldp d8, d9, [sp, #96]\n  ldp d10, d11, [sp, #112]\n  ldp d12, d13, [sp, #128]\n"
+    "  ldp d14, d15, [sp, #144]\n"
+    "  add sp, sp, #160\n"
+    "  ret\n"
+    ".size __hrr_switch, .-__hrr_switch\n");
+enum { FRAME_WORDS = 20, FRAME_RET = 11 };
+#else
+#error "native kernels need x86_64 or aarch64"
+#endif
+
+namespace {
+
+void to_scheduler() { __hrr_switch(&fibers[cur].sp, sched_sp); }
+
+/* A fiber's first frame returns here: run the kernel for this thread, then never come back. */
+__attribute__((noreturn)) void fiber_main() {
+  ((void (*)(const void *))cur_launch->kernel)((const void *)cur_launch->args);
+  fibers[cur].state = DONE;
+  free_stacks[n_free++] = fibers[cur].stack;
+  to_scheduler();
+  __builtin_unreachable();
+}
+
+void start_fiber(unsigned i) {
+  unsigned s = free_stacks[--n_free];
+  char *top = (char *)svc->stacks + (unsigned long long)(s + 1) * svc->stack_bytes;
+  top = (char *)((unsigned long long)top & ~15ULL);
+  void **frame = (void **)top - FRAME_WORDS;
+  for (int k = 0; k < FRAME_WORDS; ++k) frame[k] = 0;
+  frame[FRAME_RET] = (void *)&fiber_main;
+  fibers[i].sp = frame;
+  fibers[i].stack = s;
+}
+
+void set_thread(unsigned i) {
+  unsigned bx = blockDim.x, by = blockDim.y;
+  threadIdx.x = i % bx;
+  threadIdx.y = (i / bx) % by;
+  threadIdx.z = i / (bx * by);
+}
+
+/* Every thread runs until __syncthreads or its end, in thread order; when a pass is over,
+ * every thread still running waits at the barrier, which so releases. */
+int run_block(unsigned n) {
+  for (unsigned i = 0; i < n; ++i) { fibers[i].state = READY; fibers[i].sp = 0; }
+  n_free = 0;
+  for (unsigned s = n; s-- > 0;) free_stacks[n_free++] = s;
+  unsigned live = n;
+  while (live) {
+    ++generation;
+    sync_counts[generation & 1] = 0;
+    for (unsigned i = 0; i < n; ++i) {
+      if (fibers[i].state == DONE) continue;
+      if (!fibers[i].sp) start_fiber(i);
+      fibers[i].state = READY;
+      cur = i;
+      set_thread(i);
+      __hrr_switch(&sched_sp, fibers[i].sp);
+      if (trapped) return HRR_E_TRAP;
+      if (fibers[i].state == DONE) --live;
+    }
+  }
+  return HRR_OK;
+}
+
+void copy_message(const char *a, const char *b, const char *c) {
+  char *out = (char *)svc->trap_message;
+  unsigned n = 0;
+  const char *parts[3] = {a, b, c};
+  for (int p = 0; p < 3; ++p)
+    for (const char *s = parts[p]; s && *s && n < 255; ++s) out[n++] = *s;
+  out[n] = 0;
+}
+
+}  // namespace
+
+extern "C" HRR_HIDDEN void __hrr_syncthreads(void) {
+  fibers[cur].state = WAITING;
+  to_scheduler();
+}
+
+extern "C" HRR_HIDDEN int __hrr_syncthreads_count(int predicate) {
+  unsigned slot = generation & 1;
+  sync_counts[slot] += predicate != 0;
+  __hrr_syncthreads();
+  return (int)sync_counts[slot];
+}
+
+extern "C" HRR_HIDDEN unsigned long long __hrr_clock64(void) { return ++clock_ticks; }
+
+extern "C" HRR_HIDDEN __attribute__((noreturn)) void __hrr_trap(const char *message) {
+  copy_message(message, 0, 0);
+  trapped = 1;
+  to_scheduler();
+  __builtin_unreachable();
+}
+
+namespace {
+void utoa(unsigned long long v, char *buf) {
+  char tmp[24];
+  int n = 0;
+  do { tmp[n++] = (char)('0' + v % 10); v /= 10; } while (v);
+  while (n) *buf++ = tmp[--n];
+  *buf = 0;
+}
+}  // namespace
+
+extern "C" HRR_HIDDEN __attribute__((noreturn)) void __hrr_assert_fail(const char *expr, const char *file,
+                                                                     unsigned line, const char *func) {
+  char where[300];
+  unsigned n = 0;
+  for (const char *s = file; *s && n < 200; ++s) where[n++] = *s;
+  where[n++] = ':';
+  utoa(line, where + n);
+  while (where[n]) ++n;
+  where[n++] = ':';
+  where[n++] = ' ';
+  for (const char *s = func; *s && n < 280; ++s) where[n++] = *s;
+  where[n] = 0;
+  copy_message(where, ": Assertion `", expr);
+  char *out = (char *)svc->trap_message;
+  unsigned m = 0;
+  while (out[m]) ++m;
+  const char *tail = "' failed.";
+  for (const char *s = tail; *s && m < 255; ++s) out[m++] = *s;
+  out[m] = 0;
+  trapped = 1;
+  to_scheduler();
+  __builtin_unreachable();
+}
+
+extern "C" HRR_HIDDEN int __hrr_launch(const hrr_launch *launch) {
+  svc = (hrr_services *)launch->services;
+  if (svc->abi_version != HRR_ABI_VERSION) return HRR_E_ABI;
+  unsigned long long n = (unsigned long long)launch->block[0] * launch->block[1] * launch->block[2];
+  unsigned long long cap = svc->max_fibers < MAX_FIBERS ? svc->max_fibers : MAX_FIBERS;
+  if (n > cap || launch->dyn_shared_bytes > svc->dyn_shared_cap) return HRR_E_SHAPE;
+  if (n == 0 || launch->grid[0] == 0 || launch->grid[1] == 0 || launch->grid[2] == 0) return HRR_OK;
+  cur_launch = launch;
+  trapped = 0;
+  gridDim = dim3(launch->grid[0], launch->grid[1], launch->grid[2]);
+  blockDim = dim3(launch->block[0], launch->block[1], launch->block[2]);
+  __hrr_dynshared = (unsigned char *)svc->dyn_shared;
+  for (unsigned z = 0; z < gridDim.z; ++z)
+    for (unsigned y = 0; y < gridDim.y; ++y)
+      for (unsigned x = 0; x < gridDim.x; ++x) {
+        blockIdx.x = x; blockIdx.y = y; blockIdx.z = z;
+        int rc = run_block((unsigned)n);
+        if (rc != HRR_OK) return rc;
+      }
+  return HRR_OK;
+}
+
+/* ---- memory functions (the compiler emits calls to them) ---- */
+extern "C" HRR_HIDDEN void *memcpy(void *dst, const void *src, size_t n) {
+  unsigned char *d = (unsigned char *)dst;
+  const unsigned char *s = (const unsigned char *)src;
+  for (; n >= 8; n -= 8, d += 8, s += 8) { unsigned long long w; __builtin_memcpy(&w, s, 8); __builtin_memcpy(d, &w, 8); }
+  while (n--) *d++ = *s++;
+  return dst;
+}
+
+extern "C" HRR_HIDDEN void *memmove(void *dst, const void *src, size_t n) {
+  unsigned char *d = (unsigned char *)dst;
+  const unsigned char *s = (const unsigned char *)src;
+  if (d == s || n == 0) return dst;
+  if (d < s || d >= s + n) {
+    while (n--) *d++ = *s++;
+  } else {
+    d += n; s += n;
+    while (n--) *--d = *--s;
+  }
+  return dst;
+}
+
+extern "C" HRR_HIDDEN void *memset(void *dst, int c, size_t n) {
+  unsigned char *d = (unsigned char *)dst;
+  while (n--) *d++ = (unsigned char)c;
+  return dst;
+}
+
+extern "C" HRR_HIDDEN int memcmp(const void *a, const void *b, size_t n) {
+  const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
+  for (; n; --n, ++x, ++y)
+    if (*x != *y) return *x < *y ? -1 : 1;
+  return 0;
+}
+
+extern "C" HRR_HIDDEN size_t strlen(const char *s) {
+  size_t n = 0;
+  while (s[n]) ++n;
+  return n;
+}
+
+/* ---- libm through the services table ---- */
+#define HRR_MATH_DEF_D1(name) extern "C" HRR_HIDDEN double name(double x) noexcept { return ((double (*)(double))svc->math[HRR_MATH_##name])(x); }
+#define HRR_MATH_DEF_D2(name) extern "C" HRR_HIDDEN double name(double x, double y) noexcept { return ((double (*)(double, double))svc->math[HRR_MATH_##name])(x, y); }
+#define HRR_MATH_DEF_F1(name) extern "C" HRR_HIDDEN float name(float x) noexcept { return ((float (*)(float))svc->math[HRR_MATH_##name])(x); }
+#define HRR_MATH_DEF_F2(name) extern "C" HRR_HIDDEN float name(float x, float y) noexcept { return ((float (*)(float, float))svc->math[HRR_MATH_##name])(x, y); }
+#define HRR_MATH_DEF(name, sig) HRR_MATH_DEF_##sig(name)
+HRR_MATH_TABLE(HRR_MATH_DEF)
+
+/* fma without an FMA instruction: float's product is exact in double; double's is split
+ * (Dekker) so that only the final sum rounds twice. */
+extern "C" HRR_HIDDEN float __hrr_fmaf(float a, float b, float c) { return (float)((double)a * b + c); }
+
+extern "C" HRR_HIDDEN double __hrr_fma(double a, double b, double c) {
+  if (!__builtin_isfinite(a) || !__builtin_isfinite(b) || !__builtin_isfinite(c)) return a * b + c;
+  const double split = 134217729.0;
+  double p = a * b;
+  double ta = split * a, ah = ta - (ta - a), al = a - ah;
+  double tb = split * b, bh = tb - (tb - b), bl = b - bh;
+  double err = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+  double s = p + c;
+  double bb = s - p;
+  double serr = (p - (s - bb)) + (c - bb);
+  return s + (serr + err);
+}
+
+/* ---- printf: formatted into the services buffer, one call's output kept whole ---- */
+namespace {
+
+#if defined(__x86_64__)
+typedef long double wide;
+#else
+typedef double wide;
+#endif
+
+struct Out {
+  char *buf;
+  unsigned cap, n;
+  void put(char c) { if (n < cap) buf[n] = c; ++n; }
+  void puts(const char *s, unsigned len) { for (unsigned i = 0; i < len; ++i) put(s[i]); }
+  void pad(char c, int k) { while (k-- > 0) put(c); }
+};
+
+struct Spec {
+  bool left, plus, space, alt, zero;
+  int width, prec;
+  char conv;
+};
+
+/* Emit body (with its sign/prefix) padded to the width as the flags say. */
+void emit(Out &o, const Spec &sp, const char *prefix, const char *body, unsigned len, bool numeric) {
+  unsigned plen = 0;
+  while (prefix[plen]) ++plen;
+  int padn = sp.width - (int)(plen + len);
+  if (sp.left) {
+    o.puts(prefix, plen); o.puts(body, len); o.pad(' ', padn);
+  } else if (sp.zero && numeric) {
+    o.puts(prefix, plen); o.pad('0', padn); o.puts(body, len);
+  } else {
+    o.pad(' ', padn); o.puts(prefix, plen); o.puts(body, len);
+  }
+}
+
+void fmt_int(Out &o, Spec sp, unsigned long long v, bool neg, unsigned base, bool upper) {
+  char digits[70];
+  unsigned n = 0;
+  const char *set = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+  if (!(v == 0 && sp.prec == 0))
+    do { digits[n++] = set[v % base]; v /= base; } while (v);
+  char body[140];
+  unsigned len = 0;
+  int zeros = sp.prec > (int)n ? sp.prec - (int)n : 0;
+  if (base == 8 && sp.alt && zeros == 0 && (n == 0 || digits[n - 1] != '0')) zeros = 1;
+  for (int k = 0; k < zeros && len < 130; ++k) body[len++] = '0';
+  while (n) body[len++] = digits[--n];
+  const char *prefix = neg ? "-" : sp.plus ? "+" : sp.space ? " " : "";
+  if (base == 16 && sp.alt && len && !(len == 1 && body[0] == '0')) prefix = upper ? "0X" : "0x";
+  if (sp.prec >= 0) sp.zero = false;
+  emit(o, sp, prefix, body, len, true);
+}
+
+wide pow10w(int e) {
+  wide r = 1, b = 10;
+  unsigned k = e < 0 ? -e : e;
+  while (k) { if (k & 1) r *= b; b *= b; k >>= 1; }
+  return e < 0 ? 1 / r : r;
+}
+
+/* Decimal digits of v >= 0 rounded to `prec` places after the point: integer part digits into
+ * ip, fraction digits into fp. */
+void fixed_digits(wide v, int prec, char *ip, unsigned &ilen, char *fp) {
+  wide scale = pow10w(prec);
+  wide t = v * scale;
+  if (t < (wide)1.8e19L) {
+    unsigned long long r = (unsigned long long)(t + (wide)0.5);
+    wide back = (wide)r - t;
+    if (back == (wide)0.5 && (r & 1)) --r;  /* ties to even, like glibc on exact halves */
+    unsigned long long s = 1;
+    for (int k = 0; k < prec; ++k) s *= 10;
+    unsigned long long ipart = r / s, fpart = r % s;
+    char tmp[24];
+    utoa(ipart, tmp);
+    ilen = 0;
+    while (tmp[ilen]) { ip[ilen] = tmp[ilen]; ++ilen; }
+    for (int k = prec - 1; k >= 0; --k) { fp[k] = (char)('0' + fpart % 10); fpart /= 10; }
+    return;
+  }
+  /* Large: the integer part's leading digits, zeros after (beyond long double's precision). */
+  int e = 0;
+  wide m = v;
+  while (m >= 10) { m /= 10; ++e; }
+  ilen = 0;
+  for (int k = 0; k <= e && ilen < 330; ++k) {
+    if (k < 19) { int d = (int)m; if (d > 9) d = 9; ip[ilen++] = (char)('0' + d); m = (m - d) * 10; }
+    else ip[ilen++] = '0';
+  }
+  for (int k = 0; k < prec; ++k) fp[k] = '0';
+}
+
+/* v > 0: digits (1 + prec of them) and the decimal exponent of v rounded to prec places after
+ * the first digit. */
+void sci_digits(wide v, int prec, char *digits, int &exp10) {
+  int e = 0;
+  wide m = v;
+  if (m >= 10) { while (m >= (wide)1e32L) { m /= (wide)1e32L; e += 32; } while (m >= 10) { m /= 10; ++e; } }
+  else if (m < 1) { while (m < (wide)1e-32L) { m *= (wide)1e32L; e -= 32; } while (m < 1) { m *= 10; --e; } }
+  m = v * pow10w(-e);  /* recomputed in one step: less error than the loops */
+  if (m >= 10) { m /= 10; ++e; }
+  if (m < 1) { m *= 10; --e; }
+  int p = prec > 17 ? 17 : prec;
+  unsigned long long r = (unsigned long long)(m * pow10w(p) + (wide)0.5);
+  unsigned long long lim = 1;
+  for (int k = 0; k <= p; ++k) lim *= 10;
+  if (r >= lim) { r /= 10; ++e; }
+  for (int k = p; k >= 0; --k) { digits[k] = (char)('0' + r % 10); r /= 10; }
+  for (int k = p + 1; k <= prec; ++k) digits[k] = '0';
+  exp10 = e;
+}
+
+void fmt_float(Out &o, Spec sp, double dv) {
+  bool upper = sp.conv == 'F' || sp.conv == 'E' || sp.conv == 'G';
+  bool neg = __builtin_signbit(dv);
+  const char *sign = neg ? "-" : sp.plus ? "+" : sp.space ? " " : "";
+  if (__builtin_isnan(dv) || __builtin_isinf(dv)) {
+    const char *t = __builtin_isnan(dv) ? (upper ? "NAN" : "nan") : (upper ? "INF" : "inf");
+    sp.zero = false;
+    emit(o, sp, sign, t, 3, true);
+    return;
+  }
+  wide v = neg ? -(wide)dv : (wide)dv;
+  int prec = sp.prec < 0 ? 6 : sp.prec;
+  if (prec > 300) prec = 300;
+  char conv = (char)(sp.conv | 0x20);
+  bool strip = false;
+  if (conv == 'g') {
+    if (prec == 0) prec = 1;
+    int e = 0;
+    char d[320];
+    if (v != 0) sci_digits(v, prec - 1, d, e);
+    if (e >= -4 && e < prec) { conv = 'f'; prec = prec - 1 - e; }
+    else { conv = 'e'; prec = prec - 1; }
+    strip = !sp.alt;
+  }
+  char body[700];
+  unsigned len = 0;
+  if (conv == 'f') {
+    char ip[340], fp[310];
+    unsigned ilen = 0;
+    fixed_digits(v, prec, ip, ilen, fp);
+    for (unsigned k = 0; k < ilen; ++k) body[len++] = ip[k];
+    int flen = prec;
+    if (strip) while (flen > 0 && fp[flen - 1] == '0') --flen;
+    if (flen > 0 || sp.alt) body[len++] = '.';
+    for (int k = 0; k < flen; ++k) body[len++] = fp[k];
+  } else {
+    char d[320];
+    int e = 0;
+    if (v != 0) sci_digits(v, prec, d, e);
+    else for (int k = 0; k <= prec; ++k) d[k] = '0';
+    int flen = prec;
+    if (strip) while (flen > 0 && d[flen] == '0') --flen;
+    body[len++] = d[0];
+    if (flen > 0 || sp.alt) body[len++] = '.';
+    for (int k = 1; k <= flen; ++k) body[len++] = d[k];
+    body[len++] = upper ? 'E' : 'e';
+    body[len++] = e < 0 ? '-' : '+';
+    unsigned ae = e < 0 ? -e : e;
+    char t[8];
+    utoa(ae, t);
+    if (ae < 10) body[len++] = '0';
+    for (char *c = t; *c; ++c) body[len++] = *c;
+  }
+  emit(o, sp, sign, body, len, true);
+}
+
+int format(Out &o, const char *f, __builtin_va_list ap) {
+  while (*f) {
+    if (*f != '%') { o.put(*f++); continue; }
+    ++f;
+    Spec sp = {false, false, false, false, false, 0, -1, 0};
+    for (;; ++f) {
+      if (*f == '-') sp.left = true;
+      else if (*f == '+') sp.plus = true;
+      else if (*f == ' ') sp.space = true;
+      else if (*f == '#') sp.alt = true;
+      else if (*f == '0') sp.zero = true;
+      else break;
+    }
+    if (*f == '*') {
+      sp.width = __builtin_va_arg(ap, int);
+      if (sp.width < 0) { sp.left = true; sp.width = -sp.width; }
+      ++f;
+    } else {
+      while (*f >= '0' && *f <= '9') sp.width = sp.width * 10 + (*f++ - '0');
+    }
+    if (*f == '.') {
+      ++f;
+      sp.prec = 0;
+      if (*f == '*') { sp.prec = __builtin_va_arg(ap, int); if (sp.prec < 0) sp.prec = -1; ++f; }
+      else while (*f >= '0' && *f <= '9') sp.prec = sp.prec * 10 + (*f++ - '0');
+    }
+    if (sp.width > 4096) sp.width = 4096;
+    int len = 0;  /* 0 int, -1 short, -2 char, 1 long, 2 long long, 3 size_t/ptrdiff/intmax */
+    for (;; ++f) {
+      if (*f == 'h') --len;
+      else if (*f == 'l') ++len;
+      else if (*f == 'z' || *f == 'j' || *f == 't') len = 3;
+      else if (*f == 'L' || *f == 'q') len = 2;
+      else break;
+    }
+    char c = *f;
+    if (!c) break;
+    ++f;
+    sp.conv = c;
+    switch (c) {
+      case 'd': case 'i': {
+        long long v;
+        if (len >= 1) v = __builtin_va_arg(ap, long long);
+        else v = __builtin_va_arg(ap, int);
+        if (len == -1) v = (short)v;
+        else if (len <= -2) v = (signed char)v;
+        bool neg = v < 0;
+        fmt_int(o, sp, neg ? 0ULL - (unsigned long long)v : (unsigned long long)v, neg, 10, false);
+        break;
+      }
+      case 'u': case 'x': case 'X': case 'o': {
+        unsigned long long v;
+        if (len >= 1) v = __builtin_va_arg(ap, unsigned long long);
+        else v = __builtin_va_arg(ap, unsigned int);
+        if (len == -1) v = (unsigned short)v;
+        else if (len <= -2) v = (unsigned char)v;
+        sp.plus = sp.space = false;
+        fmt_int(o, sp, v, false, c == 'u' ? 10 : c == 'o' ? 8 : 16, c == 'X');
+        break;
+      }
+      case 'p': {
+        unsigned long long v = (unsigned long long)__builtin_va_arg(ap, void *);
+        if (!v) { sp.zero = false; emit(o, sp, "", "(nil)", 5, false); break; }
+        sp.alt = true; sp.plus = sp.space = false;
+        fmt_int(o, sp, v, false, 16, false);
+        break;
+      }
+      case 'c': {
+        char ch = (char)__builtin_va_arg(ap, int);
+        emit(o, sp, "", &ch, 1, false);
+        break;
+      }
+      case 's': {
+        const char *s = __builtin_va_arg(ap, const char *);
+        if (!s) s = "(null)";
+        unsigned n = 0;
+        while (s[n] && (sp.prec < 0 || n < (unsigned)sp.prec)) ++n;
+        emit(o, sp, "", s, n, false);
+        break;
+      }
+      case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
+        double v = __builtin_va_arg(ap, double);
+        if (c == 'a' || c == 'A') sp.conv = c == 'a' ? 'e' : 'E';
+        fmt_float(o, sp, v);
+        break;
+      }
+      case 'n': (void)__builtin_va_arg(ap, void *); break;
+      case '%': o.put('%'); break;
+      default: o.put('%'); o.put(c); break;
+    }
+  }
+  return (int)o.n;
+}
+
+}  // namespace
+
+extern "C" HRR_HIDDEN int printf(const char *fmt, ...) {
+  char local[4096];
+  Out o = {local, sizeof local, 0};
+  __builtin_va_list ap;
+  __builtin_va_start(ap, fmt);
+  int n = format(o, fmt, ap);
+  __builtin_va_end(ap);
+  unsigned keep = o.n < o.cap ? o.n : o.cap;
+  char *dst = (char *)svc->printf_buf;
+  unsigned long long used = svc->printf_used;
+  for (unsigned i = 0; i < keep && used < svc->printf_cap; ++i) dst[used++] = local[i];
+  svc->printf_used = used;
+  return n;
+}
