@@ -181,7 +181,7 @@ namespace std { using ::memcpy; using ::memmove; using ::memset; using ::memcmp;
 template <class T> struct __hrr_dyn_shared {
   operator T *() const { return reinterpret_cast<T *>(__hrr_dynshared); }
 };
-#define HIP_DYNAMIC_SHARED(type, var) static __hrr_dyn_shared<type> var
+#define HIP_DYNAMIC_SHARED(type, var) static __hrr_dyn_shared<type> var;
 #define HIP_DYNAMIC_SHARED_ATTRIBUTE
 
 /* ---- atomics ---- */

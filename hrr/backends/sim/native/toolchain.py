@@ -250,6 +250,7 @@ def _namespace_scopes(blank: str) -> list[tuple[int, int, bool]]:
 class _Kernel:
     name: str     # as written (maybe qualified)
     end: int      # offset just past the definition's closing brace
+    params: str   # the parameter list's text (one line): picks this overload of the name
 
 
 def _find_kernels(blank: str) -> list[_Kernel]:
@@ -305,7 +306,8 @@ def _find_kernels(blank: str) -> list[_Kernel]:
             continue
         inside = [ns for start, stop, ns in scopes if start < m.start() < stop]
         if all(inside):
-            kernels.append(_Kernel(name, end))
+            params = " ".join(blank[i + 1:close - 1].split())
+            kernels.append(_Kernel(name, end, params))
     return kernels
 
 
@@ -318,9 +320,12 @@ def _instrument(unit_index: int, text: str) -> str:
     for k_index, k in enumerate(kernels):
         tag = f"{unit_index}_{k_index}_{re.sub(r'[^A-Za-z0-9_]', '_', k.name)}"
         out.append(text[last:k.end])
-        out.append(f" static void __hrr_k_{tag}(const void *a) {{ __hrr::invoke({k.name}, a); }}"
+        # the kernel's own type, so that an overloaded name still means this definition;
+        # default arguments cannot be in a pointer's type (then the name alone must do)
+        fn = k.name if "=" in k.params else f"static_cast<void (*)({k.params})>(&{k.name})"
+        out.append(f" static void __hrr_k_{tag}(const void *a) {{ __hrr::invoke({fn}, a); }}"
                    f" static constexpr auto __hrr_meta_{tag} __attribute__((used)) ="
-                   f" __hrr::make_meta(&__hrr_k_{tag}, {k.name});")
+                   f" __hrr::make_meta(&__hrr_k_{tag}, {fn});")
         last = k.end
     out.append(text[last:])
     return "".join(out)
@@ -506,8 +511,9 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
         replacements.append((str(udir) + "/", ""))
     replacements += [(str(headers) + "/", ""), (str(include) + "/", "<hrr>/"), (str(work) + "/", "")]
     env = _compile_env(work)
-    compile_argv = [*tc.argv, "-x", "c++", *flags, *BASE_FLAGS, "-isystem", str(include), "-iquote", str(headers),
-                    "-I", str(headers), "-include", DEVICE_HEADER]
+    # zig defines NDEBUG when optimising; hiprtc does not (a kernel's assert works on a GPU)
+    compile_argv = [*tc.argv, "-x", "c++", "-UNDEBUG", *flags, *BASE_FLAGS, "-isystem", str(include),
+                    "-iquote", str(headers), "-I", str(headers), "-include", DEVICE_HEADER]
     log_head = "".join(n + "\n" for n in notes)
     roots = [str(work)]
     if relocatable:
