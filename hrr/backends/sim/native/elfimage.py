@@ -16,7 +16,7 @@ import attrs
 from hrr.backends.kernargs import POINTER, STRUCT, VALUE, KernelLayout, ParamSpec
 
 PAGE = 4096
-MAX_MEMORY = 1 << 32          # an image larger than this is not one of ours
+MAX_MEMORY = 1 << 30          # an image larger than this is not one of ours
 MAX_PARAMS = 4096
 
 EM_X86_64, EM_AARCH64 = 62, 183
