@@ -176,6 +176,52 @@ __attribute__((noreturn)) static inline void abort(void) { __hrr_trap("abort() c
 #endif
 namespace std { using ::memcpy; using ::memmove; using ::memset; using ::memcmp; using ::strlen; using ::printf; }
 
+/* ---- warp operations: a warp's running threads exchange values (the scheduler runs each
+ * until all of them have reached the operation) ---- */
+extern "C" unsigned long long __hrr_shfl(unsigned long long v, unsigned src_lane);
+extern "C" unsigned long long __hrr_vote(int predicate, unsigned long long *active);
+static inline unsigned __lane_id(void) {
+  return (threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z)) & (warpSize - 1);
+}
+template <class T> static inline T __hrr_shfl_index(T v, int index) {
+  static_assert(sizeof(T) <= 8, "a shuffled value is at most 8 bytes");
+  unsigned long long bits = 0;
+  __builtin_memcpy(&bits, &v, sizeof(T));
+  bits = __hrr_shfl(bits, (unsigned)index & (warpSize - 1));
+  T out;
+  __builtin_memcpy(&out, &bits, sizeof(T));
+  return out;
+}
+template <class T> static inline T __shfl(T v, int src, int width = warpSize) {
+  int self = (int)__lane_id();
+  return __hrr_shfl_index(v, src + (self & ~(width - 1)));
+}
+template <class T> static inline T __shfl_up(T v, unsigned delta, int width = warpSize) {
+  int self = (int)__lane_id(), index = self - (int)delta;
+  return __hrr_shfl_index(v, index < (self & ~(width - 1)) ? self : index);
+}
+template <class T> static inline T __shfl_down(T v, unsigned delta, int width = warpSize) {
+  int self = (int)__lane_id(), index = self + (int)delta;
+  return __hrr_shfl_index(v, (self & (width - 1)) + (int)delta >= width ? self : index);
+}
+template <class T> static inline T __shfl_xor(T v, int mask, int width = warpSize) {
+  int self = (int)__lane_id(), index = self ^ mask;
+  return __hrr_shfl_index(v, index >= ((self + width) & ~(width - 1)) ? self : index);
+}
+template <class M, class T> static inline T __shfl_sync(M, T v, int src, int width = warpSize) { return __shfl(v, src, width); }
+template <class M, class T> static inline T __shfl_up_sync(M, T v, unsigned d, int width = warpSize) { return __shfl_up(v, d, width); }
+template <class M, class T> static inline T __shfl_down_sync(M, T v, unsigned d, int width = warpSize) { return __shfl_down(v, d, width); }
+template <class M, class T> static inline T __shfl_xor_sync(M, T v, int m, int width = warpSize) { return __shfl_xor(v, m, width); }
+static inline unsigned long long __ballot(int p) { return __hrr_vote(p, 0); }
+static inline unsigned long long __activemask(void) { unsigned long long a; __hrr_vote(1, &a); return a; }
+static inline int __any(int p) { return __hrr_vote(p, 0) != 0; }
+static inline int __all(int p) { unsigned long long a; return __hrr_vote(p, &a) == a; }
+template <class M> static inline unsigned long long __ballot_sync(M, int p) { return __ballot(p); }
+template <class M> static inline int __any_sync(M, int p) { return __any(p); }
+template <class M> static inline int __all_sync(M, int p) { return __all(p); }
+static inline void __syncwarp(unsigned long long = ~0ULL) { __hrr_vote(1, 0); }
+static inline void __builtin_amdgcn_wave_barrier(void) { __hrr_vote(1, 0); }
+
 /* Dynamic shared memory: `extern __shared__ T name[];` is rewritten by toolchain.py into
  * `static __hrr_dyn_shared<T> name;`, which reads as a T* to the launch's buffer. */
 template <class T> struct __hrr_dyn_shared {

@@ -15,13 +15,16 @@ HRR_HIDDEN unsigned char *__hrr_dynshared;
 
 namespace {
 
-enum { READY = 0, WAITING = 1, DONE = 2 };
-enum { MAX_FIBERS = 1024 };
+/* A waiting fiber waits at the block's barrier (__syncthreads) or at its warp's (a warp
+ * operation: shuffle, vote). */
+enum { READY = 0, AT_BLOCK = 1, AT_WARP = 2, DONE = 3 };
+enum { MAX_FIBERS = 1024, WARP = 64 };
 
 struct Fiber {
   void *sp;
   unsigned stack;  /* index of the services stack it runs on */
   int state;
+  unsigned warp_ops;  /* warp operations done so far: which exchange buffer the next one uses */
 };
 
 hrr_services *svc;
@@ -33,7 +36,11 @@ unsigned cur;
 void *sched_sp;
 int trapped;
 unsigned sync_counts[2];
-unsigned generation;
+unsigned block_barriers;     /* block barriers released so far in this block */
+/* A warp operation's values, by thread; two buffers, so that a thread may deposit for its next
+ * operation while others of its warp still read the last one. stamp says which operation. */
+unsigned long long warp_values[2][MAX_FIBERS];
+unsigned warp_stamps[2][MAX_FIBERS];
 unsigned long long clock_ticks;
 
 }  // namespace
@@ -113,30 +120,6 @@ void set_thread(unsigned i) {
   threadIdx.z = i / (bx * by);
 }
 
-/* Every thread runs until __syncthreads or its end, in thread order; when a pass is over,
- * every thread still running waits at the barrier, which so releases. */
-int run_block(unsigned n) {
-  for (unsigned i = 0; i < n; ++i) { fibers[i].state = READY; fibers[i].sp = 0; }
-  n_free = 0;
-  for (unsigned s = n; s-- > 0;) free_stacks[n_free++] = s;
-  unsigned live = n;
-  while (live) {
-    ++generation;
-    sync_counts[generation & 1] = 0;
-    for (unsigned i = 0; i < n; ++i) {
-      if (fibers[i].state == DONE) continue;
-      if (!fibers[i].sp) start_fiber(i);
-      fibers[i].state = READY;
-      cur = i;
-      set_thread(i);
-      __hrr_switch(&sched_sp, fibers[i].sp);
-      if (trapped) return HRR_E_TRAP;
-      if (fibers[i].state == DONE) --live;
-    }
-  }
-  return HRR_OK;
-}
-
 void copy_message(const char *a, const char *b, const char *c) {
   char *out = (char *)svc->trap_message;
   unsigned n = 0;
@@ -146,18 +129,114 @@ void copy_message(const char *a, const char *b, const char *c) {
   out[n] = 0;
 }
 
+/* Every ready thread runs until it waits or ends, in thread order. When a pass is over every
+ * thread still running waits: a warp whose running threads all wait at a warp operation goes
+ * on first; else, if every running thread waits at __syncthreads, the block barrier releases
+ * (a thread that finished does not count); else the block cannot go on. */
+int run_block(unsigned n) {
+  for (unsigned i = 0; i < n; ++i) { fibers[i].state = READY; fibers[i].sp = 0; fibers[i].warp_ops = 0; }
+  n_free = 0;
+  for (unsigned s = n; s-- > 0;) free_stacks[n_free++] = s;
+  block_barriers = 0;
+  sync_counts[0] = 0;
+  for (unsigned i = 0; i < n; ++i) warp_stamps[0][i] = warp_stamps[1][i] = 0;
+  unsigned live = n;
+  while (live) {
+    for (unsigned i = 0; i < n; ++i) {
+      if (fibers[i].state != READY) continue;
+      if (!fibers[i].sp) start_fiber(i);
+      cur = i;
+      set_thread(i);
+      __hrr_switch(&sched_sp, fibers[i].sp);
+      if (trapped) return HRR_E_TRAP;
+      if (fibers[i].state == DONE) --live;
+    }
+    if (!live) break;
+    bool released = false;
+    for (unsigned w = 0; w < n; w += WARP) {
+      unsigned end = w + WARP < n ? w + WARP : n;
+      bool any = false, all = true;
+      for (unsigned i = w; i < end; ++i) {
+        if (fibers[i].state == DONE) continue;
+        any = true;
+        if (fibers[i].state != AT_WARP) { all = false; break; }
+      }
+      if (any && all) {
+        for (unsigned i = w; i < end; ++i)
+          if (fibers[i].state == AT_WARP) fibers[i].state = READY;
+        released = true;
+      }
+    }
+    if (released) continue;
+    for (unsigned i = 0; i < n; ++i)
+      if (fibers[i].state == AT_WARP) {
+        copy_message("threads wait at a warp operation while others of their warp wait at __syncthreads", 0, 0);
+        return HRR_E_BARRIER;
+      }
+    ++block_barriers;
+    sync_counts[block_barriers & 1] = 0;
+    for (unsigned i = 0; i < n; ++i)
+      if (fibers[i].state == AT_BLOCK) fibers[i].state = READY;
+  }
+  return HRR_OK;
+}
+
+
 }  // namespace
 
 extern "C" HRR_HIDDEN void __hrr_syncthreads(void) {
-  fibers[cur].state = WAITING;
+  fibers[cur].state = AT_BLOCK;
   to_scheduler();
 }
 
 extern "C" HRR_HIDDEN int __hrr_syncthreads_count(int predicate) {
-  unsigned slot = generation & 1;
+  unsigned slot = block_barriers & 1;
   sync_counts[slot] += predicate != 0;
   __hrr_syncthreads();
   return (int)sync_counts[slot];
+}
+
+namespace {
+/* Deposit v for this warp operation and wait until every running thread of the warp has:
+ * returns the operation's buffer index and stamp. */
+unsigned warp_exchange(unsigned long long v, unsigned &stamp) {
+  unsigned me = cur;
+  stamp = ++fibers[me].warp_ops;
+  unsigned b = stamp & 1;
+  warp_values[b][me] = v;
+  warp_stamps[b][me] = stamp;
+  fibers[me].state = AT_WARP;
+  to_scheduler();
+  return b;
+}
+}  // namespace
+
+/* The value src_lane of this thread's warp gave to the same operation (its own v when that
+ * lane is not running). */
+extern "C" HRR_HIDDEN unsigned long long __hrr_shfl(unsigned long long v, unsigned src_lane) {
+  unsigned me = cur, stamp;
+  unsigned b = warp_exchange(v, stamp);
+  unsigned src = (me & ~(unsigned)(WARP - 1)) + (src_lane & (WARP - 1));
+  unsigned n = blockDim.x * blockDim.y * blockDim.z;
+  if (src < n && warp_stamps[b][src] == stamp) return warp_values[b][src];
+  return v;
+}
+
+/* Bit lane set for every running lane of the warp whose predicate holds; *active: the running
+ * lanes. */
+extern "C" HRR_HIDDEN unsigned long long __hrr_vote(int predicate, unsigned long long *active) {
+  unsigned me = cur, stamp;
+  unsigned b = warp_exchange(predicate != 0, stamp);
+  unsigned base = me & ~(unsigned)(WARP - 1);
+  unsigned n = blockDim.x * blockDim.y * blockDim.z;
+  unsigned long long ballot = 0, act = 0;
+  for (unsigned l = 0; l < WARP && base + l < n; ++l)
+    if (warp_stamps[b][base + l] == stamp) {
+      act |= 1ULL << l;
+      if (warp_values[b][base + l]) ballot |= 1ULL << l;
+    }
+  if (active) *active = act;
+  return ballot;
 }
 
 extern "C" HRR_HIDDEN unsigned long long __hrr_clock64(void) { return ++clock_ticks; }

@@ -311,3 +311,52 @@ def test_launch_shape_limits():
     assert prog.launch("k", [x], grid=(0, 1, 1)) == abi.OK and x[0] == 0
     prog.services.services.abi_version = 99
     assert prog.launch("k", [x]) == abi.E_ABI
+
+
+def test_warp_shuffles_and_votes():
+    prog = build("""
+extern "C" __global__ void k(const float *in, float *sums, int *ints, unsigned long long *votes) {
+  unsigned t = threadIdx.x;
+  float v = in[t];
+  for (int offset = warpSize / 2; offset > 0; offset /= 2) v += __shfl_down(v, offset);
+  if (__lane_id() == 0) sums[t / warpSize] = v;
+  ints[4 * t + 0] = __shfl((int)t * 10, 3);
+  ints[4 * t + 1] = __shfl_up((int)t, 1);
+  ints[4 * t + 2] = __shfl_xor((int)t, 1);
+  ints[4 * t + 3] = __shfl_sync(0xffffffffu, (int)t, 5, 8);
+  unsigned long long b = __ballot(t % 3 == 0);
+  unsigned long long active = __activemask();
+  int all = __all(t < 100), all_low = __all(t < 10);
+  if (t == 0 || t == 64) {
+    votes[t / 64 * 4] = b; votes[t / 64 * 4 + 1] = active; votes[t / 64 * 4 + 2] = all;
+    votes[t / 64 * 4 + 3] = all_low + 2 * __activemask();  // only this lane is in the branch
+  }
+}
+""")
+    n = 100  # one full warp, one of 36 threads
+    data = np.arange(n, dtype=np.float32)
+    sums = np.zeros(2, dtype=np.float32)
+    ints = np.zeros(4 * n, dtype=np.int32)
+    votes = np.zeros(8, dtype=np.uint64)
+    assert prog.launch("k", [data, sums, ints, votes], block=(n, 1, 1)) == abi.OK
+    assert sums[0] == data[:64].sum()  # (the partial warp's sum reads lanes that do not exist)
+    t = np.arange(n)
+    base = t & ~63
+    assert ints[0::4].tolist() == ((base + 3) * 10).tolist()
+    assert ints[1::4].tolist() == np.where(t % 64 == 0, t, t - 1).tolist()
+    assert ints[2::4].tolist() == np.where((t ^ 1) < n, t ^ 1, t).tolist()
+    assert ints[3::4].tolist() == np.where((t & ~7) + 5 < n, (t & ~7) + 5, t).tolist()  # absent lane: own value
+    ballot0 = sum(1 << i for i in range(64) if i % 3 == 0)
+    ballot1 = sum(1 << (i - 64) for i in range(64, n) if i % 3 == 0)
+    assert votes.tolist() == [ballot0, (1 << 64) - 1, 1, 2, ballot1, (1 << 36) - 1, 1, 2]
+
+
+def test_a_warp_split_between_a_warp_operation_and_a_barrier_is_reported():
+    prog = build("""
+extern "C" __global__ void k(int *x) {
+  if (threadIdx.x == 0) __syncthreads(); else x[threadIdx.x] = __shfl((int)threadIdx.x, 0);
+}
+""")
+    x = np.zeros(4, dtype=np.int32)
+    assert prog.launch("k", [x], block=(4, 1, 1)) == abi.E_BARRIER
+    assert "warp operation" in prog.services.trap_message()
