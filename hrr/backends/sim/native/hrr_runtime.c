@@ -113,12 +113,18 @@ void start_fiber(unsigned i) {
   fibers[i].stack = s;
 }
 
-void set_thread(unsigned i) {
-  unsigned bx = blockDim.x, by = blockDim.y;
-  threadIdx.x = i % bx;
-  threadIdx.y = (i / bx) % by;
-  threadIdx.z = i / (bx * by);
+/* threadIdx of each thread of the launch's block shape (no divisions per switch). */
+uint3 thread_coords[MAX_FIBERS];
+
+void set_coords(unsigned n) {
+  unsigned x = 0, y = 0, z = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    thread_coords[i].x = x; thread_coords[i].y = y; thread_coords[i].z = z;
+    if (++x == blockDim.x) { x = 0; if (++y == blockDim.y) { y = 0; ++z; } }
+  }
 }
+
+inline void set_thread(unsigned i) { threadIdx = thread_coords[i]; }
 
 void copy_message(const char *a, const char *b, const char *c) {
   char *out = (char *)svc->trap_message;
@@ -294,6 +300,7 @@ extern "C" HRR_HIDDEN int __hrr_launch(const hrr_launch *launch) {
   gridDim = dim3(launch->grid[0], launch->grid[1], launch->grid[2]);
   blockDim = dim3(launch->block[0], launch->block[1], launch->block[2]);
   __hrr_dynshared = (unsigned char *)svc->dyn_shared;
+  set_coords((unsigned)n);
   for (unsigned z = 0; z < gridDim.z; ++z)
     for (unsigned y = 0; y < gridDim.y; ++y)
       for (unsigned x = 0; x < gridDim.x; ++x) {

@@ -43,7 +43,7 @@ STUB_HEADERS = (
 #: undefined, no host include directory.
 BASE_FLAGS = ("-fPIC", "-ffreestanding", "-fno-exceptions", "-fno-rtti", "-fno-math-errno",
               "-fno-threadsafe-statics", "-fno-stack-protector", "-fvisibility=hidden",
-              "-nostdinc", "-nostdinc++", "-fno-common")
+              "-nostdinc", "-nostdinc++", "-fno-common", "-fno-sanitize=all")
 LINK_FLAGS = ("-shared", "-nostdlib", "-Wl,-z,defs", "-Wl,-Bsymbolic", "-Wl,--no-gc-sections",
               "-Wl,--build-id=none", "-Wl,-z,norelro", "-Wl,--hash-style=gnu")
 
@@ -509,8 +509,9 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
         path.write_text(_instrument(u_index, unit.source.decode(errors="replace")))
         sources.append(path)
         replacements.append((str(udir) + "/", ""))
-    replacements += [(str(headers) + "/", ""), (str(include) + "/", "<hrr>/"), (str(work) + "/", "")]
     env = _compile_env(work)
+    replacements += [(str(headers) + "/", ""), (str(include) + "/", "<hrr>/"), (str(work) + "/", ""),
+                     (env["ZIG_LOCAL_CACHE_DIR"] + "/", "")]
     # zig defines NDEBUG when optimising; hiprtc does not (a kernel's assert works on a GPU)
     compile_argv = [*tc.argv, "-x", "c++", "-UNDEBUG", *flags, *BASE_FLAGS, "-isystem", str(include),
                     "-iquote", str(headers), "-I", str(headers), "-include", DEVICE_HEADER]

@@ -253,3 +253,11 @@ def test_hrr_sim_cxx_chooses_the_compiler(monkeypatch):
     chosen = find_toolchain()
     assert chosen is not None and chosen.kind == "env" and chosen.argv == default.argv
     assert os.environ["HRR_SIM_CXX"] in chosen.ident
+
+
+def test_unoptimised_builds_link_without_sanitizer_runtimes():
+    # zig's debug mode turns on UBSan, whose handlers an image cannot link
+    prog = build(b'extern "C" __global__ void k(int *x) { x[threadIdx.x] = (int)threadIdx.x * 2; }', ["-O0"])
+    x = np.zeros(8, dtype=np.int32)
+    assert prog.launch("k", [x], block=(8, 1, 1)) == 0
+    assert x.tolist() == list(range(0, 16, 2))
