@@ -70,6 +70,9 @@ class NativeImage:
     launch: int
     kernels: dict[str, NativeKernel]
     globals: dict[str, tuple[int, int]]
+    #: metadata object symbol -> the lookup name of its kernel (how toolchain.py finds what a
+    #: name expression lowered to)
+    entries: dict[str, str] = attrs.field(factory=dict, repr=False)
 
     def relocated(self, base: int) -> bytes:
         """The image's memory (memory_size bytes) as it must lie at the page-aligned ``base``."""
@@ -188,19 +191,21 @@ def parse_image(data: bytes) -> NativeImage:
 
     kernels: dict[str, NativeKernel] = {}
     globals_: dict[str, tuple[int, int]] = {}
+    entries: dict[str, str] = {}
     for name, (value, size, kind, _) in symbols.items():
         if kind != STT_OBJECT:
             continue
         if "__hrr_meta_" in name:
             lookup, kernel = _read_meta(r, name, value, size, addend_at, funcs_at, file_offset)
             kernels[lookup] = kernel
+            entries[name] = lookup
         elif not (name in _OWN or name.startswith(("__hrr", "_ZZ", "_ZL")) or "." in name or "__hrr_" in name
                     or "_GLOBAL__N_" in name):
             if value + size > memory_size:
                 raise ImageError(f"bad image: symbol {name} lies outside the image")
             globals_[name] = (value, size)
     return NativeImage(data, e_machine, memory_size, tuple(segments), tuple(o for o, _ in relocs),
-                       tuple(a for _, a in relocs), launch, kernels, globals_)
+                       tuple(a for _, a in relocs), launch, kernels, globals_, entries)
 
 
 def _symbols(r: _Reader, shoff: int, shnum: int) -> dict[str, tuple[int, int, int, int]]:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import attrs
 
-from hrr.backends.sim.native.elfimage import ImageError, parse_image
+from hrr.backends.sim.native.elfimage import ImageError, NativeImage, parse_image
 
 DEVICE_HEADER = "hrr_device.h"
 RUNTIME_SOURCE = "hrr_runtime.c"
@@ -80,6 +80,8 @@ class CompileResult:
     ok: bool
     log: str
     image: bytes | None = None
+    #: name expression -> the lowered (mangled) name of the kernel it names
+    lowered: dict[str, str] = attrs.field(factory=dict)
 
 
 def _target() -> str:
@@ -253,14 +255,29 @@ class _Kernel:
     params: str   # the parameter list's text (one line): picks this overload of the name
 
 
+_EXPLICIT = re.compile(r"\s*(?:__attribute__\s*\(\(.*?\)\)\s*|__launch_bounds__\s*\([^()]*\)\s*)*"
+                       r"void\s+([\w:]+\s*<[^;{}()]*>)\s*\(")
+
+
 def _find_kernels(blank: str) -> list[_Kernel]:
-    """The __global__ function definitions at namespace scope (templates are left out: they
-    have no one type to build a trampoline from)."""
+    """The __global__ function definitions at namespace scope, and the explicit instantiations
+    of kernel templates (a template itself has no one type to build a trampoline from)."""
     scopes = _namespace_scopes(blank)
     kernels = []
+
+    def at_namespace_scope(pos: int) -> bool:
+        return all(ns for start, stop, ns in scopes if start < pos < stop)
+
     for m in re.finditer(r"\b__global__\b", blank):
         before = re.split(r"[;{}]", blank[max(0, m.start() - 400):m.start()])[-1]
         if re.search(r"\btemplate\b", before):
+            inst = _EXPLICIT.match(blank, m.end()) if re.search(r"\btemplate\s*$", before) else None
+            if inst:   # `template __global__ void k<float>(float *);`
+                close = _match(blank, inst.end() - 1, "(", ")")
+                semi = re.match(r"\s*;", blank[close:]) if close > 0 else None
+                if semi and at_namespace_scope(m.start()):
+                    kernels.append(_Kernel(" ".join(inst.group(1).split()), close + semi.end(),
+                                           " ".join(blank[inst.end():close - 1].split())))
             continue
         i, name = m.end(), ""
         while i < len(blank):
@@ -304,16 +321,23 @@ def _find_kernels(blank: str) -> list[_Kernel]:
         end = _match(blank, j, "{", "}")
         if end < 0:
             continue
-        inside = [ns for start, stop, ns in scopes if start < m.start() < stop]
-        if all(inside):
+        if at_namespace_scope(m.start()):
             params = " ".join(blank[i + 1:close - 1].split())
             kernels.append(_Kernel(name, end, params))
     return kernels
 
 
-def _instrument(unit_index: int, text: str) -> str:
+def _entry(tag: str, fn: str) -> str:
+    """A kernel's trampoline and metadata object (one line)."""
+    return (f" static void __hrr_k_{tag}(const void *a) {{ __hrr::invoke({fn}, a); }}"
+            f" static constexpr auto __hrr_meta_{tag} __attribute__((used)) ="
+            f" __hrr::make_meta(&__hrr_k_{tag}, {fn});")
+
+
+def _instrument(unit_index: int, text: str, name_expressions: tuple[str, ...] = ()) -> str:
     """The unit with dynamic shared memory rewritten and a trampoline + metadata object after
-    each kernel definition (on the same line: the compiler's line numbers stay the user's)."""
+    each kernel definition (on the same line: the compiler's line numbers stay the user's),
+    and one per name expression at the end (hiprtcAddNameExpression: `&k<float>`, `ns::k`)."""
     text = _rewrite_extern_shared(text, _blank(text))
     kernels = _find_kernels(_blank(text))
     out, last = [], 0
@@ -322,12 +346,11 @@ def _instrument(unit_index: int, text: str) -> str:
         out.append(text[last:k.end])
         # the kernel's own type, so that an overloaded name still means this definition;
         # default arguments cannot be in a pointer's type (then the name alone must do)
-        fn = k.name if "=" in k.params else f"static_cast<void (*)({k.params})>(&{k.name})"
-        out.append(f" static void __hrr_k_{tag}(const void *a) {{ __hrr::invoke({fn}, a); }}"
-                   f" static constexpr auto __hrr_meta_{tag} __attribute__((used)) ="
-                   f" __hrr::make_meta(&__hrr_k_{tag}, {fn});")
+        out.append(_entry(tag, k.name if "=" in k.params else f"static_cast<void (*)({k.params})>(&{k.name})"))
         last = k.end
     out.append(text[last:])
+    for e_index, expr in enumerate(name_expressions):
+        out.append(f"\n#line 1 \"<name expression {e_index}>\"\n{_entry(f'ne_{e_index}', expr.strip())}\n")
     return "".join(out)
 
 
@@ -447,10 +470,12 @@ def _cache_key(tc: Toolchain, units: tuple[SourceUnit, ...], options: tuple[str,
 
 
 def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: list[str] | tuple[str, ...] = (),
-                    *, relocatable: bool = False) -> CompileResult:
+                    *, relocatable: bool = False, name_expressions: tuple[str, ...] | list[str] = ()) -> CompileResult:
     """Compile (and unless relocatable, link) a program's units into one image; never raises for
-    the program's faults: they are in the result's log."""
+    the program's faults: they are in the result's log. Name expressions (hiprtc's) are
+    instantiated in the last unit and their lowered names returned."""
     units = tuple(units)
+    name_expressions = tuple(name_expressions)
     options = tuple(o.decode(errors="replace") if isinstance(o, (bytes, bytearray)) else str(o) for o in options)
     tc = find_toolchain()
     if tc is None:
@@ -466,9 +491,12 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
                 errors.append(f"error: header name '{hname}' refused (absolute or with '..')")
             else:
                 errors += _include_errors(hname, hdata.decode(errors="replace"))
+    for expr in name_expressions:
+        if not expr.strip() or re.search(r"[\n\r#;{}]", expr):
+            errors.append(f"error: name expression '{expr}' is not a name")
     if errors:
         return CompileResult(False, "\n".join(errors) + "\n")
-    key = _cache_key(tc, units, options, relocatable)
+    key = _cache_key(tc, units, options + tuple("\0ne:" + e for e in name_expressions), relocatable)
     cache = cache_dir()
     if cache is not None and not relocatable:
         cached = cache / f"{key}.so"
@@ -478,19 +506,28 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
             data = None
         if data is not None:
             try:
-                parse_image(data)
-                return CompileResult(True, "", data)
+                return CompileResult(True, "", data, _lowered(parse_image(data), name_expressions))
             except ImageError:
                 pass
     with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:
-        result = _compile_in(tc, Path(tmp).resolve(), units, options, relocatable)
+        result = _compile_in(tc, Path(tmp).resolve(), units, options, relocatable, name_expressions)
     if result.ok and result.image is not None and cache is not None:
         _atomic_write(cache / f"{key}.so", result.image)
     return result
 
 
+def _lowered(image: NativeImage, name_expressions: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for i, expr in enumerate(name_expressions):
+        tag = re.compile(rf"__hrr_meta_ne_{i}(?!\d)")
+        for symbol, lookup in image.entries.items():
+            if tag.search(symbol):
+                out[expr] = lookup
+    return out
+
+
 def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], options: tuple[str, ...],
-                relocatable: bool) -> CompileResult:
+                relocatable: bool, name_expressions: tuple[str, ...] = ()) -> CompileResult:
     include = work / "sys"
     headers = work / "h"
     _write_tree(include, {DEVICE_HEADER: _package_bytes(DEVICE_HEADER), ABI_HEADER: _package_bytes(ABI_HEADER),
@@ -506,7 +543,9 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
         _write_tree(headers, hfiles)
         fname = _safe_name(unit.name, f"unit{u_index}.hip")
         path = udir / fname
-        path.write_text(_instrument(u_index, unit.source.decode(errors="replace")))
+        last = u_index == len(units) - 1
+        path.write_text(_instrument(u_index, unit.source.decode(errors="replace"),
+                                    name_expressions if last else ()))
         sources.append(path)
         replacements.append((str(udir) + "/", ""))
     env = _compile_env(work)
@@ -546,10 +585,10 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
             return CompileResult(False, log_head + "error: the program read a file outside its own headers; refused\n")
     image = out.read_bytes()
     try:
-        parse_image(image)
+        parsed = parse_image(image)
     except ImageError as e:
         return CompileResult(False, log_head + _clean_log(log, replacements) + f"error: {e}\n")
-    return CompileResult(True, log_head + _clean_log(log, replacements), image)
+    return CompileResult(True, log_head + _clean_log(log, replacements), image, _lowered(parsed, name_expressions))
 
 
 def _failed(head: str, log: str, roots: list[str], replacements: list[tuple[str, str]]) -> CompileResult:

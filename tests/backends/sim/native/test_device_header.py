@@ -360,3 +360,32 @@ extern "C" __global__ void k(int *x) {
     x = np.zeros(4, dtype=np.int32)
     assert prog.launch("k", [x], block=(4, 1, 1)) == abi.E_BARRIER
     assert "warp operation" in prog.services.trap_message()
+
+
+TEMPLATES = """
+namespace ops {
+template <typename T, int N> __global__ void fill(T *x, T v) { for (int i = 0; i < N; ++i) x[threadIdx.x * N + i] = v; }
+}
+template <typename T> __global__ void twice(T *x) { x[threadIdx.x] *= 2; }
+template __global__ void twice<int>(int *);
+"""
+
+
+def test_template_kernels_by_explicit_instantiation_and_name_expression(tmp_path, monkeypatch):
+    from hrr.backends.sim.native.toolchain import SourceUnit, compile_program
+    from nativerun import Loaded
+    exprs = ("ops::fill<float, 2>", "&twice<double>")
+    result = compile_program([SourceUnit("t.hip", TEMPLATES.encode())], [], name_expressions=exprs)
+    assert result.ok, result.log
+    assert result.lowered == {"ops::fill<float, 2>": "_ZN3ops4fillIfLi2EEEvPT_S1_", "&twice<double>": "_Z5twiceIdEvPT_"}
+    prog = Loaded(result.image)
+    assert {"_Z5twiceIiEvPT_", "_Z5twiceIdEvPT_", "_ZN3ops4fillIfLi2EEEvPT_S1_"} <= set(prog.image.kernels)
+    x = np.zeros(6, dtype=np.float32)
+    assert prog.launch("_ZN3ops4fillIfLi2EEEvPT_S1_", [x, ctypes.c_float(1.5)], block=(3, 1, 1)) == abi.OK
+    assert x.tolist() == [1.5] * 6
+    i = np.arange(3, dtype=np.int32)
+    assert prog.launch("_Z5twiceIiEvPT_", [i], block=(3, 1, 1)) == abi.OK and i.tolist() == [0, 2, 4]
+    again = compile_program([SourceUnit("t.hip", TEMPLATES.encode())], [], name_expressions=exprs)
+    assert again.lowered == result.lowered   # from the cache
+    bad = compile_program([SourceUnit("t.hip", TEMPLATES.encode())], [], name_expressions=("nope<int>",))
+    assert not bad.ok and "<name expression 0>" in bad.log
