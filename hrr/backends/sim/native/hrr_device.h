@@ -339,12 +339,14 @@ HRR_MATH_TABLE(HRR_MATH_USING)
 static inline float fabsf(float x) noexcept { return __builtin_fabsf(x); }
 static inline double fabs(double x) noexcept { return __builtin_fabs(x); }
 static inline float fabs(float x) noexcept { return __builtin_fabsf(x); }
-static inline float fminf(float a, float b) noexcept { return __builtin_fminf(a, b); }
-static inline double fmin(double a, double b) noexcept { return __builtin_fmin(a, b); }
-static inline float fmin(float a, float b) noexcept { return __builtin_fminf(a, b); }
-static inline float fmaxf(float a, float b) noexcept { return __builtin_fmaxf(a, b); }
-static inline double fmax(double a, double b) noexcept { return __builtin_fmax(a, b); }
-static inline float fmax(float a, float b) noexcept { return __builtin_fmaxf(a, b); }
+/* (written out: some compilers lower the builtins to library calls, which an image cannot make) */
+#define HRR_FMINMAX(T, MIN, MAX)                                                                   \
+  static inline T MIN(T a, T b) noexcept { return __builtin_isnan(a) ? b : __builtin_isnan(b) ? a : b < a ? b : a; } \
+  static inline T MAX(T a, T b) noexcept { return __builtin_isnan(a) ? b : __builtin_isnan(b) ? a : b > a ? b : a; }
+HRR_FMINMAX(float, fminf, fmaxf)
+HRR_FMINMAX(double, fmin, fmax)
+HRR_FMINMAX(float, fmin, fmax)
+#undef HRR_FMINMAX
 static inline float copysignf(float a, float b) noexcept { return __builtin_copysignf(a, b); }
 static inline double copysign(double a, double b) noexcept { return __builtin_copysign(a, b); }
 static inline float copysign(float a, float b) noexcept { return __builtin_copysignf(a, b); }
@@ -443,8 +445,12 @@ static inline int __clz(int x) noexcept { return x ? __builtin_clz((unsigned)x) 
 static inline int __clzll(long long x) noexcept { return x ? __builtin_clzll((unsigned long long)x) : 64; }
 static inline int __ffs(int x) noexcept { return __builtin_ffs(x); }
 static inline int __ffsll(long long x) noexcept { return __builtin_ffsll(x); }
-static inline unsigned __brev(unsigned x) noexcept { return __builtin_bitreverse32(x); }
-static inline unsigned long long __brevll(unsigned long long x) noexcept { return __builtin_bitreverse64(x); }
+static inline unsigned long long __brevll(unsigned long long x) noexcept {
+  unsigned long long r = 0;
+  for (int i = 0; i < 64; ++i, x >>= 1) r = (r << 1) | (x & 1);
+  return r;
+}
+static inline unsigned __brev(unsigned x) noexcept { return (unsigned)(__brevll(x) >> 32); }
 static inline int __mul24(int a, int b) noexcept { return a * b; }
 static inline unsigned __umul24(unsigned a, unsigned b) noexcept { return a * b; }
 static inline int __mulhi(int a, int b) noexcept { return (int)(((long long)a * b) >> 32); }

@@ -88,7 +88,7 @@ def _first_phdr_of(data: bytes, p_type: int) -> int:
 def test_refuses_interpreter_and_tls_segments(image_bytes):
     for new_type, message in ((3, "interpreter"), (7, "thread-local")):
         data = bytearray(image_bytes)
-        struct.pack_into("<I", data, _first_phdr_of(image_bytes, 6), new_type)   # the PT_PHDR entry
+        struct.pack_into("<I", data, _first_phdr_of(image_bytes, 0x6474E551), new_type)   # PT_GNU_STACK
         with pytest.raises(ImageError, match=message):
             parse_image(bytes(data))
 
