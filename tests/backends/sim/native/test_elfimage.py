@@ -163,3 +163,19 @@ def test_truncated_and_corrupted_images_raise_only_image_error(image_bytes):
             continue
         if img.memory_size <= 64 << 20:
             img.relocated(0x4000_0000_0000)
+
+
+def test_an_aarch64_image_builds_and_parses(tmp_path, monkeypatch):
+    import importlib.util
+    import sys
+    if importlib.util.find_spec("ziglang") is None:
+        pytest.skip("ziglang cross-compiles the aarch64 image")
+    monkeypatch.setenv("HRR_SIM_CXX", f"{sys.executable} -m ziglang c++ -target aarch64-linux-none")
+    monkeypatch.setenv("HRR_CACHE_DIR", str(tmp_path))
+    result = compile_program([SourceUnit("globals.hip", SOURCE)], [])
+    assert result.ok, result.log
+    img = parse_image(result.image)
+    assert img.machine == 183 and set(img.kernels) == {"bump"} and "counter" in img.globals
+    mem = img.relocated(0x4000_0000_0000)
+    for off, addend in zip(img.relocations, img.addends, strict=True):
+        assert struct.unpack_from("<Q", mem, off)[0] == 0x4000_0000_0000 + addend
