@@ -106,6 +106,102 @@ typedef __hrr_nullptr_t nullptr_t;
 #define M_SQRT2 1.41421356237309504880
 #define M_SQRT1_2 0.70710678118654752440
 
+typedef __builtin_va_list va_list;
+#define va_start(ap, last) __builtin_va_start(ap, last)
+#define va_arg(ap, type) __builtin_va_arg(ap, type)
+#define va_end(ap) __builtin_va_end(ap)
+#define va_copy(dst, src) __builtin_va_copy(dst, src)
+inline void *operator new(size_t, void *p) noexcept { return p; }
+inline void *operator new[](size_t, void *p) noexcept { return p; }
+
+/* ---- the little of <type_traits>, <utility> and <limits> kernels use ---- */
+namespace std {
+template <class T, T v> struct integral_constant {
+  static constexpr T value = v;
+  typedef T value_type;
+  constexpr operator T() const noexcept { return v; }
+};
+typedef integral_constant<bool, true> true_type;
+typedef integral_constant<bool, false> false_type;
+template <class A, class B> struct is_same : false_type {};
+template <class A> struct is_same<A, A> : true_type {};
+template <bool C, class T = void> struct enable_if {};
+template <class T> struct enable_if<true, T> { typedef T type; };
+template <bool C, class A, class B> struct conditional { typedef A type; };
+template <class A, class B> struct conditional<false, A, B> { typedef B type; };
+template <class T> struct remove_reference { typedef T type; };
+template <class T> struct remove_reference<T &> { typedef T type; };
+template <class T> struct remove_reference<T &&> { typedef T type; };
+template <class T> struct remove_const { typedef T type; };
+template <class T> struct remove_const<const T> { typedef T type; };
+template <class T> struct remove_volatile { typedef T type; };
+template <class T> struct remove_volatile<volatile T> { typedef T type; };
+template <class T> struct remove_cv { typedef typename remove_const<typename remove_volatile<T>::type>::type type; };
+template <class T> struct is_pointer_helper : false_type {};
+template <class T> struct is_pointer_helper<T *> : true_type {};
+template <class T> struct is_pointer : is_pointer_helper<typename remove_cv<T>::type> {};
+template <class T> struct is_floating_point
+    : integral_constant<bool, is_same<typename remove_cv<T>::type, float>::value ||
+                                  is_same<typename remove_cv<T>::type, double>::value ||
+                                  is_same<typename remove_cv<T>::type, long double>::value> {};
+template <class T> struct is_integral_helper : false_type {};
+#define HRR_INTEGRAL(T) template <> struct is_integral_helper<T> : true_type {};
+HRR_INTEGRAL(bool) HRR_INTEGRAL(char) HRR_INTEGRAL(signed char) HRR_INTEGRAL(unsigned char) HRR_INTEGRAL(wchar_t)
+HRR_INTEGRAL(char16_t) HRR_INTEGRAL(char32_t) HRR_INTEGRAL(short) HRR_INTEGRAL(unsigned short) HRR_INTEGRAL(int)
+HRR_INTEGRAL(unsigned int) HRR_INTEGRAL(long) HRR_INTEGRAL(unsigned long) HRR_INTEGRAL(long long)
+HRR_INTEGRAL(unsigned long long)
+#undef HRR_INTEGRAL
+template <class T> struct is_integral : is_integral_helper<typename remove_cv<T>::type> {};
+template <class T> struct is_arithmetic : integral_constant<bool, is_integral<T>::value || is_floating_point<T>::value> {};
+template <class T> struct is_signed : integral_constant<bool, is_arithmetic<T>::value && T(-1) < T(0)> {};
+template <class T> struct is_unsigned : integral_constant<bool, is_arithmetic<T>::value && !(T(-1) < T(0))> {};
+template <class T> constexpr T &&forward(typename remove_reference<T>::type &t) noexcept { return static_cast<T &&>(t); }
+template <class T> constexpr typename remove_reference<T>::type &&move(T &&t) noexcept {
+  return static_cast<typename remove_reference<T>::type &&>(t);
+}
+template <class T> struct numeric_limits {
+  static constexpr bool is_specialized = false;
+};
+#define HRR_LIMITS_INT(T, MIN, MAX, DIGITS)                                        \
+  template <> struct numeric_limits<T> {                                           \
+    static constexpr bool is_specialized = true, is_integer = true, is_signed = (T)(-1) < (T)0; \
+    static constexpr int digits = DIGITS;                                          \
+    static constexpr T min() noexcept { return MIN; }                              \
+    static constexpr T max() noexcept { return MAX; }                              \
+    static constexpr T lowest() noexcept { return MIN; }                           \
+  };
+HRR_LIMITS_INT(bool, false, true, 1)
+HRR_LIMITS_INT(char, CHAR_MIN, CHAR_MAX, 7)
+HRR_LIMITS_INT(signed char, SCHAR_MIN, SCHAR_MAX, 7)
+HRR_LIMITS_INT(unsigned char, 0, UCHAR_MAX, 8)
+HRR_LIMITS_INT(short, SHRT_MIN, SHRT_MAX, 15)
+HRR_LIMITS_INT(unsigned short, 0, USHRT_MAX, 16)
+HRR_LIMITS_INT(int, INT_MIN, INT_MAX, 31)
+HRR_LIMITS_INT(unsigned int, 0, UINT_MAX, 32)
+HRR_LIMITS_INT(long, LONG_MIN, LONG_MAX, 63)
+HRR_LIMITS_INT(unsigned long, 0, ULONG_MAX, 64)
+HRR_LIMITS_INT(long long, LLONG_MIN, LLONG_MAX, 63)
+HRR_LIMITS_INT(unsigned long long, 0, ULLONG_MAX, 64)
+#undef HRR_LIMITS_INT
+#define HRR_LIMITS_FLOAT(T, P, S)                                                  \
+  template <> struct numeric_limits<T> {                                           \
+    static constexpr bool is_specialized = true, is_integer = false, is_signed = true, has_infinity = true, \
+                          has_quiet_NaN = true;                                    \
+    static constexpr int digits = P##_MANT_DIG__, digits10 = P##_DIG__;             \
+    static constexpr T min() noexcept { return P##_MIN__; }                        \
+    static constexpr T max() noexcept { return P##_MAX__; }                        \
+    static constexpr T lowest() noexcept { return -P##_MAX__; }                    \
+    static constexpr T epsilon() noexcept { return P##_EPSILON__; }                \
+    static constexpr T denorm_min() noexcept { return P##_DENORM_MIN__; }          \
+    static constexpr T infinity() noexcept { return __builtin_huge_val##S(); }     \
+    static constexpr T quiet_NaN() noexcept { return __builtin_nan##S(""); }       \
+    static constexpr T round_error() noexcept { return (T)0.5; }                   \
+  };
+HRR_LIMITS_FLOAT(float, __FLT, f)
+HRR_LIMITS_FLOAT(double, __DBL, )
+#undef HRR_LIMITS_FLOAT
+}  // namespace std
+
 /* ---- HIP's qualifiers ---- */
 #define __global__ __attribute__((used))
 #define __device__

@@ -36,7 +36,8 @@ STUB_HEADERS = (
     "hip/hip_cooperative_groups.h", "cuda_runtime.h", "cuda.h",
     "cstdint", "stdint.h", "cstddef", "stddef.h", "climits", "limits.h", "cfloat", "float.h",
     "cmath", "math.h", "cstdio", "stdio.h", "cstdlib", "stdlib.h", "cstring", "string.h",
-    "cassert", "assert.h", "stdbool.h", "stdarg.h", "cstdarg", "algorithm", "utility",
+    "cassert", "assert.h", "stdbool.h", "stdarg.h", "cstdarg", "algorithm", "utility", "limits",
+    "type_traits", "new", "hip/hip_math_constants.h",
 )
 
 #: Flags every compile gets: freestanding, position independent, nothing linked, nothing left
@@ -373,6 +374,9 @@ def _translate_options(options: list[str] | tuple[str, ...], header_dir: str) ->
             opt_level = "-O3" if opt == "-Ofast" else opt
         elif re.fullmatch(r"(-std=|--std=)(c\+\+|gnu\+\+)\w+", opt):
             std = "-std=" + opt.split("=", 1)[1]
+            if re.fullmatch(r"-std=(c|gnu)\+\+(98|03|0x|11)", std):
+                notes.append(f"note: '{opt}' raised to c++14: hrr's device header needs it")
+                std = "-std=c++14"
         elif opt.startswith(("-D", "-U")) and len(opt) > 2:
             flags.append(opt)
         elif opt.startswith("-I") and len(opt) > 2:
@@ -419,8 +423,8 @@ def _runtime_object(tc: Toolchain, work: Path, include: Path, env: dict[str, str
     src.write_bytes(runtime)
     obj = work / "hrr_runtime.o"
     argv = [*tc.argv, "-x", "c++", "-std=c++17", "-O2", *BASE_FLAGS, "-fno-builtin", "-DHRR_RUNTIME",
-            "-isystem", str(include), "-include", DEVICE_HEADER, "-c", str(src), "-o", str(obj)]
-    proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, check=False)
+            "-isystem", str(include), "-include", str(include / DEVICE_HEADER), "-c", str(src), "-o", str(obj)]
+    proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, cwd=work, check=False)
     if proc.returncode != 0:
         return None, proc.stderr.decode(errors="replace")
     if cache is not None:
@@ -544,8 +548,9 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
         fname = _safe_name(unit.name, f"unit{u_index}.hip")
         path = udir / fname
         last = u_index == len(units) - 1
-        path.write_text(_instrument(u_index, unit.source.decode(errors="replace"),
-                                    name_expressions if last else ()))
+        # surrogateescape: bytes that are not UTF-8 (in a string literal, say) go through unchanged
+        text = _instrument(u_index, unit.source.decode("utf-8", "surrogateescape"), name_expressions if last else ())
+        path.write_bytes(text.encode("utf-8", "surrogateescape"))
         sources.append(path)
         replacements.append((str(udir) + "/", ""))
     env = _compile_env(work)
@@ -553,14 +558,14 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
                      (env["ZIG_LOCAL_CACHE_DIR"] + "/", "")]
     # zig defines NDEBUG when optimising; hiprtc does not (a kernel's assert works on a GPU)
     compile_argv = [*tc.argv, "-x", "c++", "-UNDEBUG", *flags, *BASE_FLAGS, "-isystem", str(include),
-                    "-iquote", str(headers), "-I", str(headers), "-include", DEVICE_HEADER]
+                    "-iquote", str(headers), "-I", str(headers), "-include", str(include / DEVICE_HEADER)]
     log_head = "".join(n + "\n" for n in notes)
     roots = [str(work)]
     if relocatable:
         outs = []
         for i, src in enumerate(sources):
             proc = subprocess.run([*compile_argv, "-c", str(src), "-o", str(work / f"u{i}.o")],
-                                  capture_output=True, timeout=600, env=env, check=False)
+                                  capture_output=True, timeout=600, env=env, cwd=work, check=False)
             outs.append(proc.stderr.decode(errors="replace"))
             if proc.returncode != 0:
                 return _failed(log_head, "".join(outs), roots, replacements)
@@ -572,7 +577,7 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
     out = work / "image.so"
     argv = [*compile_argv, "-MD", "-MF", str(work / "deps"), *map(str, sources), "-x", "none", str(runtime),
             *LINK_FLAGS, "-o", str(out)]
-    proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, check=False)
+    proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, cwd=work, check=False)
     log = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
         return _failed(log_head, log, roots, replacements)

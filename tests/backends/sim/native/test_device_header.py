@@ -389,3 +389,24 @@ def test_template_kernels_by_explicit_instantiation_and_name_expression(tmp_path
     assert again.lowered == result.lowered   # from the cache
     bad = compile_program([SourceUnit("t.hip", TEMPLATES.encode())], [], name_expressions=("nope<int>",))
     assert not bad.ok and "<name expression 0>" in bad.log
+
+
+def test_standard_headers_kernels_use():
+    prog = build("""
+#include <hip/hip_runtime.h>
+#include <limits>
+#include <type_traits>
+#include <cstdint>
+template <class T> __device__ T lowest() { return std::numeric_limits<T>::lowest(); }
+extern "C" __global__ void k(float *f, int64_t *i) {
+  static_assert(std::is_same<std::remove_cv<const int>::type, int>::value, "traits");
+  static_assert(std::is_floating_point<float>::value && !std::is_integral<float>::value, "traits");
+  f[0] = lowest<float>(); f[1] = std::numeric_limits<float>::epsilon(); f[2] = std::numeric_limits<float>::infinity();
+  i[0] = std::numeric_limits<int>::min(); i[1] = std::numeric_limits<uint32_t>::max(); i[2] = INT64_MAX;
+}
+""", ["-std=c++11"])
+    f = np.zeros(3, dtype=np.float32)
+    i = np.zeros(3, dtype=np.int64)
+    assert prog.launch("k", [f, i]) == abi.OK
+    assert f.tolist() == [float(np.finfo(np.float32).min), float(np.finfo(np.float32).eps), math.inf]
+    assert i.tolist() == [-(1 << 31), (1 << 32) - 1, (1 << 63) - 1]

@@ -261,3 +261,19 @@ def test_unoptimised_builds_link_without_sanitizer_runtimes():
     x = np.zeros(8, dtype=np.int32)
     assert prog.launch("k", [x], block=(8, 1, 1)) == 0
     assert x.tolist() == list(range(0, 16, 2))
+
+
+def test_files_in_the_working_directory_are_not_read(tmp_path, monkeypatch):
+    # -include looks in the compiler's working directory first
+    (tmp_path / "hrr_device.h").write_text("#error not hrr's header\n")
+    (tmp_path / "cstdint").write_text("#error not hrr's stub\n")
+    monkeypatch.chdir(tmp_path)
+    prog = build(b'#include <cstdint>\nextern "C" __global__ void k(int *x) { x[0] = 3; }', ["-DFRESH_KEY_1"])
+    x = np.zeros(1, dtype=np.int32)
+    assert prog.launch("k", [x]) == 0 and x[0] == 3
+
+
+def test_source_bytes_that_are_not_utf8_go_through_unchanged():
+    prog = build(b'extern "C" __global__ void k() { printf("caf\xe9 \xff\\n"); }')
+    assert prog.launch("k", []) == 0
+    assert prog.services.take_printf() == b"caf\xe9 \xff\n"
