@@ -330,7 +330,7 @@ def _find_kernels(blank: str) -> list[_Kernel]:
 
 def _entry(tag: str, fn: str) -> str:
     """A kernel's trampoline and metadata object (one line)."""
-    return (f" static void __hrr_k_{tag}(const void *a) {{ __hrr::invoke({fn}, a); }}"
+    return (f" static void __hrr_k_{tag}(const void *__hrr_args) {{ __hrr::invoke({fn}, __hrr_args); }}"
             f" static constexpr auto __hrr_meta_{tag} __attribute__((used)) ="
             f" __hrr::make_meta(&__hrr_k_{tag}, {fn});")
 

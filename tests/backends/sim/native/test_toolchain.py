@@ -277,3 +277,30 @@ def test_source_bytes_that_are_not_utf8_go_through_unchanged():
     prog = build(b'extern "C" __global__ void k() { printf("caf\xe9 \xff\\n"); }')
     assert prog.launch("k", []) == 0
     assert prog.services.take_printf() == b"caf\xe9 \xff\n"
+
+
+def test_kernel_discovery_across_scopes_and_attributes():
+    prog = build(b"""
+extern "C" {
+__global__ void a(int *x) { x[0] = 1; }
+}
+namespace {
+__global__ void b(int *x) { x[0] = 2; }
+}
+static __global__ void c(int *x) { x[0] = 3; }
+__global__ void d(int *x);
+__global__ void d(int *x) { x[0] = 4; }
+struct S { int v; __device__ int get() const { return v; } };
+__global__ void __launch_bounds__(256, 2) e(S s, int *__restrict__ x) { x[0] = s.get(); }
+__global__ __attribute__((noinline)) void f(int *x, int y = 3) { x[0] = y; }
+#if 0
+__global__ void hidden(int *x) { x[0] = 9; }
+#endif
+// __global__ void commented(int *x) {}
+const char *text = "__global__ void in_a_string(int *x) {}";
+""")
+    assert set(prog.image.kernels) == {"a", "_ZN12_GLOBAL__N_11bEPi", "_ZL1cPi", "_Z1dPi", "_Z1e1SPi", "_Z1fPii"}
+    x = np.zeros(1, dtype=np.int32)
+    for name, args, want in (("a", [x], 1), ("_ZL1cPi", [x], 3), ("_Z1e1SPi", [ctypes.c_int(5), x], 5),
+                             ("_Z1fPii", [x, ctypes.c_int(6)], 6)):
+        assert prog.launch(name, args) == 0 and x[0] == want
