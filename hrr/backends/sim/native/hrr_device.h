@@ -270,6 +270,36 @@ __attribute__((noreturn)) static inline void abort(void) { __hrr_trap("abort() c
 #else
 #define assert(e) ((e) ? (void)0 : __hrr_assert_fail(#e, __HRR_FILE, __LINE__, __func__))
 #endif
+
+/* printf as a template: the runtime gets every argument with its type (integers widened by
+ * their own signedness), so "%ld" of an int prints the int, as on a GPU, never stray bits. */
+struct __hrr_printf_arg { unsigned long long bits; int kind; };   /* kind: 0 signed, 1 unsigned, 2 double, 3 pointer */
+extern "C" int __hrr_printf(const char *format, const __hrr_printf_arg *args, unsigned count);
+template <class T> struct __hrr_printf_kind {
+  static constexpr int value = __is_enum(T) ? ((T)-1 < (T)0 ? 0 : 1) : ((T)-1 < (T)0 ? 0 : 1);
+};
+template <> struct __hrr_printf_kind<bool> { static constexpr int value = 1; };
+template <class T> static inline __hrr_printf_arg __hrr_printf_pack(T v) {
+  return __hrr_printf_arg{(unsigned long long)(long long)v, __hrr_printf_kind<T>::value};
+}
+template <class T> static inline __hrr_printf_arg __hrr_printf_pack(T *v) {
+  return __hrr_printf_arg{(unsigned long long)(uintptr_t)v, 3};
+}
+static inline __hrr_printf_arg __hrr_printf_pack(decltype(nullptr)) { return __hrr_printf_arg{0, 3}; }
+static inline __hrr_printf_arg __hrr_printf_pack(double v) {
+  __hrr_printf_arg a = {0, 2};
+  __builtin_memcpy(&a.bits, &v, 8);
+  return a;
+}
+static inline __hrr_printf_arg __hrr_printf_pack(float v) { return __hrr_printf_pack((double)v); }
+static inline __hrr_printf_arg __hrr_printf_pack(long double v) { return __hrr_printf_pack((double)v); }
+static inline __hrr_printf_arg __hrr_printf_pack(unsigned long long v) { return __hrr_printf_arg{v, 1}; }
+static inline __hrr_printf_arg __hrr_printf_pack(unsigned long v) { return __hrr_printf_arg{v, 1}; }
+template <class T, unsigned N> static inline __hrr_printf_arg __hrr_printf_pack(T (&v)[N]) { return __hrr_printf_pack(&v[0]); }
+template <class A0, class... A> static inline int printf(const char *format, A0 a0, A... a) {
+  const __hrr_printf_arg args[] = {__hrr_printf_pack(a0), __hrr_printf_pack(a)...};
+  return __hrr_printf(format, args, 1 + sizeof...(A));
+}
 namespace std { using ::memcpy; using ::memmove; using ::memset; using ::memcmp; using ::strlen; using ::printf; }
 
 /* ---- warp operations: a warp's running threads exchange values (the scheduler runs each

@@ -546,7 +546,39 @@ void fmt_float(Out &o, Spec sp, double dv) {
   emit(o, sp, sign, body, len, true);
 }
 
-int format(Out &o, const char *f, __builtin_va_list ap) {
+/* printf's arguments: a va_list (a call through the C declaration), or the typed array the
+ * header's printf template makes (which knows each argument's type, as a GPU's printf does). */
+struct Args {
+  const __hrr_printf_arg *arr;
+  unsigned n, i;
+  __builtin_va_list *ap;
+  const __hrr_printf_arg *take() { return i < n ? &arr[i++] : 0; }
+  long long sint(int len) {
+    if (!arr) return len >= 1 ? __builtin_va_arg(*ap, long long) : __builtin_va_arg(*ap, int);
+    const __hrr_printf_arg *a = take();
+    if (!a) return 0;
+    if (a->kind == 2) { double d; __builtin_memcpy(&d, &a->bits, 8); return (long long)d; }
+    return (long long)a->bits;
+  }
+  unsigned long long uint(int len) {
+    if (!arr) return len >= 1 ? __builtin_va_arg(*ap, unsigned long long) : __builtin_va_arg(*ap, unsigned int);
+    return (unsigned long long)sint(len);
+  }
+  double dbl() {
+    if (!arr) return __builtin_va_arg(*ap, double);
+    const __hrr_printf_arg *a = take();
+    if (!a) return 0;
+    if (a->kind == 2) { double d; __builtin_memcpy(&d, &a->bits, 8); return d; }
+    return a->kind == 1 ? (double)a->bits : (double)(long long)a->bits;
+  }
+  const void *ptr() {
+    if (!arr) return __builtin_va_arg(*ap, const void *);
+    const __hrr_printf_arg *a = take();
+    return a ? (const void *)a->bits : 0;
+  }
+};
+
+int format(Out &o, const char *f, Args &args) {
   while (*f) {
     if (*f != '%') { o.put(*f++); continue; }
     ++f;
@@ -560,7 +592,7 @@ int format(Out &o, const char *f, __builtin_va_list ap) {
       else break;
     }
     if (*f == '*') {
-      sp.width = __builtin_va_arg(ap, int);
+      sp.width = (int)args.sint(0);
       if (sp.width < 0) { sp.left = true; sp.width = -sp.width; }
       ++f;
     } else {
@@ -569,7 +601,7 @@ int format(Out &o, const char *f, __builtin_va_list ap) {
     if (*f == '.') {
       ++f;
       sp.prec = 0;
-      if (*f == '*') { sp.prec = __builtin_va_arg(ap, int); if (sp.prec < 0) sp.prec = -1; ++f; }
+      if (*f == '*') { sp.prec = (int)args.sint(0); if (sp.prec < 0) sp.prec = -1; ++f; }
       else while (*f >= '0' && *f <= '9') sp.prec = sp.prec * 10 + (*f++ - '0');
     }
     if (sp.width > 4096) sp.width = 4096;
@@ -587,39 +619,37 @@ int format(Out &o, const char *f, __builtin_va_list ap) {
     sp.conv = c;
     switch (c) {
       case 'd': case 'i': {
-        long long v;
-        if (len >= 1) v = __builtin_va_arg(ap, long long);
-        else v = __builtin_va_arg(ap, int);
-        if (len == -1) v = (short)v;
+        long long v = args.sint(len);
+        if (len == 0) v = (int)v;
+        else if (len == -1) v = (short)v;
         else if (len <= -2) v = (signed char)v;
         bool neg = v < 0;
         fmt_int(o, sp, neg ? 0ULL - (unsigned long long)v : (unsigned long long)v, neg, 10, false);
         break;
       }
       case 'u': case 'x': case 'X': case 'o': {
-        unsigned long long v;
-        if (len >= 1) v = __builtin_va_arg(ap, unsigned long long);
-        else v = __builtin_va_arg(ap, unsigned int);
-        if (len == -1) v = (unsigned short)v;
+        unsigned long long v = args.uint(len);
+        if (len == 0) v = (unsigned int)v;
+        else if (len == -1) v = (unsigned short)v;
         else if (len <= -2) v = (unsigned char)v;
         sp.plus = sp.space = false;
         fmt_int(o, sp, v, false, c == 'u' ? 10 : c == 'o' ? 8 : 16, c == 'X');
         break;
       }
       case 'p': {
-        unsigned long long v = (unsigned long long)__builtin_va_arg(ap, void *);
+        unsigned long long v = (unsigned long long)args.ptr();
         if (!v) { sp.zero = false; emit(o, sp, "", "(nil)", 5, false); break; }
         sp.alt = true; sp.plus = sp.space = false;
         fmt_int(o, sp, v, false, 16, false);
         break;
       }
       case 'c': {
-        char ch = (char)__builtin_va_arg(ap, int);
+        char ch = (char)args.sint(0);
         emit(o, sp, "", &ch, 1, false);
         break;
       }
       case 's': {
-        const char *s = __builtin_va_arg(ap, const char *);
+        const char *s = (const char *)args.ptr();
         if (!s) s = "(null)";
         unsigned n = 0;
         while (s[n] && (sp.prec < 0 || n < (unsigned)sp.prec)) ++n;
@@ -627,12 +657,12 @@ int format(Out &o, const char *f, __builtin_va_list ap) {
         break;
       }
       case 'f': case 'F': case 'e': case 'E': case 'g': case 'G': case 'a': case 'A': {
-        double v = __builtin_va_arg(ap, double);
+        double v = args.dbl();
         if (c == 'a' || c == 'A') sp.conv = c == 'a' ? 'e' : 'E';
         fmt_float(o, sp, v);
         break;
       }
-      case 'n': (void)__builtin_va_arg(ap, void *); break;
+      case 'n': (void)args.ptr(); break;
       case '%': o.put('%'); break;
       default: o.put('%'); o.put(c); break;
     }
@@ -642,17 +672,30 @@ int format(Out &o, const char *f, __builtin_va_list ap) {
 
 }  // namespace
 
-extern "C" HRR_HIDDEN int printf(const char *fmt, ...) {
+namespace {
+int emit_printf(const char *fmt, Args &args) {
   char local[4096];
   Out o = {local, sizeof local, 0};
-  __builtin_va_list ap;
-  __builtin_va_start(ap, fmt);
-  int n = format(o, fmt, ap);
-  __builtin_va_end(ap);
+  int n = format(o, fmt, args);
   unsigned keep = o.n < o.cap ? o.n : o.cap;
   char *dst = (char *)svc->printf_buf;
   unsigned long long used = svc->printf_used;
   for (unsigned i = 0; i < keep && used < svc->printf_cap; ++i) dst[used++] = local[i];
   svc->printf_used = used;
   return n;
+}
+}  // namespace
+
+extern "C" HRR_HIDDEN int printf(const char *fmt, ...) {
+  __builtin_va_list ap;
+  __builtin_va_start(ap, fmt);
+  Args args = {0, 0, 0, &ap};
+  int n = emit_printf(fmt, args);
+  __builtin_va_end(ap);
+  return n;
+}
+
+extern "C" HRR_HIDDEN int __hrr_printf(const char *fmt, const __hrr_printf_arg *arr, unsigned n) {
+  Args args = {arr, n, 0, 0};
+  return emit_printf(fmt, args);
 }

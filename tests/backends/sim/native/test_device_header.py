@@ -410,3 +410,23 @@ extern "C" __global__ void k(float *f, int64_t *i) {
     assert prog.launch("k", [f, i]) == abi.OK
     assert f.tolist() == [float(np.finfo(np.float32).min), float(np.finfo(np.float32).eps), math.inf]
     assert i.tolist() == [-(1 << 31), (1 << 32) - 1, (1 << 63) - 1]
+
+
+def test_printf_knows_its_arguments_types():
+    prog = build(r"""
+enum class Color : unsigned char { red = 200 };
+extern "C" __global__ void k(int neg, const float *p) {
+  printf("%ld %lu %lld|%d %u|%s|%c|%f %f|%d|%x\n", neg, 7, neg, (unsigned char)255, (short)-2, "str", 'q',
+         1.5f, 2, Color::red, (unsigned short)0xffff);
+  int (*c_printf)(const char *, ...) = printf;   // a call through the C declaration: va_list
+  c_printf("%d %s %.1f %p\n", -3, "va", 0.25, (const void *)p);
+  printf("%d %d\n", 1);                          // a missing argument prints 0, reads nothing
+}
+""")
+    p = np.zeros(1, dtype=np.float32)
+    assert prog.launch("k", [ctypes.c_int(-1), p]) == abi.OK
+    assert prog.services.take_printf().decode().splitlines() == [
+        "-1 7 -1|255 4294967294|str|q|1.500000 2.000000|200|ffff",
+        f"-3 va 0.2 {hex(p.ctypes.data)}",
+        "1 0",
+    ]
