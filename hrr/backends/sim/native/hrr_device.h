@@ -517,16 +517,16 @@ static inline double cospi(double x) noexcept { return cos(M_PI * x); }
 static inline float modff(float x, float *ip) noexcept { *ip = truncf(x); return x - *ip; }
 static inline double modf(double x, double *ip) noexcept { *ip = trunc(x); return x - *ip; }
 static inline float ldexpf(float x, int e) noexcept {
-  while (e > 100) { x *= 0x1p100f; e -= 100; }
-  while (e < -100) { x *= 0x1p-100f; e += 100; }
+  while (e > 100) { x *= 1.2676506002282294e30f; e -= 100; }
+  while (e < -100) { x *= 7.888609052210118e-31f; e += 100; }
   float s = 1.0f; if (e >= 0) { while (e--) s *= 2.0f; } else { while (e++) s *= 0.5f; }
   return x * s;
 }
 static inline double ldexp(double x, int e) noexcept {
-  while (e > 1000) { x *= 0x1p1000; e -= 1000; }
-  while (e < -1000) { x *= 0x1p-1000; e += 1000; }
+  while (e > 1000) { x *= 1.0715086071862673e301; e -= 1000; }
+  while (e < -1000) { x *= 9.332636185032189e-302; e += 1000; }
   unsigned long long b = (unsigned long long)(e + 1023) << 52; double s; __builtin_memcpy(&s, &b, 8);
-  if (e < -1022) { b = (unsigned long long)(e + 1023 + 54) << 52; __builtin_memcpy(&s, &b, 8); return x * s * 0x1p-54; }
+  if (e < -1022) { b = (unsigned long long)(e + 1023 + 54) << 52; __builtin_memcpy(&s, &b, 8); return x * s * 5.551115123125783e-17; }
   return x * s;
 }
 static inline float scalbnf(float x, int e) noexcept { return ldexpf(x, e); }
