@@ -91,7 +91,27 @@ enum { FRAME_WORDS = 20, FRAME_RET = 11 };
 
 namespace {
 
-void to_scheduler() { __hrr_switch(&fibers[cur].sp, sched_sp); }
+/* The lowest word of every fiber stack: a thread that came back to the scheduler with it
+ * changed ran past its stack (into another thread's), so the launch stops there. */
+const unsigned long long STACK_CANARY = 0x6872725f73746b21ULL;
+
+/* Stack s lies at the top of the services area, downwards: the ones a launch uses first have
+ * the others beneath them, so running past one lands in memory that is there (and is seen). */
+char *stack_base(unsigned s) {
+  return (char *)svc->stacks + (svc->max_fibers - 1 - s) * svc->stack_bytes;
+}
+
+unsigned long long *stack_bottom(unsigned s) { return (unsigned long long *)stack_base(s); }
+
+void copy_message(const char *a, const char *b, const char *c);
+
+void to_scheduler() {
+  if (*stack_bottom(fibers[cur].stack) != STACK_CANARY && !trapped) {
+    copy_message("a thread overflowed its stack (services.stack_bytes); the launch was stopped", 0, 0);
+    trapped = 1;
+  }
+  __hrr_switch(&fibers[cur].sp, sched_sp);
+}
 
 /* A fiber's first frame returns here: run the kernel for this thread, then never come back. */
 __attribute__((noreturn)) void fiber_main() {
@@ -104,13 +124,14 @@ __attribute__((noreturn)) void fiber_main() {
 
 void start_fiber(unsigned i) {
   unsigned s = free_stacks[--n_free];
-  char *top = (char *)svc->stacks + (unsigned long long)(s + 1) * svc->stack_bytes;
+  char *top = stack_base(s) + svc->stack_bytes;
   top = (char *)((unsigned long long)top & ~15ULL);
   void **frame = (void **)top - FRAME_WORDS;
   for (int k = 0; k < FRAME_WORDS; ++k) frame[k] = 0;
   frame[FRAME_RET] = (void *)&fiber_main;
   fibers[i].sp = frame;
   fibers[i].stack = s;
+  *stack_bottom(s) = STACK_CANARY;
 }
 
 /* threadIdx of each thread of the launch's block shape (no divisions per switch). */

@@ -430,3 +430,16 @@ extern "C" __global__ void k(int neg, const float *p) {
         f"-3 va 0.2 {hex(p.ctypes.data)}",
         "1 0",
     ]
+
+
+def test_a_stack_overflow_is_reported_not_silent():
+    prog = build("""
+extern "C" __global__ void k(int *x, int n) {
+  volatile char big[200000];                 // more than a fiber's 128 KiB stack
+  for (int i = 0; i < n; ++i) big[i] = (char)i;
+  x[threadIdx.x] = big[n - 1];
+}
+""")
+    x = np.zeros(2, dtype=np.int32)
+    assert prog.launch("k", [x, ctypes.c_int(200000)], block=(2, 1, 1)) == abi.E_TRAP
+    assert "overflowed its stack" in prog.services.trap_message()
