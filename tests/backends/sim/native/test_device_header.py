@@ -443,3 +443,22 @@ extern "C" __global__ void k(int *x, int n) {
     x = np.zeros(2, dtype=np.int32)
     assert prog.launch("k", [x, ctypes.c_int(200000)], block=(2, 1, 1)) == abi.E_TRAP
     assert "overflowed its stack" in prog.services.trap_message()
+
+
+def test_math_written_out_in_the_header():
+    prog = build("""
+extern "C" __global__ void k(double *d, float *f, unsigned *u) {
+  d[0] = ldexp(3.0, -1030); d[1] = ldexp(1.5, 1000); d[2] = fmin(__builtin_nan(""), 2.0); d[3] = fmax(-1.0, 4.0);
+  double ip; d[4] = modf(-2.75, &ip); d[5] = ip; d[6] = fma(0.1, 10.0, -1.0); d[7] = scalbn(1.0, -1074);
+  f[0] = ldexpf(1.0f, -140); f[1] = __saturatef(1.5f); f[2] = fminf(2.0f, -0.5f); f[3] = rsqrtf(4.0f);
+  u[0] = __popc(0xF0F0u); u[1] = __brev(1u); u[2] = (unsigned)__clz(1); u[3] = (unsigned)__ffs(8);
+}
+""")
+    d = np.zeros(8)
+    f = np.zeros(4, dtype=np.float32)
+    u = np.zeros(4, dtype=np.uint32)
+    assert prog.launch("k", [d, f, u]) == abi.OK
+    assert d.tolist() == [math.ldexp(3.0, -1030), math.ldexp(1.5, 1000), 2.0, 4.0, -0.75, -2.0,
+                          5.551115123125783e-17, 5e-324]
+    assert f.tolist() == [float(np.ldexp(np.float32(1), -140)), 1.0, -0.5, 0.5]
+    assert u.tolist() == [8, 1 << 31, 31, 4]
