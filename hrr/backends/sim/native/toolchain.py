@@ -509,8 +509,9 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
         except OSError:
             data = None
         if data is not None:
+            notes = "".join(n + "\n" for n in _translate_options(options, "")[1])
             try:
-                return CompileResult(True, "", data, _lowered(parse_image(data), name_expressions))
+                return CompileResult(True, notes, data, _lowered(parse_image(data), name_expressions))
             except ImageError:
                 pass
     with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:

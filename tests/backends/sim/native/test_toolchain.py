@@ -141,6 +141,9 @@ def test_unknown_options_are_noted_not_fatal():
     assert result.ok, result.log
     assert "'--frobnicate' ignored" in result.log
     assert "offload-arch" not in result.log
+    assert compile_program([SourceUnit("k.hip", b'extern "C" __global__ void k(int *x) { x[0] = VALUE; }')],
+                           ["--offload-arch=gfx942", "-DVALUE=7", "-O3", "-std=c++17", "-fgpu-rdc", "-g",
+                            "--frobnicate"]).log == result.log   # the same from the cache
     prog = Loaded(result.image)
     x = np.zeros(1, dtype=np.int32)
     assert prog.launch("k", [x]) == 0 and x[0] == 7
