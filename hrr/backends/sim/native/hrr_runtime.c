@@ -401,11 +401,6 @@ extern "C" HRR_HIDDEN double __hrr_fma(double a, double b, double c) {
 /* ---- printf: formatted into the services buffer, one call's output kept whole ---- */
 namespace {
 
-#if defined(__x86_64__)
-typedef long double wide;
-#else
-typedef double wide;
-#endif
 
 struct Out {
   char *buf;
@@ -453,61 +448,145 @@ void fmt_int(Out &o, Spec sp, unsigned long long v, bool neg, unsigned base, boo
   emit(o, sp, prefix, body, len, true);
 }
 
-wide pow10w(int e) {
-  wide r = 1, b = 10;
-  unsigned k = e < 0 ? -e : e;
-  while (k) { if (k & 1) r *= b; b *= b; k >>= 1; }
-  return e < 0 ? 1 / r : r;
+/* Exact decimal digits of a double: it is m * 2^e, a finite decimal, so its integer part is
+ * converted with a small bignum and its fraction produced digit by digit (times 10, take what
+ * passes the binary point). Rounding at any precision is then exact: to nearest, ties to even,
+ * as glibc's printf. */
+struct Big {
+  enum { LIMBS = 36 };   /* 1152 bits: an integer part (< 2^1024) or a fraction's numerator (< 2^1074) */
+  unsigned w[LIMBS];
+  unsigned n;
+  void set(unsigned long long v) { n = 0; while (v) { w[n++] = (unsigned)v; v >>= 32; } }
+  bool zero() const { return n == 0; }
+  void trim() { while (n && !w[n - 1]) --n; }
+  void shl(unsigned bits) {
+    unsigned limbs = bits / 32, b = bits % 32;
+    if (!n) return;
+    unsigned m = n + limbs + 1;
+    if (m > LIMBS) m = LIMBS;
+    for (unsigned i = m; i-- > 0;) {
+      unsigned long long hi = i >= limbs && i - limbs < n ? w[i - limbs] : 0;
+      unsigned long long lo = i >= limbs + 1 && i - limbs - 1 < n ? w[i - limbs - 1] : 0;
+      w[i] = b ? (unsigned)((hi << b) | (lo >> (32 - b))) : (unsigned)hi;
+    }
+    n = m;
+    trim();
+  }
+  void mul10() {
+    unsigned long long carry = 0;
+    for (unsigned i = 0; i < n; ++i) { carry += (unsigned long long)w[i] * 10; w[i] = (unsigned)carry; carry >>= 32; }
+    if (carry && n < LIMBS) w[n++] = (unsigned)carry;
+  }
+  unsigned divmod(unsigned d) {
+    unsigned long long r = 0;
+    for (unsigned i = n; i-- > 0;) { unsigned long long cur = (r << 32) | w[i]; w[i] = (unsigned)(cur / d); r = cur % d; }
+    trim();
+    return (unsigned)r;
+  }
+  /* this >> k (small), and keep only the k low bits */
+  unsigned take_above(unsigned k) {
+    unsigned limb = k / 32, b = k % 32;
+    unsigned long long v = 0;
+    if (limb < n) v = w[limb] >> b;
+    if (b && limb + 1 < n) v |= (unsigned long long)w[limb + 1] << (32 - b);
+    if (limb < n) {
+      w[limb] &= b ? (1u << b) - 1 : 0;
+      n = limb + 1;
+      trim();
+    }
+    return (unsigned)v;
+  }
+};
+
+struct Decimal {
+  char ip[330];        /* integer part's digits, most significant first ("0" for none) */
+  unsigned ilen;
+  Big frac;            /* the fraction is frac / 2^k */
+  unsigned k;
+
+  explicit Decimal(double v) {
+    unsigned long long bits;
+    __builtin_memcpy(&bits, &v, 8);
+    unsigned ex = (unsigned)(bits >> 52) & 0x7ff;
+    unsigned long long m = bits & ((1ULL << 52) - 1);
+    int e;
+    if (ex) { m |= 1ULL << 52; e = (int)ex - 1075; } else { e = -1074; }
+    Big ipart;
+    if (e >= 0) {
+      ipart.set(m); ipart.shl((unsigned)e);
+      frac.set(0); k = 0;
+    } else {
+      k = (unsigned)-e;
+      ipart.set(k < 64 ? m >> k : 0);
+      frac.set(k < 64 ? m & ((1ULL << k) - 1) : m);
+    }
+    char rev[340];
+    unsigned r = 0;
+    while (!ipart.zero()) {
+      unsigned chunk = ipart.divmod(1000000000u);
+      for (int j = 0; j < 9; ++j) { rev[r++] = (char)('0' + chunk % 10); chunk /= 10; }
+    }
+    while (r > 1 && rev[r - 1] == '0') --r;
+    if (r == 0) rev[r++] = '0';
+    ilen = r;
+    for (unsigned j = 0; j < r; ++j) ip[j] = rev[r - 1 - j];
+  }
+  int next_frac() { if (frac.zero()) return 0; frac.mul10(); return (int)frac.take_above(k); }
+};
+
+/* Round the digit string d[0..len) up by one unit in its last place; returns true when it grew
+ * a digit (999 -> 1000: d then holds len + 1 digits). */
+bool round_up(char *d, unsigned len) {
+  for (unsigned i = len; i-- > 0;) {
+    if (d[i] != '9') { ++d[i]; return false; }
+    d[i] = '0';
+  }
+  for (unsigned i = len; i > 0; --i) d[i] = d[i - 1];
+  d[0] = '1';
+  return true;
 }
 
-/* Decimal digits of v >= 0 rounded to `prec` places after the point: integer part digits into
- * ip, fraction digits into fp. */
-void fixed_digits(wide v, int prec, char *ip, unsigned &ilen, char *fp) {
-  wide scale = pow10w(prec);
-  wide t = v * scale;
-  if (t < (wide)1.8e19L) {
-    unsigned long long r = (unsigned long long)(t + (wide)0.5);
-    wide back = (wide)r - t;
-    if (back == (wide)0.5 && (r & 1)) --r;  /* ties to even, like glibc on exact halves */
-    unsigned long long s = 1;
-    for (int k = 0; k < prec; ++k) s *= 10;
-    unsigned long long ipart = r / s, fpart = r % s;
-    char tmp[24];
-    utoa(ipart, tmp);
-    ilen = 0;
-    while (tmp[ilen]) { ip[ilen] = tmp[ilen]; ++ilen; }
-    for (int k = prec - 1; k >= 0; --k) { fp[k] = (char)('0' + fpart % 10); fpart /= 10; }
-    return;
-  }
-  /* Large: the integer part's leading digits, zeros after (beyond long double's precision). */
-  int e = 0;
-  wide m = v;
-  while (m >= 10) { m /= 10; ++e; }
-  ilen = 0;
-  for (int k = 0; k <= e && ilen < 330; ++k) {
-    if (k < 19) { int d = (int)m; if (d > 9) d = 9; ip[ilen++] = (char)('0' + d); m = (m - d) * 10; }
-    else ip[ilen++] = '0';
-  }
-  for (int k = 0; k < prec; ++k) fp[k] = '0';
+bool rounds_up(int next, bool sticky, char last) { return next > 5 || (next == 5 && (sticky || ((last - '0') & 1))); }
+
+/* |v| with prec digits after the point: digits into d (integer digits first); returns how many
+ * are integer digits. */
+unsigned fixed_digits(double v, int prec, char *d) {
+  Decimal dec(v);
+  unsigned n = dec.ilen;
+  for (unsigned i = 0; i < n; ++i) d[i] = dec.ip[i];
+  for (int i = 0; i < prec; ++i) d[n + i] = (char)('0' + dec.next_frac());
+  int next = dec.next_frac();
+  if (rounds_up(next, !dec.frac.zero(), d[n + prec - 1]) && round_up(d, n + prec)) ++n;
+  return n;
 }
 
-/* v > 0: digits (1 + prec of them) and the decimal exponent of v rounded to prec places after
- * the first digit. */
-void sci_digits(wide v, int prec, char *digits, int &exp10) {
-  int e = 0;
-  wide m = v;
-  if (m >= 10) { while (m >= (wide)1e32L) { m /= (wide)1e32L; e += 32; } while (m >= 10) { m /= 10; ++e; } }
-  else if (m < 1) { while (m < (wide)1e-32L) { m *= (wide)1e32L; e -= 32; } while (m < 1) { m *= 10; --e; } }
-  m = v * pow10w(-e);  /* recomputed in one step: less error than the loops */
-  if (m >= 10) { m /= 10; ++e; }
-  if (m < 1) { m *= 10; --e; }
-  int p = prec > 17 ? 17 : prec;
-  unsigned long long r = (unsigned long long)(m * pow10w(p) + (wide)0.5);
-  unsigned long long lim = 1;
-  for (int k = 0; k <= p; ++k) lim *= 10;
-  if (r >= lim) { r /= 10; ++e; }
-  for (int k = p; k >= 0; --k) { digits[k] = (char)('0' + r % 10); r /= 10; }
-  for (int k = p + 1; k <= prec; ++k) digits[k] = '0';
+/* v > 0 with 1 + prec significant digits: digits into d, decimal exponent into exp10. */
+void sci_digits(double v, int prec, char *d, int &exp10) {
+  Decimal dec(v);
+  unsigned want = (unsigned)prec + 1, got = 0, i = 0;
+  int e;
+  bool whole = !(dec.ilen == 1 && dec.ip[0] == '0');
+  if (whole) {
+    e = (int)dec.ilen - 1;
+    for (; i < dec.ilen && got < want; ++i) d[got++] = dec.ip[i];
+  } else {
+    int z = 0, digit;
+    while ((digit = dec.next_frac()) == 0) ++z;
+    e = -(z + 1);
+    d[got++] = (char)('0' + digit);
+  }
+  while (got < want) d[got++] = (char)('0' + dec.next_frac());
+  int next;
+  bool sticky = false;
+  if (whole && i < dec.ilen) {
+    next = dec.ip[i++] - '0';
+    for (; i < dec.ilen; ++i) sticky |= dec.ip[i] != '0';
+    sticky |= !dec.frac.zero();
+  } else {
+    next = dec.next_frac();
+    sticky = !dec.frac.zero();
+  }
+  if (rounds_up(next, sticky, d[want - 1]) && round_up(d, want)) ++e;   /* 9.99 -> 10.0: one digit too many, dropped */
   exp10 = e;
 }
 
@@ -521,33 +600,30 @@ void fmt_float(Out &o, Spec sp, double dv) {
     emit(o, sp, sign, t, 3, true);
     return;
   }
-  wide v = neg ? -(wide)dv : (wide)dv;
+  double v = neg ? -dv : dv;
   int prec = sp.prec < 0 ? 6 : sp.prec;
-  if (prec > 300) prec = 300;
+  if (prec > 400) prec = 400;
   char conv = (char)(sp.conv | 0x20);
   bool strip = false;
+  char d[800];
   if (conv == 'g') {
     if (prec == 0) prec = 1;
     int e = 0;
-    char d[320];
     if (v != 0) sci_digits(v, prec - 1, d, e);
     if (e >= -4 && e < prec) { conv = 'f'; prec = prec - 1 - e; }
     else { conv = 'e'; prec = prec - 1; }
     strip = !sp.alt;
   }
-  char body[700];
+  char body[1200];
   unsigned len = 0;
   if (conv == 'f') {
-    char ip[340], fp[310];
-    unsigned ilen = 0;
-    fixed_digits(v, prec, ip, ilen, fp);
-    for (unsigned k = 0; k < ilen; ++k) body[len++] = ip[k];
+    unsigned ilen = fixed_digits(v, prec, d);
+    for (unsigned k = 0; k < ilen; ++k) body[len++] = d[k];
     int flen = prec;
-    if (strip) while (flen > 0 && fp[flen - 1] == '0') --flen;
+    if (strip) while (flen > 0 && d[ilen + flen - 1] == '0') --flen;
     if (flen > 0 || sp.alt) body[len++] = '.';
-    for (int k = 0; k < flen; ++k) body[len++] = fp[k];
+    for (int k = 0; k < flen; ++k) body[len++] = d[ilen + k];
   } else {
-    char d[320];
     int e = 0;
     if (v != 0) sci_digits(v, prec, d, e);
     else for (int k = 0; k <= prec; ++k) d[k] = '0';

@@ -462,3 +462,27 @@ extern "C" __global__ void k(double *d, float *f, unsigned *u) {
                           5.551115123125783e-17, 5e-324]
     assert f.tolist() == [float(np.ldexp(np.float32(1), -140)), 1.0, -0.5, 0.5]
     assert u.tolist() == [8, 1 << 31, 31, 4]
+
+
+def test_printf_floats_are_exact_at_every_precision():
+    # glibc prints a double's exact decimal value rounded to nearest, ties to even; so must we
+    import random
+    prog = build("""
+extern "C" __global__ void k(const double *v, const char *fmts, int nf, int stride, int n) {
+  for (int i = 0; i < n; ++i) for (int j = 0; j < nf; ++j) printf(fmts + j * stride, v[i]);
+}
+""")
+    rng = random.Random(7)
+    values = [0.0, -0.0, 5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 0.5, 2.5, 0.125, 1e22, 9.9999999]
+    for _ in range(400):
+        scale = rng.choice([rng.uniform(-30, 30), rng.uniform(-300, 300), rng.uniform(-5, 5)])
+        value = rng.random() * 10 ** scale * rng.choice([1, -1])
+        values.append(round(value, rng.randint(0, 6)) if rng.random() < 0.2 else value)
+    fmts = ["%f", "%.3f", "%.0f", "%e", "%.10e", "%g", "%.12g", "%.17g", "%.1e", "%#.3g", "%.20f", "%.25e", "%G"]
+    stride = 8
+    table = np.frombuffer(b"".join(f.encode().ljust(stride, b"\0") for f in fmts), dtype=np.uint8).copy()
+    prog.services = abi.make_services(printf_cap=16 << 20)
+    v = np.array(values)
+    assert prog.launch("k", [v, table, ctypes.c_int(len(fmts)), ctypes.c_int(stride), ctypes.c_int(len(v))]) == 0
+    got = prog.services.take_printf().decode()
+    assert got == "".join(f % x for x in values for f in fmts)
