@@ -307,3 +307,38 @@ const char *text = "__global__ void in_a_string(int *x) {}";
     for name, args, want in (("a", [x], 1), ("_ZL1cPi", [x], 3), ("_Z1e1SPi", [ctypes.c_int(5), x], 5),
                              ("_Z1fPii", [x, ctypes.c_int(6)], 6)):
         assert prog.launch(name, args) == 0 and x[0] == want
+
+
+# hip-python's examples/0_Basic_Usage/hiprtc_launch_kernel_no_args.py and
+# 2_Advanced/hiprtc_linking_device_functions.py (MIT licence), their sources as they are.
+PRINT_TID = b"""\
+extern "C" __global__ void print_tid() {
+  printf("tid: %d\\n", (int) threadIdx.x);
+}
+"""
+DEVICE_FUN = b"""\
+__device__ void foo() {
+    printf("tid: %d\\n", (int) threadIdx.x);
+}
+"""
+KERNEL = b"""\
+__device__ void foo(); // prototype
+
+extern "C" __global__ void print_tid() {
+    foo();
+}
+"""
+
+
+def test_hip_python_print_tid_and_linked_device_function():
+    alone = build(PRINT_TID, ["--offload-arch=gfx90a"], name="print_tid")
+    assert alone.launch("print_tid", [], block=(32, 1, 1)) == 0
+    want = "".join(f"tid: {i}\n" for i in range(32)).encode()
+    assert alone.services.take_printf() == want
+    units = [SourceUnit("kernel", KERNEL), SourceUnit("device_fun", DEVICE_FUN)]
+    assert compile_program(units, ["--offload-arch=gfx90a", "-fgpu-rdc"], relocatable=True).ok
+    linked = compile_program(units, [])
+    assert linked.ok, linked.log
+    prog = Loaded(linked.image)
+    assert prog.launch("print_tid", [], block=(32, 1, 1)) == 0
+    assert prog.services.take_printf() == want
