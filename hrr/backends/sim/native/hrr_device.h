@@ -455,6 +455,23 @@ HRR_MATH_TABLE(HRR_MATH_DECL)
 #define HRR_MATH_OVL(name, sig) HRR_MATH_OVL_##sig(name)
 HRR_MATH_TABLE(HRR_MATH_OVL)
 #undef HRR_MATH_OVL
+/* Integer (and mixed) arguments go to the double function, as <cmath>'s overloads do. */
+#define HRR_MATH_INT_D1(name)                                                                        \
+  template <class T>                                                                                 \
+  static inline typename std::enable_if<std::is_integral<T>::value, double>::type name(T x) noexcept { \
+    return name((double)x);                                                                          \
+  }
+#define HRR_MATH_INT_D2(name)                                                                        \
+  template <class A, class B>                                                                        \
+  static inline typename std::enable_if<std::is_arithmetic<A>::value && std::is_arithmetic<B>::value, \
+                                        double>::type name(A a, B b) noexcept {                      \
+    return name((double)a, (double)b);                                                               \
+  }
+#define HRR_MATH_INT_F1(name)
+#define HRR_MATH_INT_F2(name)
+#define HRR_MATH_INT(name, sig) HRR_MATH_INT_##sig(name)
+HRR_MATH_TABLE(HRR_MATH_INT)
+#undef HRR_MATH_INT
 namespace std {
 #define HRR_MATH_USING(name, sig) using ::name;
 HRR_MATH_TABLE(HRR_MATH_USING)

@@ -486,3 +486,21 @@ extern "C" __global__ void k(const double *v, const char *fmts, int nf, int stri
     assert prog.launch("k", [v, table, ctypes.c_int(len(fmts)), ctypes.c_int(stride), ctypes.c_int(len(v))]) == 0
     got = prog.services.take_printf().decode()
     assert got == "".join(f % x for x in values for f in fmts)
+
+
+def test_math_overloads_follow_cmath():
+    prog = build("""
+#include <cmath>
+extern "C" __global__ void k(double *d, float *f) {
+  int i = 2;
+  d[0] = sqrt(i); d[1] = pow(i, 10); d[2] = std::pow(2.0f, 0.5); d[3] = atan2(1, 1.0f);
+  f[0] = sqrt(2.0f); f[1] = std::exp(1.0f); f[2] = pow(2.0f, 0.5f);
+  static_assert(sizeof(pow(2.0f, 3)) == sizeof(double), "pow(float, int) is double");
+  static_assert(sizeof(sin(1.0f)) == sizeof(float), "sin(float) is float");
+}
+""")
+    d = np.zeros(4)
+    f = np.zeros(3, dtype=np.float32)
+    assert prog.launch("k", [d, f]) == abi.OK
+    assert d.tolist() == [math.sqrt(2), 1024.0, math.sqrt(2), math.pi / 4]
+    assert f.tolist() == [np.sqrt(np.float32(2)), np.float32(math.e), np.float32(math.sqrt(2))]
