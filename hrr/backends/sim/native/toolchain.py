@@ -124,6 +124,7 @@ def find_toolchain() -> Toolchain | None:
     return _find_toolchain(os.environ.get("HRR_SIM_CXX") or None)
 
 
+@functools.lru_cache(maxsize=None)
 def _package_bytes(name: str) -> bytes:
     return resources.files(__package__).joinpath(name).read_bytes()
 
@@ -410,14 +411,15 @@ def _write_tree(root: Path, files: dict[str, bytes]) -> None:
         path.write_bytes(data)
 
 
-def _runtime_object(tc: Toolchain, work: Path, include: Path, env: dict[str, str]) -> tuple[Path | None, str]:
+def _runtime_object(tc: Toolchain, work: Path, include: Path, env: dict[str, str],
+                    use_cache: bool = True) -> tuple[Path | None, str]:
     """hrr_runtime.c compiled for this toolchain (kept in the cache: it is the same for every
     program)."""
     runtime = _package_bytes(RUNTIME_SOURCE)
     key = hashlib.sha256(b"\0".join([tc.ident.encode(), runtime, _package_bytes(DEVICE_HEADER),
                                      _package_bytes(ABI_HEADER)])).hexdigest()[:32]
     cache = cache_dir()
-    if cache is not None and (cache / f"runtime-{key}.o").is_file():
+    if use_cache and cache is not None and (cache / f"runtime-{key}.o").is_file():
         return cache / f"runtime-{key}.o", ""
     src = work / RUNTIME_SOURCE
     src.write_bytes(runtime)
@@ -579,6 +581,14 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
     argv = [*compile_argv, "-MD", "-MF", str(work / "deps"), *map(str, sources), "-x", "none", str(runtime),
             *LINK_FLAGS, "-o", str(out)]
     proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, cwd=work, check=False)
+    if proc.returncode != 0 and runtime.parent != work and str(runtime) in proc.stderr.decode(errors="replace"):
+        # the cached runtime object is damaged: build it again (and replace it) and link again
+        runtime, rt_log = _runtime_object(tc, work, include, env, use_cache=False)
+        if runtime is None:
+            return CompileResult(False, log_head + "error: hrr's kernel runtime does not compile with "
+                                 f"{tc.ident}:\n" + _clean_log(rt_log, replacements))
+        argv[argv.index("none") + 1] = str(runtime)
+        proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, cwd=work, check=False)
     log = proc.stderr.decode(errors="replace")
     if proc.returncode != 0:
         return _failed(log_head, log, roots, replacements)

@@ -342,3 +342,16 @@ def test_hip_python_print_tid_and_linked_device_function():
     prog = Loaded(linked.image)
     assert prog.launch("print_tid", [], block=(32, 1, 1)) == 0
     assert prog.services.take_printf() == want
+
+
+def test_a_damaged_cached_runtime_object_is_rebuilt(tmp_path, monkeypatch):
+    monkeypatch.setenv("HRR_CACHE_DIR", str(tmp_path))
+    unit = SourceUnit("c.hip", b'extern "C" __global__ void k(int *x) { x[0] = 5; }\n')
+    assert compile_program([unit], []).ok
+    (runtime,) = tmp_path.glob("runtime-*.o")
+    runtime.write_bytes(b"\x7fELF damaged")
+    for image in tmp_path.glob("*.so"):
+        image.unlink()
+    result = compile_program([unit], [])
+    assert result.ok, result.log
+    assert runtime.read_bytes()[:4] == b"\x7fELF" and len(runtime.read_bytes()) > 1000
