@@ -292,6 +292,9 @@ static inline __hrr_printf_arg __hrr_printf_pack(double v) {
   return a;
 }
 static inline __hrr_printf_arg __hrr_printf_pack(float v) { return __hrr_printf_pack((double)v); }
+struct __half;
+static inline float __hrr_half_value(const __half &h);
+static inline __hrr_printf_arg __hrr_printf_pack(const __half &v) { return __hrr_printf_pack((double)__hrr_half_value(v)); }
 static inline __hrr_printf_arg __hrr_printf_pack(long double v) { return __hrr_printf_pack((double)v); }
 static inline __hrr_printf_arg __hrr_printf_pack(unsigned long long v) { return __hrr_printf_arg{v, 1}; }
 static inline __hrr_printf_arg __hrr_printf_pack(unsigned long v) { return __hrr_printf_arg{v, 1}; }
@@ -664,6 +667,113 @@ HRR_VEC(unsigned long, ulong)
 HRR_VEC(long long, longlong)
 HRR_VEC(unsigned long long, ulonglong)
 #undef HRR_VEC
+
+/* ---- __half (IEEE binary16) in software: storage and conversions here (rounded to nearest
+ * even, bit for bit as a GPU's), arithmetic through float (whose rounding then to half is exact
+ * for + - * /). <hip/hip_fp16.h> adds the `half` names. ---- */
+static inline unsigned short __hrr_f2h(float f) {
+  unsigned x;
+  __builtin_memcpy(&x, &f, 4);
+  unsigned sign = (x >> 16) & 0x8000u;
+  x &= 0x7fffffffu;
+  if (x >= 0x7f800000u) return (unsigned short)(sign | (x > 0x7f800000u ? 0x7e00u : 0x7c00u));
+  if (x >= 0x477ff000u) return (unsigned short)(sign | 0x7c00u);
+  if (x < 0x38800000u) {
+    if (x < 0x33000000u) return (unsigned short)sign;
+    unsigned e = x >> 23, m = (x & 0x7fffffu) | 0x800000u, shift = 126 - e;
+    unsigned hm = m >> shift, rem = m & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (hm & 1))) ++hm;
+    return (unsigned short)(sign | hm);
+  }
+  unsigned hm = (x - 0x38000000u) >> 13, rem = x & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (hm & 1))) ++hm;
+  return (unsigned short)(sign | hm);
+}
+static inline float __hrr_h2f(unsigned short h) {
+  unsigned sign = (unsigned)(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, x;
+  if (e == 0) {
+    float f = (float)m * 5.9604644775390625e-08f;
+    return sign ? -f : f;
+  }
+  x = e == 31 ? sign | 0x7f800000u | (m << 13) : sign | ((e + 112) << 23) | (m << 13);
+  float f;
+  __builtin_memcpy(&f, &x, 4);
+  return f;
+}
+struct __half {
+  unsigned short __x;
+  __half() = default;
+  constexpr __half(const __half &) = default;
+  __half &operator=(const __half &) = default;
+  __half(float f) : __x(__hrr_f2h(f)) {}
+  __half(double d) : __x(__hrr_f2h((float)d)) {}
+  __half(int i) : __x(__hrr_f2h((float)i)) {}
+  __half(unsigned i) : __x(__hrr_f2h((float)i)) {}
+  __half(long long i) : __x(__hrr_f2h((float)i)) {}
+  operator float() const { return __hrr_h2f(__x); }
+  __half &operator+=(float o) { return *this = __half((float)*this + o); }
+  __half &operator-=(float o) { return *this = __half((float)*this - o); }
+  __half &operator*=(float o) { return *this = __half((float)*this * o); }
+  __half &operator/=(float o) { return *this = __half((float)*this / o); }
+};
+struct __attribute__((aligned(4))) __half2 { __half x, y; };
+static inline float __hrr_half_value(const __half &h) { return (float)h; }
+static inline __half __float2half(float f) { return __half(f); }
+static inline __half __float2half_rn(float f) { return __half(f); }
+static inline __half __double2half(double d) { return __half(d); }
+static inline float __half2float(__half h) { return (float)h; }
+static inline __half __ushort_as_half(unsigned short v) { __half h; h.__x = v; return h; }
+static inline unsigned short __half_as_ushort(__half h) { return h.__x; }
+static inline __half __short_as_half(short v) { return __ushort_as_half((unsigned short)v); }
+static inline short __half_as_short(__half h) { return (short)h.__x; }
+static inline __half __hadd(__half a, __half b) { return __half((float)a + (float)b); }
+static inline __half __hsub(__half a, __half b) { return __half((float)a - (float)b); }
+static inline __half __hmul(__half a, __half b) { return __half((float)a * (float)b); }
+static inline __half __hdiv(__half a, __half b) { return __half((float)a / (float)b); }
+static inline __half __hfma(__half a, __half b, __half c) { return __half((float)((double)a * (double)b + (double)c)); }
+static inline __half __hneg(__half a) { return __ushort_as_half((unsigned short)(a.__x ^ 0x8000u)); }
+static inline __half __habs(__half a) { return __ushort_as_half((unsigned short)(a.__x & 0x7fffu)); }
+static inline __half __hmax(__half a, __half b) { return fmaxf((float)a, (float)b); }
+static inline __half __hmin(__half a, __half b) { return fminf((float)a, (float)b); }
+static inline bool __hisnan(__half a) { return (a.__x & 0x7fffu) > 0x7c00u; }
+static inline bool __hisinf(__half a) { return (a.__x & 0x7fffu) == 0x7c00u; }
+static inline bool __heq(__half a, __half b) { return (float)a == (float)b; }
+static inline bool __hne(__half a, __half b) { return (float)a != (float)b; }
+static inline bool __hlt(__half a, __half b) { return (float)a < (float)b; }
+static inline bool __hle(__half a, __half b) { return (float)a <= (float)b; }
+static inline bool __hgt(__half a, __half b) { return (float)a > (float)b; }
+static inline bool __hge(__half a, __half b) { return (float)a >= (float)b; }
+static inline __half hsqrt(__half a) { return sqrtf((float)a); }
+static inline __half hrsqrt(__half a) { return 1.0f / sqrtf((float)a); }
+static inline __half hrcp(__half a) { return 1.0f / (float)a; }
+static inline __half hexp(__half a) { return expf((float)a); }
+static inline __half hlog(__half a) { return logf((float)a); }
+static inline __half hsin(__half a) { return sinf((float)a); }
+static inline __half hcos(__half a) { return cosf((float)a); }
+static inline __half htanh(__half a) { return tanhf((float)a); }
+static inline __half2 __halves2half2(__half a, __half b) { __half2 v = {a, b}; return v; }
+static inline __half2 __half2half2(__half a) { return __halves2half2(a, a); }
+static inline __half2 __floats2half2_rn(float a, float b) { return __halves2half2(__half(a), __half(b)); }
+static inline __half2 __float2half2_rn(float a) { return __half2half2(__half(a)); }
+static inline __half2 __float22half2_rn(float2 v) { return __floats2half2_rn(v.x, v.y); }
+static inline float2 __half22float2(__half2 v) { return make_float2((float)v.x, (float)v.y); }
+static inline __half __low2half(__half2 v) { return v.x; }
+static inline __half __high2half(__half2 v) { return v.y; }
+static inline float __low2float(__half2 v) { return (float)v.x; }
+static inline float __high2float(__half2 v) { return (float)v.y; }
+static inline __half2 __hadd2(__half2 a, __half2 b) { return __halves2half2(__hadd(a.x, b.x), __hadd(a.y, b.y)); }
+static inline __half2 __hsub2(__half2 a, __half2 b) { return __halves2half2(__hsub(a.x, b.x), __hsub(a.y, b.y)); }
+static inline __half2 __hmul2(__half2 a, __half2 b) { return __halves2half2(__hmul(a.x, b.x), __hmul(a.y, b.y)); }
+static inline __half2 __hfma2(__half2 a, __half2 b, __half2 c) {
+  return __halves2half2(__hfma(a.x, b.x, c.x), __hfma(a.y, b.y, c.y));
+}
+static inline __half2 __hneg2(__half2 a) { return __halves2half2(__hneg(a.x), __hneg(a.y)); }
+static inline __half atomicAdd(__half *p, __half v) {
+  unsigned short old = __atomic_load_n(&p->__x, __ATOMIC_RELAXED);
+  while (!__atomic_compare_exchange_n(&p->__x, &old, __hadd(__ushort_as_half(old), v).__x, true, __ATOMIC_RELAXED,
+                                      __ATOMIC_RELAXED)) {}
+  return __ushort_as_half(old);
+}
 
 /* ---- kernel entry trampolines and their metadata (toolchain.py appends one of each after
  * every __global__ definition) ---- */

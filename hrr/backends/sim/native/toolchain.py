@@ -40,6 +40,13 @@ STUB_HEADERS = (
     "type_traits", "new", "hip/hip_math_constants.h",
 )
 
+#: Headers with something of their own (names only some programs may want declared).
+HEADER_TEXTS = {
+    "hip/hip_fp16.h": b"#pragma once\ntypedef __half half;\ntypedef __half2 half2;\n",
+    "hip/amd_detail/amd_hip_fp16.h": b'#pragma once\n#include <hip/hip_fp16.h>\n',
+    "cuda_fp16.h": b'#pragma once\n#include <hip/hip_fp16.h>\n',
+}
+
 #: Flags every compile gets: freestanding, position independent, nothing linked, nothing left
 #: undefined, no host include directory.
 BASE_FLAGS = ("-fPIC", "-ffreestanding", "-fno-exceptions", "-fno-rtti", "-fno-math-errno",
@@ -538,7 +545,7 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
     include = work / "sys"
     headers = work / "h"
     _write_tree(include, {DEVICE_HEADER: _package_bytes(DEVICE_HEADER), ABI_HEADER: _package_bytes(ABI_HEADER),
-                          **{name: b"#pragma once\n" for name in STUB_HEADERS}})
+                          **{name: b"#pragma once\n" for name in STUB_HEADERS}, **HEADER_TEXTS})
     headers.mkdir()
     flags, notes = _translate_options(options, str(headers))
     replacements: list[tuple[str, str]] = []

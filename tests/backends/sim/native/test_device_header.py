@@ -504,3 +504,38 @@ extern "C" __global__ void k(double *d, float *f) {
     assert prog.launch("k", [d, f]) == abi.OK
     assert d.tolist() == [math.sqrt(2), 1024.0, math.sqrt(2), math.pi / 4]
     assert f.tolist() == [np.sqrt(np.float32(2)), np.float32(math.e), np.float32(math.sqrt(2))]
+
+
+def test_half_precision_conversions_and_arithmetic():
+    prog = build("""
+#include <hip/hip_fp16.h>
+extern "C" __global__ void k(const float *in, unsigned short *bits, float *back, __half *sums, half scale) {
+  unsigned t = threadIdx.x;
+  __half h = __float2half(in[t]);
+  bits[t] = __half_as_ushort(h);
+  back[t] = __half2float(__ushort_as_half((unsigned short)t * 97u));
+  if (t == 0) {
+    __half a = 1.5f, b = 0.25f;
+    sums[0] = __hadd(a, b); sums[1] = __hmul(a, scale); sums[2] = a * b + scale; sums[3] = __hfma(a, b, scale);
+    printf("%.3f\\n", a);
+  }
+}
+""")
+    rng = np.random.default_rng(3)
+    special = [0.0, -0.0, 65504.0, 65519.99, 65520.0, 1e-8, 2.0 ** -25, 2.0 ** -24, 3 * 2.0 ** -26, np.inf, -np.inf,
+               np.nan, 1.0009765625, 1.00048828125, 1.00146484375]
+    count = 1024 - len(special)
+    randoms = rng.standard_normal(count) * 10.0 ** rng.integers(-8, 5, count)
+    values = np.concatenate([np.array(special, dtype=np.float32), randoms.astype(np.float32)])
+    bits = np.zeros(1024, dtype=np.uint16)
+    back = np.zeros(1024, dtype=np.float32)
+    sums = np.zeros(4, dtype=np.float16)
+    assert prog.launch("k", [values, bits, back, sums, np.float16(2.0).tobytes()], block=(1024, 1, 1)) == abi.OK
+    with np.errstate(over="ignore"):
+        want = values.astype(np.float16).view(np.uint16)
+    nan = np.isnan(values)
+    assert (bits[~nan] == want[~nan]).all() and ((bits[nan] & 0x7C00) == 0x7C00).all()
+    from_bits = (np.arange(1024, dtype=np.uint32) * 97 & 0xFFFF).astype(np.uint16).view(np.float16).astype(np.float32)
+    assert np.array_equal(back, from_bits, equal_nan=True)
+    assert sums.tolist() == [1.75, 3.0, 2.375, 2.375]
+    assert prog.services.take_printf() == b"1.500\n"
