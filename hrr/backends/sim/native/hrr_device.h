@@ -275,13 +275,19 @@ __attribute__((noreturn)) static inline void abort(void) { __hrr_trap("abort() c
  * their own signedness), so "%ld" of an int prints the int, as on a GPU, never stray bits. */
 struct __hrr_printf_arg { unsigned long long bits; int kind; };   /* kind: 0 signed, 1 unsigned, 2 double, 3 pointer */
 extern "C" int __hrr_printf(const char *format, const __hrr_printf_arg *args, unsigned count);
-template <class T> struct __hrr_printf_kind {
-  static constexpr int value = __is_enum(T) ? ((T)-1 < (T)0 ? 0 : 1) : ((T)-1 < (T)0 ? 0 : 1);
-};
-template <> struct __hrr_printf_kind<bool> { static constexpr int value = 1; };
-template <class T> static inline __hrr_printf_arg __hrr_printf_pack(T v) {
-  return __hrr_printf_arg{(unsigned long long)(long long)v, __hrr_printf_kind<T>::value};
+template <class T> static inline __hrr_printf_arg __hrr_printf_pack_any(T v, std::true_type) {
+  return __hrr_printf_arg{(unsigned long long)(long long)v, (T)-1 < (T)0 ? 0 : 1};
 }
+/* anything else (a struct passed to printf): its first bytes, as an unsigned */
+template <class T> static inline __hrr_printf_arg __hrr_printf_pack_any(const T &v, std::false_type) {
+  __hrr_printf_arg a = {0, 1};
+  __builtin_memcpy(&a.bits, &v, sizeof(T) < 8 ? sizeof(T) : 8);
+  return a;
+}
+template <class T> static inline __hrr_printf_arg __hrr_printf_pack(T v) {
+  return __hrr_printf_pack_any(v, std::integral_constant<bool, std::is_integral<T>::value || __is_enum(T)>());
+}
+static inline __hrr_printf_arg __hrr_printf_pack(bool v) { return __hrr_printf_arg{v ? 1ULL : 0ULL, 1}; }
 template <class T> static inline __hrr_printf_arg __hrr_printf_pack(T *v) {
   return __hrr_printf_arg{(unsigned long long)(uintptr_t)v, 3};
 }

@@ -421,6 +421,8 @@ extern "C" __global__ void k(int neg, const float *p) {
   int (*c_printf)(const char *, ...) = printf;   // a call through the C declaration: va_list
   c_printf("%d %s %.1f %p\n", -3, "va", 0.25, (const void *)p);
   printf("%d %d\n", 1);                          // a missing argument prints 0, reads nothing
+  struct P { int a; } s = {42};
+  printf("%d %d\n", true, s);                    // a struct: its first bytes
 }
 """)
     p = np.zeros(1, dtype=np.float32)
@@ -429,6 +431,7 @@ extern "C" __global__ void k(int neg, const float *p) {
         "-1 7 -1|255 4294967294|str|q|1.500000 2.000000|200|ffff",
         f"-3 va 0.2 {hex(p.ctypes.data)}",
         "1 0",
+        "1 42",
     ]
 
 
