@@ -2,8 +2,17 @@
  * program compiled for the CPU by toolchain.py. Freestanding: the image links no library, so
  * everything a kernel may call is declared here and defined in hrr_runtime.c (the scheduler,
  * printf, the libm table's wrappers, memcpy & co). Blocks run one at a time and the threads of
- * a block as fibers switched only at __syncthreads, so __shared__ is a plain static and the
- * atomics need no more than the compiler's __atomic builtins. */
+ * a block as fibers switched only at __syncthreads and warp operations, so __shared__ is a
+ * plain static and the atomics need no more than the compiler's __atomic builtins.
+ *
+ * What a kernel has: threadIdx/blockIdx/blockDim/gridDim, warpSize (64), the qualifiers,
+ * __shared__ and dynamic shared memory, __syncthreads(_count/_and/_or), __threadfence*, the
+ * atomics (int, unsigned, long, long long and their unsigned forms; float, double, __half add),
+ * warp shuffles and votes, printf (exact), libm (through the runtime's table) and the
+ * intrinsics on top, vector types, __half/__half2, assert/__trap/abort, clock64, and the bits
+ * of <limits>/<type_traits> kernels use. What it does not have: warp-synchronous code without
+ * warp operations (threads of a warp do not run in lockstep), device malloc/new, textures,
+ * cooperative groups, inline assembly (refused). */
 #ifndef HRR_DEVICE_H
 #define HRR_DEVICE_H
 
