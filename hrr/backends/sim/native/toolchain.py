@@ -28,12 +28,13 @@ from hrr.backends.sim.native.elfimage import ImageError, NativeImage, parse_imag
 DEVICE_HEADER = "hrr_device.h"
 RUNTIME_SOURCE = "hrr_runtime.c"
 ABI_HEADER = "hrr_abi.h"
+GROUPS_HEADER = "hrr_cooperative_groups.h"
 
 #: Headers a HIP program may include; hrr_device.h (force-included) already gives what they would.
 STUB_HEADERS = (
     "hip/hip_runtime.h", "hip/hip_runtime_api.h", "hip/hip_common.h", "hip/device_functions.h",
     "hip/math_functions.h", "hip/hip_vector_types.h", "hip/amd_detail/amd_hip_runtime.h",
-    "hip/hip_cooperative_groups.h", "cuda_runtime.h", "cuda.h",
+    "cuda_runtime.h", "cuda.h",
     "cstdint", "stdint.h", "cstddef", "stddef.h", "climits", "limits.h", "cfloat", "float.h",
     "cmath", "math.h", "cstdio", "stdio.h", "cstdlib", "stdlib.h", "cstring", "string.h",
     "cassert", "assert.h", "stdbool.h", "stdarg.h", "cstdarg", "algorithm", "utility", "limits",
@@ -45,6 +46,8 @@ HEADER_TEXTS = {
     "hip/hip_fp16.h": b"#pragma once\ntypedef __half half;\ntypedef __half2 half2;\n",
     "hip/amd_detail/amd_hip_fp16.h": b'#pragma once\n#include <hip/hip_fp16.h>\n',
     "cuda_fp16.h": b'#pragma once\n#include <hip/hip_fp16.h>\n',
+    "hip/hip_cooperative_groups.h": b"#pragma once\n#include <hrr_cooperative_groups.h>\n",
+    "cooperative_groups.h": b"#pragma once\n#include <hip/hip_cooperative_groups.h>\n",
 }
 
 #: Flags every compile gets: freestanding, position independent, nothing linked, nothing left
@@ -470,7 +473,7 @@ def _outside(text: str, roots: list[str], *, locations: bool = False) -> bool:
 def _cache_key(tc: Toolchain, units: tuple[SourceUnit, ...], options: tuple[str, ...], relocatable: bool) -> str:
     h = hashlib.sha256()
     for part in (tc.ident.encode(), _package_bytes(DEVICE_HEADER), _package_bytes(ABI_HEADER),
-                 _package_bytes(RUNTIME_SOURCE), b"reloc" if relocatable else b"image"):
+                 _package_bytes(RUNTIME_SOURCE), _package_bytes(GROUPS_HEADER), b"reloc" if relocatable else b"image"):
         h.update(len(part).to_bytes(8, "little") + part)
     for unit in units:
         for part in (unit.name.encode(), unit.source):
@@ -545,6 +548,7 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
     include = work / "sys"
     headers = work / "h"
     _write_tree(include, {DEVICE_HEADER: _package_bytes(DEVICE_HEADER), ABI_HEADER: _package_bytes(ABI_HEADER),
+                          GROUPS_HEADER: _package_bytes(GROUPS_HEADER),
                           **{name: b"#pragma once\n" for name in STUB_HEADERS}, **HEADER_TEXTS})
     headers.mkdir()
     flags, notes = _translate_options(options, str(headers))

@@ -542,3 +542,33 @@ extern "C" __global__ void k(const float *in, unsigned short *bits, float *back,
     assert np.array_equal(back, from_bits, equal_nan=True)
     assert sums.tolist() == [1.75, 3.0, 2.375, 2.375]
     assert prog.services.take_printf() == b"1.500\n"
+
+
+def test_cooperative_groups_block_and_tiles():
+    prog = build("""
+#include <hip/hip_cooperative_groups.h>
+namespace cg = cooperative_groups;
+extern "C" __global__ void k(const int *in, int *block_sums, int *tile_sums, unsigned *ranks) {
+  cg::thread_block block = cg::this_thread_block();
+  __shared__ int total;
+  if (block.thread_rank() == 0) total = 0;
+  block.sync();
+  atomicAdd(&total, in[cg::this_grid().thread_rank()]);
+  cg::sync(block);
+  cg::thread_block_tile<16> tile = cg::tiled_partition<16>(block);
+  int v = in[cg::this_grid().thread_rank()];
+  for (int offset = 8; offset > 0; offset /= 2) v += tile.shfl_down(v, offset);
+  if (tile.thread_rank() == 0) tile_sums[blockIdx.x * 8 + tile.meta_group_rank()] = v;
+  unsigned low = (unsigned)tile.ballot(tile.thread_rank() < 2);
+  ranks[cg::this_grid().thread_rank()] = tile.thread_rank() | (tile.all(1) << 8) | (low << 16);
+  if (block.thread_rank() == 0) block_sums[blockIdx.x] = total;
+}
+""")
+    data = np.arange(256, dtype=np.int32)
+    block_sums = np.zeros(2, dtype=np.int32)
+    tile_sums = np.zeros(16, dtype=np.int32)
+    ranks = np.zeros(256, dtype=np.uint32)
+    assert prog.launch("k", [data, block_sums, tile_sums, ranks], grid=(2, 1, 1), block=(128, 1, 1)) == abi.OK
+    assert block_sums.tolist() == [data[:128].sum(), data[128:].sum()]
+    assert tile_sums.tolist() == data.reshape(16, 16).sum(axis=1).tolist()
+    assert ranks.tolist() == [(i % 16) | (1 << 8) | (3 << 16) for i in range(256)]
