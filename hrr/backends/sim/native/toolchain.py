@@ -1,0 +1,625 @@
+"""Compile a hiprtc program's HIP C++ for the CPU: a freestanding shared object (an "image").
+
+The image links no library: ``hrr_device.h`` (force-included) declares the HIP device
+environment and ``hrr_runtime.c`` (linked into every image) defines it, including the fiber
+scheduler ``__hrr_launch``. Each ``__global__`` definition gets a trampoline that reads its
+parameters from kernarg bytes and a metadata object that elfimage.py reads back. A program may
+include only its own headers and hrr's stubs: nothing of the host it is compiled on.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import platform
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from importlib import resources
+from pathlib import Path
+
+import attrs
+
+from hrr.backends.sim.native.elfimage import ImageError, NativeImage, parse_image
+
+DEVICE_HEADER = "hrr_device.h"
+RUNTIME_SOURCE = "hrr_runtime.c"
+ABI_HEADER = "hrr_abi.h"
+GROUPS_HEADER = "hrr_cooperative_groups.h"
+
+#: Headers a HIP program may include; hrr_device.h (force-included) already gives what they would.
+STUB_HEADERS = (
+    "hip/hip_runtime.h", "hip/hip_runtime_api.h", "hip/hip_common.h", "hip/device_functions.h",
+    "hip/math_functions.h", "hip/hip_vector_types.h", "hip/amd_detail/amd_hip_runtime.h",
+    "cuda_runtime.h", "cuda.h",
+    "cstdint", "stdint.h", "cstddef", "stddef.h", "climits", "limits.h", "cfloat", "float.h",
+    "cmath", "math.h", "cstdio", "stdio.h", "cstdlib", "stdlib.h", "cstring", "string.h",
+    "cassert", "assert.h", "stdbool.h", "stdarg.h", "cstdarg", "algorithm", "utility", "limits",
+    "type_traits", "new", "hip/hip_math_constants.h",
+)
+
+#: Headers with something of their own (names only some programs may want declared).
+HEADER_TEXTS = {
+    "hip/hip_fp16.h": b"#pragma once\ntypedef __half half;\ntypedef __half2 half2;\n",
+    "hip/amd_detail/amd_hip_fp16.h": b'#pragma once\n#include <hip/hip_fp16.h>\n',
+    "cuda_fp16.h": b'#pragma once\n#include <hip/hip_fp16.h>\n',
+    "hip/hip_cooperative_groups.h": b"#pragma once\n#include <hrr_cooperative_groups.h>\n",
+    "cooperative_groups.h": b"#pragma once\n#include <hip/hip_cooperative_groups.h>\n",
+}
+
+#: Flags every compile gets: freestanding, position independent, nothing linked, nothing left
+#: undefined, no host include directory.
+BASE_FLAGS = ("-fPIC", "-ffreestanding", "-fno-exceptions", "-fno-rtti", "-fno-math-errno",
+              "-fno-threadsafe-statics", "-fno-stack-protector", "-fvisibility=hidden",
+              "-nostdinc", "-nostdinc++", "-fno-common", "-fno-sanitize=all")
+LINK_FLAGS = ("-shared", "-nostdlib", "-Wl,-z,defs", "-Wl,-Bsymbolic", "-Wl,--no-gc-sections",
+              "-Wl,--build-id=none", "-Wl,-z,norelro", "-Wl,--hash-style=gnu")
+
+#: Options a GPU's hiprtc takes that mean nothing for a CPU build (accepted, not passed on).
+_IGNORED = re.compile(r"^(--offload-arch=.*|--gpu-architecture(=.*)?|-arch=.*|-fgpu-rdc|-fno-gpu-rdc|-g\d?|"
+                      r"-mcumode|-mno-cumode|-mwavefrontsize64|-mno-wavefrontsize64|--save-temps|-save-temps|"
+                      r"-Werror|-w|-Wall|-Wextra|-fhip-new-launch-api|-munsafe-fp-atomics|-fno-hip-fp32-correctly-rounded-divide-sqrt|"
+                      r"-fhip-fp32-correctly-rounded-divide-sqrt|-D__HIP_PLATFORM_AMD__|-D__HIP_PLATFORM_HCC__|"
+                      r"-fcuda-flush-denormals-to-zero|-fno-cuda-flush-denormals-to-zero)$")
+
+
+@attrs.frozen
+class Toolchain:
+    """A C++ compiler that can build images: how to call it, and what it is (for cache keys)."""
+
+    argv: tuple[str, ...]
+    ident: str
+    kind: str
+
+
+@attrs.frozen
+class SourceUnit:
+    """One translation unit of a program: its name (as hiprtc got it), source, headers."""
+
+    name: str
+    source: bytes
+    headers: tuple[tuple[str, bytes], ...] = ()
+
+
+@attrs.frozen
+class CompileResult:
+    """What a compile gives: ok, the log (errors, notes), and the image bytes when linked."""
+
+    ok: bool
+    log: str
+    image: bytes | None = None
+    #: name expression -> the lowered (mangled) name of the kernel it names
+    lowered: dict[str, str] = attrs.field(factory=dict)
+
+
+def _target() -> str:
+    machine = platform.machine().lower()
+    return "aarch64-linux-none" if machine in ("aarch64", "arm64") else "x86_64-linux-none"
+
+
+def _run_version(argv: list[str]) -> str | None:
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if out.returncode != 0:
+        return None
+    return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr).strip() else ""
+
+
+@functools.lru_cache(maxsize=None)
+def _find_toolchain(env_cxx: str | None) -> Toolchain | None:
+    if env_cxx:
+        argv = tuple(shlex.split(env_cxx))
+        version = _run_version([*argv, "--version"])
+        return Toolchain(argv, f"env:{env_cxx}:{version}", "env") if version is not None else None
+    zig = [sys.executable, "-m", "ziglang"]
+    version = _run_version([*zig, "version"])
+    if version:
+        return Toolchain((*zig, "c++", "-target", _target()), f"zig {version} {_target()}", "zig")
+    for name, kind in (("clang++", "clang"), ("g++", "gcc")):
+        path = shutil.which(name)
+        if path:
+            version = _run_version([path, "--version"])
+            if version is not None:
+                return Toolchain((path,), f"{kind} {version} {platform.machine()}", kind)
+    return None
+
+
+def find_toolchain() -> Toolchain | None:
+    """The compiler images are built with: $HRR_SIM_CXX, ziglang, clang++, g++; None if none works."""
+    return _find_toolchain(os.environ.get("HRR_SIM_CXX") or None)
+
+
+@functools.lru_cache(maxsize=None)
+def _package_bytes(name: str) -> bytes:
+    return resources.files(__package__).joinpath(name).read_bytes()
+
+
+def cache_dir() -> Path | None:
+    """Where compiled images are kept: $HRR_CACHE_DIR, else $XDG_CACHE_HOME/hrr/kernels, else
+    ~/.cache/hrr/kernels; None when it cannot be made."""
+    env = os.environ.get("HRR_CACHE_DIR")
+    if env:
+        path = Path(env)
+    else:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        path = Path(base) / "hrr" / "kernels"
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        return None
+    return path if os.access(path, os.W_OK) else None
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    try:
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except (OSError, UnboundLocalError):
+            pass
+
+
+# ---- source scanning -------------------------------------------------------------------------
+
+_LITERAL = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
+_DIRECTIVE = re.compile(r"^[ \t]*#(?:[^\n\\]|\\.)*", re.M | re.S)
+
+
+def _blank(text: str) -> str:
+    """The text with comments, literals' contents and preprocessor lines replaced by spaces
+    (newlines kept, so offsets and lines stay those of the original)."""
+    def keep_lines(m: re.Match) -> str:
+        s = m.group(0)
+        if s[0] in "\"'":
+            return s[0] + re.sub(r"[^\n]", " ", s[1:-1]) + s[-1]
+        return re.sub(r"[^\n]", " ", s)
+    out = _LITERAL.sub(keep_lines, text)
+    return _DIRECTIVE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), out)
+
+
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*(include|include_next|import|embed)\b[ \t]*([<"])([^>"\n]*)[>"]', re.M)
+_HAS_INCLUDE = re.compile(r'__has_(?:include|include_next|embed)\s*\(\s*[<"]([^>"\n]*)[>"]')
+
+
+def _bad_path(path: str) -> bool:
+    return path.startswith(("/", "\\")) or ".." in re.split(r"[\\/]", path) or bool(re.match(r"^[A-Za-z]:", path))
+
+
+def _include_errors(unit_name: str, text: str) -> list[str]:
+    errors = []
+    for m in _INCLUDE.finditer(text):
+        if _bad_path(m.group(3)):
+            line = text.count("\n", 0, m.start()) + 1
+            errors.append(f"{unit_name}:{line}: error: #{m.group(1)} of '{m.group(3)}' refused: a program may "
+                          "include only its own headers (no absolute paths, no '..')")
+    for m in _HAS_INCLUDE.finditer(text):
+        if _bad_path(m.group(1)):
+            line = text.count("\n", 0, m.start()) + 1
+            errors.append(f"{unit_name}:{line}: error: __has_include of '{m.group(1)}' refused")
+    return errors
+
+
+_EXTERN_SHARED = re.compile(r"\bextern\s+__shared__\s+((?:[^;\[\]{}()]|\([^()]*\))*?)\s*\b(\w+)\s*\[\s*\]\s*;")
+_ATTRS = re.compile(r"__align__\s*\(\s*\w+\s*\)|__attribute__\s*\(\(.*?\)\)|\balignas\s*\([^()]*\)")
+
+
+def _rewrite_extern_shared(text: str, blank: str) -> str:
+    """`extern __shared__ T name[];` -> a static that reads as the launch's dynamic shared
+    memory (found in the blanked text, so comments and strings are left alone)."""
+    out, last = [], 0
+    for m in _EXTERN_SHARED.finditer(blank):
+        type_text = _ATTRS.sub(" ", text[m.start(1):m.end(1)]).strip()
+        out.append(text[last:m.start()])
+        out.append(f"static __hrr_dyn_shared<{type_text}> {m.group(2)};" + "\n" * text.count("\n", m.start(), m.end()))
+        last = m.end()
+    out.append(text[last:])
+    return "".join(out)
+
+
+_SKIP_PARENS = {"__launch_bounds__", "__attribute__", "__declspec", "alignas", "__align__"}
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
+def _match(blank: str, i: int, open_c: str, close_c: str) -> int:
+    """Index just past the bracket that closes the one at i (-1 if none)."""
+    depth = 0
+    for j in range(i, len(blank)):
+        c = blank[j]
+        if c == open_c:
+            depth += 1
+        elif c == close_c:
+            depth -= 1
+            if depth == 0:
+                return j + 1
+    return -1
+
+
+def _namespace_scopes(blank: str) -> list[tuple[int, int, bool]]:
+    """(open, close, is namespace-like) for every brace pair: namespace and extern "C" blocks
+    are namespace-like (a trampoline may follow a kernel defined there)."""
+    pairs, stack = [], []
+    for m in re.finditer(r"[{}]", blank):
+        if m.group(0) == "{":
+            head = blank[max(0, m.start() - 200):m.start()]
+            head = re.split(r"[;{}]", head)[-1]
+            ns = bool(re.search(r"\bnamespace\b[\s\w:]*$", head) or re.search(r'\bextern\s*"\s*"\s*$', head)
+                      or re.search(r"\binline\s+namespace\b", head))
+            stack.append((m.start(), ns))
+        elif stack:
+            start, ns = stack.pop()
+            pairs.append((start, m.end(), ns))
+    return pairs
+
+
+@attrs.frozen
+class _Kernel:
+    name: str     # as written (maybe qualified)
+    end: int      # offset just past the definition's closing brace
+    params: str   # the parameter list's text (one line): picks this overload of the name
+
+
+_EXPLICIT = re.compile(r"\s*(?:__attribute__\s*\(\(.*?\)\)\s*|__launch_bounds__\s*\([^()]*\)\s*)*"
+                       r"void\s+([\w:]+\s*<[^;{}()]*>)\s*\(")
+
+
+def _find_kernels(blank: str) -> list[_Kernel]:
+    """The __global__ function definitions at namespace scope, and the explicit instantiations
+    of kernel templates (a template itself has no one type to build a trampoline from)."""
+    scopes = _namespace_scopes(blank)
+    kernels = []
+
+    def at_namespace_scope(pos: int) -> bool:
+        return all(ns for start, stop, ns in scopes if start < pos < stop)
+
+    for m in re.finditer(r"\b__global__\b", blank):
+        before = re.split(r"[;{}]", blank[max(0, m.start() - 400):m.start()])[-1]
+        if re.search(r"\btemplate\b", before):
+            inst = _EXPLICIT.match(blank, m.end()) if re.search(r"\btemplate\s*$", before) else None
+            if inst:   # `template __global__ void k<float>(float *);`
+                close = _match(blank, inst.end() - 1, "(", ")")
+                semi = re.match(r"\s*;", blank[close:]) if close > 0 else None
+                if semi and at_namespace_scope(m.start()):
+                    kernels.append(_Kernel(" ".join(inst.group(1).split()), close + semi.end(),
+                                           " ".join(blank[inst.end():close - 1].split())))
+            continue
+        i, name = m.end(), ""
+        while i < len(blank):
+            c = blank[i]
+            if c.isspace():
+                i += 1
+            elif c == "(":
+                break
+            elif c == "[" and blank.startswith("[[", i):
+                i = _match(blank, i, "[", "]")
+                if i < 0:
+                    break
+            elif c == ":" and blank.startswith("::", i):
+                name += "::"
+                i += 2
+            elif (im := _IDENT.match(blank, i)):
+                word = im.group(0)
+                i = im.end()
+                if word in _SKIP_PARENS:
+                    j = i
+                    while j < len(blank) and blank[j].isspace():
+                        j += 1
+                    if j < len(blank) and blank[j] == "(":
+                        i = _match(blank, j, "(", ")")
+                        if i < 0:
+                            break
+                    continue
+                name = name + word if name.endswith("::") else word
+            else:
+                i += 1
+                name = ""
+        if i < 0 or i >= len(blank) or not name:
+            continue
+        close = _match(blank, i, "(", ")")
+        if close < 0:
+            continue
+        rest = re.match(r"(?:\s|\bnoexcept\b|__attribute__\s*\(\(.*?\)\)|\bconst\b)*", blank[close:])
+        j = close + (rest.end() if rest else 0)
+        if j >= len(blank) or blank[j] != "{":
+            continue  # a declaration
+        end = _match(blank, j, "{", "}")
+        if end < 0:
+            continue
+        if at_namespace_scope(m.start()):
+            params = " ".join(blank[i + 1:close - 1].split())
+            kernels.append(_Kernel(name, end, params))
+    return kernels
+
+
+def _entry(tag: str, fn: str) -> str:
+    """A kernel's trampoline and metadata object (one line)."""
+    return (f" static void __hrr_k_{tag}(const void *__hrr_args) {{ __hrr::invoke({fn}, __hrr_args); }}"
+            f" static constexpr auto __hrr_meta_{tag} __attribute__((used)) ="
+            f" __hrr::make_meta(&__hrr_k_{tag}, {fn});")
+
+
+def _instrument(unit_index: int, text: str, name_expressions: tuple[str, ...] = ()) -> str:
+    """The unit with dynamic shared memory rewritten and a trampoline + metadata object after
+    each kernel definition (on the same line: the compiler's line numbers stay the user's),
+    and one per name expression at the end (hiprtcAddNameExpression: `&k<float>`, `ns::k`)."""
+    text = _rewrite_extern_shared(text, _blank(text))
+    kernels = _find_kernels(_blank(text))
+    out, last = [], 0
+    for k_index, k in enumerate(kernels):
+        tag = f"{unit_index}_{k_index}_{re.sub(r'[^A-Za-z0-9_]', '_', k.name)}"
+        out.append(text[last:k.end])
+        # the kernel's own type, so that an overloaded name still means this definition;
+        # default arguments cannot be in a pointer's type (then the name alone must do)
+        out.append(_entry(tag, k.name if "=" in k.params else f"static_cast<void (*)({k.params})>(&{k.name})"))
+        last = k.end
+    out.append(text[last:])
+    for e_index, expr in enumerate(name_expressions):
+        out.append(f"\n#line 1 \"<name expression {e_index}>\"\n{_entry(f'ne_{e_index}', expr.strip())}\n")
+    return "".join(out)
+
+
+# ---- options -----------------------------------------------------------------------------------
+
+def _translate_options(options: list[str] | tuple[str, ...], header_dir: str) -> tuple[list[str], list[str]]:
+    """hiprtc options -> compiler flags, and log lines for what was ignored."""
+    flags: list[str] = []
+    notes: list[str] = []
+    opt_level, std = "-O2", "-std=c++17"
+    it = iter(options)
+    for opt in it:
+        if opt in ("-D", "-U", "-I") or opt in ("--define-macro", "--undefine-macro", "--include-path"):
+            opt = {"--define-macro": "-D", "--undefine-macro": "-U", "--include-path": "-I"}.get(opt, opt)
+            opt = opt + next(it, "")
+        if opt.startswith(("--define-macro=", "--undefine-macro=", "--include-path=")):
+            key, _, value = opt.partition("=")
+            opt = {"--define-macro": "-D", "--undefine-macro": "-U", "--include-path": "-I"}[key] + value
+        if re.fullmatch(r"-O[0-3s]|-Ofast", opt):
+            opt_level = "-O3" if opt == "-Ofast" else opt
+        elif re.fullmatch(r"(-std=|--std=)(c\+\+|gnu\+\+)\w+", opt):
+            std = "-std=" + opt.split("=", 1)[1]
+            if re.fullmatch(r"-std=(c|gnu)\+\+(98|03|0x|11)", std):
+                notes.append(f"note: '{opt}' raised to c++14: hrr's device header needs it")
+                std = "-std=c++14"
+        elif opt.startswith(("-D", "-U")) and len(opt) > 2:
+            flags.append(opt)
+        elif opt.startswith("-I") and len(opt) > 2:
+            path = opt[2:]
+            if _bad_path(path):
+                notes.append(f"note: option '{opt}' ignored: include paths must lie inside the program's headers")
+            else:
+                flags.append("-I" + os.path.join(header_dir, path))
+        elif opt in ("-ffast-math", "-fno-fast-math", "-ffp-contract=fast", "-ffp-contract=on", "-ffp-contract=off",
+                     "-funsafe-math-optimizations", "-fno-unsafe-math-optimizations"):
+            flags.append(opt)
+        elif _IGNORED.match(opt):
+            continue
+        else:
+            notes.append(f"note: option '{opt}' ignored by hrr's CPU compiler")
+    return [std, opt_level, *flags], notes
+
+
+# ---- compiling -------------------------------------------------------------------------------
+
+def _safe_name(name: str, fallback: str) -> str:
+    base = os.path.basename(name.replace("\\", "/")) if name else ""
+    base = re.sub(r"[^A-Za-z0-9_.+-]", "_", base).lstrip(".")
+    return base or fallback
+
+
+def _write_tree(root: Path, files: dict[str, bytes]) -> None:
+    for rel, data in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+
+
+def _runtime_object(tc: Toolchain, work: Path, include: Path, env: dict[str, str],
+                    use_cache: bool = True) -> tuple[Path | None, str]:
+    """hrr_runtime.c compiled for this toolchain (kept in the cache: it is the same for every
+    program)."""
+    runtime = _package_bytes(RUNTIME_SOURCE)
+    key = hashlib.sha256(b"\0".join([tc.ident.encode(), runtime, _package_bytes(DEVICE_HEADER),
+                                     _package_bytes(ABI_HEADER)])).hexdigest()[:32]
+    cache = cache_dir()
+    if use_cache and cache is not None and (cache / f"runtime-{key}.o").is_file():
+        return cache / f"runtime-{key}.o", ""
+    src = work / RUNTIME_SOURCE
+    src.write_bytes(runtime)
+    obj = work / "hrr_runtime.o"
+    argv = [*tc.argv, "-x", "c++", "-std=c++17", "-O2", *BASE_FLAGS, "-fno-builtin", "-DHRR_RUNTIME",
+            "-isystem", str(include), "-include", str(include / DEVICE_HEADER), "-c", str(src), "-o", str(obj)]
+    proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, cwd=work, check=False)
+    if proc.returncode != 0:
+        return None, proc.stderr.decode(errors="replace")
+    if cache is not None:
+        _atomic_write(cache / f"runtime-{key}.o", obj.read_bytes())
+    return obj, ""
+
+
+def _compile_env(work: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    cache = cache_dir()
+    zig_cache = str(cache / "zig") if cache is not None else str(work / "zig-cache")
+    env.setdefault("ZIG_GLOBAL_CACHE_DIR", zig_cache)
+    env.setdefault("ZIG_LOCAL_CACHE_DIR", zig_cache)
+    return env
+
+
+def _clean_log(log: str, replacements: list[tuple[str, str]]) -> str:
+    for old, new in replacements:
+        log = log.replace(old, new)
+    return log
+
+
+def _outside(text: str, roots: list[str], *, locations: bool = False) -> bool:
+    """Whether a compiler's output names a file outside the given directories (with locations,
+    only as a diagnostic's `path:line`, where the compiler may quote the file's lines)."""
+    pattern = r"(?<![\w.])(/[^\s:'\"()<>]+):\d+" if locations else r"(?<![\w.])(/[^\s:'\"()<>]+)"
+    for m in re.finditer(pattern, text):
+        path = m.group(1)
+        if not any(path == r or path.startswith(r + "/") for r in roots):
+            return True
+    return False
+
+
+def _cache_key(tc: Toolchain, units: tuple[SourceUnit, ...], options: tuple[str, ...], relocatable: bool) -> str:
+    h = hashlib.sha256()
+    for part in (tc.ident.encode(), _package_bytes(DEVICE_HEADER), _package_bytes(ABI_HEADER),
+                 _package_bytes(RUNTIME_SOURCE), _package_bytes(GROUPS_HEADER), b"reloc" if relocatable else b"image"):
+        h.update(len(part).to_bytes(8, "little") + part)
+    for unit in units:
+        for part in (unit.name.encode(), unit.source):
+            h.update(len(part).to_bytes(8, "little") + part)
+        for name, data in unit.headers:
+            h.update(len(name.encode()).to_bytes(8, "little") + name.encode() + len(data).to_bytes(8, "little") + data)
+    for opt in options:
+        h.update(len(opt.encode()).to_bytes(8, "little") + opt.encode())
+    return h.hexdigest()
+
+
+def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: list[str] | tuple[str, ...] = (),
+                    *, relocatable: bool = False, name_expressions: tuple[str, ...] | list[str] = ()) -> CompileResult:
+    """Compile (and unless relocatable, link) a program's units into one image; never raises for
+    the program's faults: they are in the result's log. Name expressions (hiprtc's) are
+    instantiated in the last unit and their lowered names returned."""
+    units = tuple(units)
+    name_expressions = tuple(name_expressions)
+    options = tuple(o.decode(errors="replace") if isinstance(o, (bytes, bytearray)) else str(o) for o in options)
+    tc = find_toolchain()
+    if tc is None:
+        return CompileResult(False, "error: no C++ compiler for native kernels (install ziglang, clang++ or g++, "
+                                    "or set HRR_SIM_CXX)")
+    if not units:
+        return CompileResult(False, "error: a program without source")
+    errors: list[str] = []
+    for u_index, unit in enumerate(units):
+        errors += _include_errors(unit.name or f"unit{u_index}", unit.source.decode(errors="replace"))
+        for hname, hdata in unit.headers:
+            if _bad_path(hname) or not hname.strip():
+                errors.append(f"error: header name '{hname}' refused (absolute or with '..')")
+            else:
+                errors += _include_errors(hname, hdata.decode(errors="replace"))
+    for expr in name_expressions:
+        if not expr.strip() or re.search(r"[\n\r#;{}]", expr):
+            errors.append(f"error: name expression '{expr}' is not a name")
+    if errors:
+        return CompileResult(False, "\n".join(errors) + "\n")
+    key = _cache_key(tc, units, options + tuple("\0ne:" + e for e in name_expressions), relocatable)
+    cache = cache_dir()
+    if cache is not None and not relocatable:
+        cached = cache / f"{key}.so"
+        try:
+            data = cached.read_bytes()
+        except OSError:
+            data = None
+        if data is not None:
+            notes = "".join(n + "\n" for n in _translate_options(options, "")[1])
+            try:
+                return CompileResult(True, notes, data, _lowered(parse_image(data), name_expressions))
+            except ImageError:
+                pass
+    with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:
+        result = _compile_in(tc, Path(tmp).resolve(), units, options, relocatable, name_expressions)
+    if result.ok and result.image is not None and cache is not None:
+        _atomic_write(cache / f"{key}.so", result.image)
+    return result
+
+
+def _lowered(image: NativeImage, name_expressions: tuple[str, ...]) -> dict[str, str]:
+    out = {}
+    for i, expr in enumerate(name_expressions):
+        tag = re.compile(rf"__hrr_meta_ne_{i}(?!\d)")
+        for symbol, lookup in image.entries.items():
+            if tag.search(symbol):
+                out[expr] = lookup
+    return out
+
+
+def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], options: tuple[str, ...],
+                relocatable: bool, name_expressions: tuple[str, ...] = ()) -> CompileResult:
+    include = work / "sys"
+    headers = work / "h"
+    _write_tree(include, {DEVICE_HEADER: _package_bytes(DEVICE_HEADER), ABI_HEADER: _package_bytes(ABI_HEADER),
+                          GROUPS_HEADER: _package_bytes(GROUPS_HEADER),
+                          **{name: b"#pragma once\n" for name in STUB_HEADERS}, **HEADER_TEXTS})
+    headers.mkdir()
+    flags, notes = _translate_options(options, str(headers))
+    replacements: list[tuple[str, str]] = []
+    sources = []
+    for u_index, unit in enumerate(units):
+        udir = work / f"u{u_index}"
+        udir.mkdir()
+        hfiles = {name: data for name, data in unit.headers}
+        _write_tree(headers, hfiles)
+        fname = _safe_name(unit.name, f"unit{u_index}.hip")
+        path = udir / fname
+        last = u_index == len(units) - 1
+        # surrogateescape: bytes that are not UTF-8 (in a string literal, say) go through unchanged
+        text = _instrument(u_index, unit.source.decode("utf-8", "surrogateescape"), name_expressions if last else ())
+        path.write_bytes(text.encode("utf-8", "surrogateescape"))
+        sources.append(path)
+        replacements.append((str(udir) + "/", ""))
+    env = _compile_env(work)
+    replacements += [(str(headers) + "/", ""), (str(include) + "/", "<hrr>/"), (str(work) + "/", ""),
+                     (env["ZIG_LOCAL_CACHE_DIR"] + "/", "")]
+    # zig defines NDEBUG when optimising; hiprtc does not (a kernel's assert works on a GPU)
+    compile_argv = [*tc.argv, "-x", "c++", "-UNDEBUG", *flags, *BASE_FLAGS, "-isystem", str(include),
+                    "-iquote", str(headers), "-I", str(headers), "-include", str(include / DEVICE_HEADER)]
+    log_head = "".join(n + "\n" for n in notes)
+    roots = [str(work)]
+    if relocatable:
+        outs = []
+        for i, src in enumerate(sources):
+            proc = subprocess.run([*compile_argv, "-c", str(src), "-o", str(work / f"u{i}.o")],
+                                  capture_output=True, timeout=600, env=env, cwd=work, check=False)
+            outs.append(proc.stderr.decode(errors="replace"))
+            if proc.returncode != 0:
+                return _failed(log_head, "".join(outs), roots, replacements)
+        return CompileResult(True, log_head + _clean_log("".join(outs), replacements), None)
+    runtime, rt_log = _runtime_object(tc, work, include, env)
+    if runtime is None:
+        return CompileResult(False, log_head + "error: hrr's kernel runtime does not compile with "
+                             f"{tc.ident}:\n" + _clean_log(rt_log, replacements))
+    out = work / "image.so"
+    argv = [*compile_argv, "-MD", "-MF", str(work / "deps"), *map(str, sources), "-x", "none", str(runtime),
+            *LINK_FLAGS, "-o", str(out)]
+    proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, cwd=work, check=False)
+    if proc.returncode != 0 and runtime.parent != work and str(runtime) in proc.stderr.decode(errors="replace"):
+        # the cached runtime object is damaged: build it again (and replace it) and link again
+        runtime, rt_log = _runtime_object(tc, work, include, env, use_cache=False)
+        if runtime is None:
+            return CompileResult(False, log_head + "error: hrr's kernel runtime does not compile with "
+                                 f"{tc.ident}:\n" + _clean_log(rt_log, replacements))
+        argv[argv.index("none") + 1] = str(runtime)
+        proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, cwd=work, check=False)
+    log = proc.stderr.decode(errors="replace")
+    if proc.returncode != 0:
+        return _failed(log_head, log, roots, replacements)
+    deps = [work / f for f in os.listdir(work) if f == "deps" or f.endswith(".d")]
+    for dep in deps:
+        # "target: dep dep ...": only the dependencies are files the compiler read
+        text = "\n".join(re.split(r":\s", part, maxsplit=1)[-1]
+                         for part in dep.read_text(errors="replace").split("\n\n"))
+        if _outside(text, [str(work)]):
+            return CompileResult(False, log_head + "error: the program read a file outside its own headers; refused\n")
+    image = out.read_bytes()
+    try:
+        parsed = parse_image(image)
+    except ImageError as e:
+        return CompileResult(False, log_head + _clean_log(log, replacements) + f"error: {e}\n")
+    return CompileResult(True, log_head + _clean_log(log, replacements), image, _lowered(parsed, name_expressions))
+
+
+def _failed(head: str, log: str, roots: list[str], replacements: list[tuple[str, str]]) -> CompileResult:
+    """A failed compile's log, unless it quotes a file outside the program (then only that)."""
+    if _outside(log, roots, locations=True):
+        return CompileResult(False, head + "error: the program refers to a file outside its own headers; refused\n")
+    return CompileResult(False, head + _clean_log(log, replacements))
