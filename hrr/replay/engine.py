@@ -351,10 +351,21 @@ class ProcessReplayer:
             if self._setup and self.range is not None else ""
         msg = (f"record {seq} ({row.name}{where}): the recording returned {err_name(recorded)}, "
                f"replay returned {err_name(err)}")
+        detail = self._error_detail() if err else ""
+        if detail:
+            msg += f": {detail}"
         if self.options.keep_going:
             self.stats.failures.append(msg)
             return
         raise DivergenceError(msg, hint="replay stopped early; --keep-going replays the rest")
+
+    def _error_detail(self) -> str:
+        """What the backend said about its last error on this thread (the sim says why), or ''."""
+        said = getattr(self.backend, "last_error_detail", None)
+        try:
+            return str(said() or "")[:2000] if callable(said) else ""
+        except Exception:  # noqa: BLE001 - a detail is a courtesy; the divergence stands without it
+            return ""
 
     # ------------------------------------------------------------------ host memory
     def _charge_allocation(self, plan: "_Plan", call: Call) -> int:

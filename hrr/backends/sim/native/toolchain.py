@@ -23,6 +23,7 @@ from pathlib import Path
 
 import attrs
 
+from hrr.backends.kernelsource import SourceUnit
 from hrr.backends.sim.native.elfimage import ImageError, NativeImage, parse_image
 
 DEVICE_HEADER = "hrr_device.h"
@@ -73,15 +74,6 @@ class Toolchain:
     argv: tuple[str, ...]
     ident: str
     kind: str
-
-
-@attrs.frozen
-class SourceUnit:
-    """One translation unit of a program: its name (as hiprtc got it), source, headers."""
-
-    name: str
-    source: bytes
-    headers: tuple[tuple[str, bytes], ...] = ()
 
 
 @attrs.frozen

@@ -1,0 +1,98 @@
+"""A program's own HIP C++ kernels: captured on the sim, replayed on the sim byte for byte,
+the kernels compiled again from the archive's source and run in the sandbox; an archive's
+kernels never run unsandboxed unless the user trusts it."""
+from __future__ import annotations
+
+import ctypes
+import platform
+
+import numpy as np
+import pytest
+
+from hrr.backends.sim.native import policy, toolchain, worker
+from hrrtest import archive_calls, capture, only, replay, text
+
+pytestmark = pytest.mark.skipif(toolchain.find_toolchain() is None, reason="no C++ compiler for the sim")
+
+SOURCE = rb"""
+extern "C" __global__ void histogram(unsigned* bins, const unsigned char* data, unsigned n) {
+  __shared__ unsigned local[16];
+  if (threadIdx.x < 16) local[threadIdx.x] = 0;
+  __syncthreads();
+  for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+    atomicAdd(&local[data[i] & 15], 1u);
+  __syncthreads();
+  if (threadIdx.x < 16) atomicAdd(&bins[threadIdx.x], local[threadIdx.x]);
+}
+
+extern "C" __global__ void escape(unsigned char* code, int* out) {
+  /* inline asm is refused at compile time, so write the machine code of getpid() into
+     device memory and call it: only the sandbox can stop this */
+  const unsigned char getpid_x86_64[] = {0xb8, 39, 0, 0, 0, 0x0f, 0x05, 0xc3};  /* mov eax,39; syscall; ret */
+  for (int i = 0; i < 8; i++) code[i] = getpid_x86_64[i];
+  out[0] = ((int (*)())code)();
+}
+"""
+
+
+def _app(hip, hiprtc, be, kernel=b"histogram"):
+    def ok(r):
+        assert int(r[0]) == 0, r
+        return r[1] if len(r) == 2 else r[1:]
+    prog = ok(hiprtc.hiprtcCreateProgram(SOURCE, b"hist.hip", 0, [], []))
+    assert int(hiprtc.hiprtcCompileProgram(prog, 1, [b"--offload-arch=gfx942"])[0]) == 0
+    code = bytearray(ok(hiprtc.hiprtcGetCodeSize(prog)))
+    hiprtc.hiprtcGetCode(prog, code)
+    module = ok(hip.hipModuleLoadData(code))
+    fn = ok(hip.hipModuleGetFunction(module, kernel))
+    if kernel == b"escape":
+        code_buf, out = ok(hip.hipMalloc(64)), ok(hip.hipMalloc(4))
+        hip.hipModuleLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, None, (code_buf, out))
+        return hip.hipDeviceSynchronize()[0]
+    data = np.random.default_rng(7).integers(0, 256, 10_000, dtype=np.uint8)
+    d_data, d_bins = ok(hip.hipMalloc(data.nbytes)), ok(hip.hipMalloc(64))
+    hip.hipMemcpy(d_data, data, data.nbytes, hip.hipMemcpyKind.hipMemcpyHostToDevice)
+    hip.hipMemset(d_bins, 0, 64)
+    hip.hipModuleLaunchKernel(fn, 4, 1, 1, 128, 1, 1, 0, None, None, (d_bins, d_data, ctypes.c_uint32(data.size)))
+    bins = np.zeros(16, np.uint32)
+    hip.hipMemcpy(bins, d_bins, 64, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
+    assert (bins == np.bincount(data & 15, minlength=16)).all()
+    return bins
+
+
+def test_native_kernels_round_trip_byte_exact(tmp_path):
+    capture(tmp_path, _app)
+    loads = [rec for rec in archive_calls(tmp_path) if rec[2] == "hipModuleLoadData"]
+    assert len(loads) == 1
+    result = replay(tmp_path, backend="sim")
+    assert result.exit_code == 0, text(result)
+    proc = only(result)
+    assert proc.checks_passed >= 1 and proc.checks_failed == 0 and proc.refusals == (), text(result)
+
+
+def test_without_the_sandbox_an_archives_kernels_need_trust(tmp_path, monkeypatch):
+    capture(tmp_path, _app)
+    monkeypatch.setattr(worker, "sandbox_support", lambda: (False, "seccomp is not available (test)"))
+    refused = replay(tmp_path, backend="sim")
+    assert refused.exit_code != 0
+    assert "--trust-kernels" in text(refused) and "seccomp is not available (test)" in text(refused)
+    trusted = replay(tmp_path, backend="sim", trust_kernels=True)
+    assert trusted.exit_code == 0, text(trusted)
+
+
+def test_the_users_own_kernels_run_without_the_sandbox_where_it_is_missing(tmp_path, monkeypatch):
+    monkeypatch.setattr(worker, "sandbox_support", lambda: (False, "seccomp is not available (test)"))
+    assert (capture(tmp_path, _app) > 0).any()
+    with policy.archive_kernels(trusted=False):
+        with pytest.raises(policy.KernelsRefused):
+            policy.use_sandbox(worker.sandbox_support())
+
+
+@pytest.mark.skipif(not worker.sandbox_support()[0] or platform.machine() != "x86_64",
+                    reason="needs the seccomp sandbox and x86-64 machine code")
+def test_a_kernel_making_a_system_call_is_stopped_at_capture_and_at_replay(tmp_path):
+    err = capture(tmp_path, lambda hip, rtc, be: _app(hip, rtc, be, kernel=b"escape"))
+    assert err != 0   # the sandbox killed the worker: the launch failed, the program was told
+    result = replay(tmp_path, backend="sim")
+    assert result.exit_code == 0, text(result)   # the same error, reproduced
+    assert only(result).reproduced_errors >= 1
