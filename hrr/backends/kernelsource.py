@@ -7,8 +7,8 @@ same container with the source beside it, so an archive captured on a GPU replay
 
 Layout: ``MAGIC`` (8 bytes), a little-endian uint32 body length, then a msgpack map
 ``{"units": [[name, source, [[header name, header text], ...]], ...], "options": [str, ...],
-"native_kind": str, "native": bytes}``. Untrusted input: sizes are bounded and every field's
-type is checked before use.
+"native_kind": str, "native": bytes, "names": [name expression, ...]}``. Untrusted input:
+sizes are bounded and every field's type is checked before use.
 """
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ class KernelSource:
     options: tuple[str, ...] = ()
     native_kind: str = ""
     native: bytes = b""
+    name_expressions: tuple[str, ...] = ()   # hiprtcAddNameExpression's: template kernels to instantiate
 
 
 def is_kernel_source(data: bytes) -> bool:
@@ -67,7 +68,8 @@ def total_size(prefix: bytes) -> int:
 def encode(ks: KernelSource) -> bytes:
     """The container's bytes."""
     body = msgpack.packb({"units": [[u.name, u.source, [list(h) for h in u.headers]] for u in ks.units],
-                          "options": list(ks.options), "native_kind": ks.native_kind, "native": ks.native},
+                          "options": list(ks.options), "native_kind": ks.native_kind, "native": ks.native,
+                          "names": list(ks.name_expressions)},
                          use_bin_type=True)
     return MAGIC + struct.pack("<I", len(body)) + body
 
@@ -111,5 +113,8 @@ def decode(data: bytes) -> KernelSource:
             headers.append((_text(h[0], "a header name"), _blob(h[1], "a header's text")))
         units.append(SourceUnit(_text(unit[0], "a unit name"), _blob(unit[1], "a unit's source"), tuple(headers)))
     options = tuple(_text(o, "an option") for o in body.get("options", []))
+    names = body.get("names", [])
+    if not isinstance(names, list):
+        raise KernelSourceError("malformed kernel source code object: names is not a list")
     return KernelSource(tuple(units), options, _text(body.get("native_kind", ""), "native_kind"),
-                        _blob(body.get("native", b""), "native"))
+                        _blob(body.get("native", b""), "native"), tuple(_text(n, "a name expression") for n in names))

@@ -8,8 +8,12 @@ import numpy as np
 
 KERNEL_SOURCE = b"""
 __device__ unsigned int hrr_table[16];
-extern "C" __global__ void fill_u32(unsigned int* dst, unsigned int value, unsigned int n) {}
-extern "C" __global__ void add_u32(unsigned int* dst, const unsigned int* a, const unsigned int* b, unsigned int n) {}
+extern "C" __global__ void fill_u32(unsigned int* dst, unsigned int value, unsigned int n) {
+  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = value;
+}
+extern "C" __global__ void add_u32(unsigned int* dst, const unsigned int* a, const unsigned int* b, unsigned int n) {
+  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = a[i] + b[i];
+}
 """
 
 

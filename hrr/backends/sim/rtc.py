@@ -1,17 +1,21 @@
-"""The sim's ``hiprtc``: a "compiler" that maps kernel source to an installed library.
+"""The sim's ``hiprtc``: a program's own HIP C++ compiled for the CPU.
 
-It finds the kernels a CUDA/HIP C source defines (``extern "C" __global__ void NAME(``),
-checks each one's parameter count against a kernel library that has them all, and
-returns a code object naming that library and those kernels. It never compiles code:
-the source only selects kernels that are already installed.
+With a C++ compiler here (ziglang's clang, installed with hrr; see ``native.toolchain``),
+``hiprtcCompileProgram`` compiles the source for the CPU and the code object it hands out
+is the source itself (a kernel source code object, ``hrr.backends.kernelsource``): the
+module is built again, from a cache, when ``hipModuleLoadData`` loads it, so an archive
+never carries compiled host code. Without one, the source only selects kernels of an
+installed kernel library (``extern "C" __global__ void NAME(`` with that library's
+parameter count), as the sim did before it could compile.
 
 With ``-fgpu-rdc`` a program is relocatable, as on a GPU: compiling it makes no code
-object but "bitcode" (``hiprtcGetBitcode``), a sim object listing the kernels it defines
-and the ``__device__`` functions it defines and calls without defining. The link API
-(``hiprtcLinkCreate``/``AddData``/``AddFile``/``Complete``) resolves those symbols across
-its inputs (an undefined or twice-defined one is ``HIPRTC_ERROR_LINKING`` with the reason
-in the link's error log) and then picks the library that has every kernel, as a compile
-does. Inputs the sim cannot read (LLVM IR or bitcode for a real GPU) fail the link.
+object but "bitcode" (``hiprtcGetBitcode``), a sim object with its source unit, options,
+the kernels it defines and the ``__device__`` functions it defines and calls without
+defining. The link API (``hiprtcLinkCreate``/``AddData``/``AddFile``/``Complete``) checks
+those symbols across its inputs (an undefined or twice-defined one is
+``HIPRTC_ERROR_LINKING`` with the reason in the link's error log) and then compiles and
+links the units together. Inputs the sim cannot read (LLVM IR or bitcode for a real GPU)
+fail the link.
 """
 from __future__ import annotations
 
@@ -61,6 +65,7 @@ class Program:
     bitcode: bytes | None = None        # a relocatable (-fgpu-rdc) program's sim object
     compiled: bool = False
     expressions: list[str] = attrs.Factory(list)   # hiprtcAddNameExpression's, in order
+    lowered: dict[str, str] = attrs.Factory(dict)  # name expression -> lowered name (native compiles)
 
 
 @attrs.define(eq=False)
@@ -137,15 +142,25 @@ def compile_source(source: str) -> tuple[bytes | None, str]:
     return _pick_library(kernels)
 
 
-def compile_native(units: tuple[kernelsource.SourceUnit, ...], options: list[str],
-                   relocatable: bool = False) -> tuple[bytes | None, str]:
-    """(kernel source code object or None, log): the program's own HIP C++ compiled for the
-    CPU. The code object is the source (the image is rebuilt, from a cache, when it loads)."""
+def native_compiler() -> bool:
+    """Whether a C++ compiler for native kernels is here (else the sim picks installed
+    kernel libraries by the kernels' names, as before it could compile)."""
     from hrr.backends.sim.native import toolchain
-    result = toolchain.compile_program(units, options, relocatable=relocatable)
+    return toolchain.find_toolchain() is not None
+
+
+def compile_native(units: tuple[kernelsource.SourceUnit, ...], options: list[str], relocatable: bool = False,
+                   names: tuple[str, ...] = (), lowered: dict[str, str] | None = None) -> tuple[bytes | None, str]:
+    """(kernel source code object or None, log): the program's own HIP C++ compiled for the
+    CPU. The code object is the source (the image is rebuilt, from a cache, when it loads);
+    ``lowered`` is given each name expression's lowered name."""
+    from hrr.backends.sim.native import toolchain
+    result = toolchain.compile_program(units, options, relocatable=relocatable, name_expressions=names)
     if not result.ok:
         return None, result.log
-    return kernelsource.encode(kernelsource.KernelSource(units, tuple(options))), result.log
+    if lowered is not None:
+        lowered.update(result.lowered)
+    return kernelsource.encode(kernelsource.KernelSource(units, tuple(options), name_expressions=names)), result.log
 
 
 def _unit(p: Program) -> kernelsource.SourceUnit:
@@ -273,14 +288,11 @@ def link_objects(inputs: list[tuple[str, bytes]]) -> tuple[bytes | None, str]:
         return None, "\n".join(errors) + "\n"
     if not kernels:
         return None, "error: the linked program defines no extern \"C\" __global__ kernels\n"
-    code, log = _pick_library(kernels)
-    if code is not None:
-        return code, log
     heads = [decode_rdc(data) or {} for _, data in inputs]
     units = [_rdc_unit(h) for h in heads]
-    if any(u is None for u in units):
-        return None, log
-    return compile_native(tuple(u for u in units if u is not None), list(heads[0].get("options", [])))
+    if native_compiler() and all(u is not None for u in units):
+        return compile_native(tuple(u for u in units if u is not None), list(heads[0].get("options", [])))
+    return _pick_library(kernels)
 
 
 def _link(state: Any) -> LinkState:
@@ -376,23 +388,26 @@ def hiprtcCompileProgram(prog: Any, numOptions: int = 0, options: Any = None) ->
     p.code = p.bitcode = None
     p.compiled = True
     if any(o in _RDC_FLAGS for o in opts):
-        # relocatable: kernels are looked up (and symbols resolved) when it is linked; a
-        # program no library provides must at least compile on its own
+        # relocatable: symbols are resolved when it is linked; it must compile on its own
         kernels = defined_kernels(p.source)
-        if _pick_library(kernels)[0] is None:
+        if native_compiler():
             checked, log = compile_native((_unit(p),), opts, relocatable=True)
             if checked is None:
                 p.log = f"{p.name or 'program'}: {log}"
                 return (hiprtcResult.HIPRTC_ERROR_COMPILATION,)
         p.bitcode, p.log = encode_rdc(p.name, kernels, defines, needs, _unit(p), tuple(opts)), ""
         return (SUCCESS,)
-    if needs:
+    if needs and not native_compiler():   # nothing to compile with: say why now
         p.code, p.log = None, "".join(f"error: undefined device function {n!r} (compile with -fgpu-rdc "
                                       "and link the program that defines it)\n" for n in sorted(needs))
+    elif native_compiler():
+        p.lowered.clear()
+        p.code, p.log = compile_native((_unit(p),), opts, names=tuple(p.expressions), lowered=p.lowered)
+        if p.code is None and needs:   # say what a GPU's user is told, before the linker's words
+            p.log = "".join(f"error: undefined device function {n!r} (compile with -fgpu-rdc and link the "
+                            "program that defines it)\n" for n in sorted(needs)) + p.log
     else:
         p.code, p.log = compile_source(p.source)
-        if p.code is None:   # no installed library has its kernels: compile its own C++
-            p.code, p.log = compile_native((_unit(p),), opts)
     if p.code is None:
         p.log = f"{p.name or 'program'}: {p.log}"
         return (hiprtcResult.HIPRTC_ERROR_COMPILATION,)
@@ -429,14 +444,16 @@ def hiprtcAddNameExpression(prog: Any, name_expression: Any) -> tuple:
 
 @rtc_api(1)
 def hiprtcGetLoweredName(prog: Any, name_expression: Any) -> tuple:
-    """An extern "C" function's lowered name is its own; the sim mangles no C++ name
-    (a template instance is not a kernel any installed library can have)."""
+    """The lowered (mangled) name the compiler gave a name expression's kernel; without a
+    compiler, an extern "C" kernel's own name (a template instance is then no kernel)."""
     p = _program(prog)
     if name_expression is None:
         raise RtcError("HIPRTC_ERROR_INVALID_INPUT")
     if not p.compiled:
         raise RtcError("HIPRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION")
     expr = _text(name_expression)
+    if expr in p.lowered:
+        return (SUCCESS, CStr(p.lowered[expr]))
     name = expr.strip().lstrip("&").strip()
     if expr not in p.expressions or name not in defined_kernels(p.source):
         raise RtcError("HIPRTC_ERROR_NAME_EXPRESSION_NOT_VALID")

@@ -7,7 +7,7 @@ import ctypes
 import pytest
 
 from hrr.backends import hiptypes as ht
-from hrr.backends.sim import hip, hiprtc, reset_device
+from hrr.backends.sim import hip, hiprtc, reset_device, rtc
 from hrr.backends.sim.rtc import decode_rdc, device_symbols
 
 R = ht.hiprtcResult
@@ -72,13 +72,31 @@ def test_a_linked_program_loads_and_runs():
     assert err == 0 and hip.hipModuleGetFunction(module, b"fill_u32")[0] == 0
 
 
+def test_a_linked_program_runs_its_own_code_not_an_installed_kernel_of_that_name():
+    # KERNEL's fill_u32 writes pick(v) to d[0] only; the built-in fill_u32 would fill n words
+    (err, image, size), _ = link(bitcode(KERNEL), bitcode(PICK))
+    assert err == R.HIPRTC_SUCCESS and bytes(image[:8]) == b"\x7fHRRCXX\x01"
+    module = hip.hipModuleLoadData(image)[1]
+    fn = hip.hipModuleGetFunction(module, b"fill_u32")[1]
+    d = hip.hipMalloc(16)[1]
+    assert hip.hipMemset(d, 0, 16)[0] == 0
+    assert hip.hipModuleLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, None,
+                                     (d, ctypes.c_uint32(9), ctypes.c_uint32(4)))[0] == 0
+    out = (ctypes.c_uint32 * 4)()
+    assert hip.hipMemcpy(out, d, 16, hip.hipMemcpyKind.hipMemcpyDeviceToHost)[0] == 0
+    assert list(out) == [9, 0, 0, 0]
+
+
 @pytest.mark.parametrize("inputs,message", [
     ((KERNEL,), "undefined reference to 'pick' in 'in0'"),
     ((KERNEL, PICK, PICK), "multiple definition of 'pick' in 'in1' and 'in2'"),
     ((PICK,), 'defines no extern "C" __global__ kernels'),
-    ((KERNEL.replace(b"fill_u32", b"not_installed"), PICK), "no installed sim kernel library provides not_installed"),
+    pytest.param((KERNEL.replace(b"fill_u32", b"not_installed"), PICK),
+                 "no installed sim kernel library provides not_installed", id="no compiler, no library"),
 ])
-def test_linking_errors_are_hiprtc_error_linking_with_a_log(inputs, message):
+def test_linking_errors_are_hiprtc_error_linking_with_a_log(inputs, message, monkeypatch):
+    if "no installed" in message:   # without a C++ compiler only installed kernels can be linked
+        monkeypatch.setattr(rtc, "native_compiler", lambda: False)
     result, log = link(*(bitcode(src) for src in inputs))
     assert result == (R.HIPRTC_ERROR_LINKING, None, None)
     assert message in log

@@ -28,7 +28,7 @@ class NativeModule:
 
 def compile_source(ks: kernelsource.KernelSource) -> bytes:
     """The image of ``ks`` (CodeObjectError with the compiler's log when it does not build)."""
-    result = toolchain.compile_program(ks.units, ks.options)
+    result = toolchain.compile_program(ks.units, ks.options, name_expressions=ks.name_expressions)
     if not result.ok or result.image is None:
         raise CodeObjectError("the module's HIP C++ source does not compile for the sim:\n" + result.log.strip(),
                               code="hipErrorNoBinaryForGpu")

@@ -177,3 +177,21 @@ def test_a_compile_error_is_hiprtc_error_compilation_with_the_log():
 def test_an_include_outside_the_program_is_refused():
     module, log = compile_module(b'#include "/etc/passwd"\nextern "C" __global__ void k() {}')
     assert module is None and "/etc/passwd" in log
+
+
+def test_a_template_kernel_through_name_expressions_and_lowered_names():
+    source = b"template <typename T> __global__ void twice(T* x, int n) {\n" \
+             b"  int i = threadIdx.x; if (i < n) x[i] = x[i] + x[i];\n}\n"
+    prog = ok(hiprtc.hiprtcCreateProgram(source, b"t.hip", 0, [], []))
+    ok(hiprtc.hiprtcAddNameExpression(prog, b"twice<float>"))
+    ok(hiprtc.hiprtcCompileProgram(prog, 0, []))
+    lowered = bytes(ok(hiprtc.hiprtcGetLoweredName(prog, b"twice<float>"))).rstrip(b"\0")
+    assert lowered.startswith(b"_Z") and b"twice" in lowered
+    code = bytearray(ok(hiprtc.hiprtcGetCodeSize(prog)))
+    ok(hiprtc.hiprtcGetCode(prog, code))
+    module = ok(hip.hipModuleLoadData(code))     # loads (compiles again) with the same instances
+    fn = ok(hip.hipModuleGetFunction(module, lowered))
+    x = np.arange(8, dtype=np.float32)
+    d = upload(x)
+    ok(hip.hipModuleLaunchKernel(fn, 1, 1, 1, 8, 1, 1, 0, None, None, (d, ctypes.c_int(8))))
+    np.testing.assert_array_equal(download(d, x), x * 2)
