@@ -18,6 +18,18 @@ DEFAULT_WARN_ARCHIVE_BYTES = 1 << 30
 PACK_BLOBS_ENV = "HRR_PACK_BLOBS"                  # small blobs into pack files during capture
 
 
+# What marks a process as one ``hrr run``/``hrr capture`` started (the bootstrap acts on it).
+TRACED_ENV = (MODE_ENV, ARCHIVE_ENV, PLUGINS_ENV, CONTENT_MODE_ENV)
+
+
+def untraced_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """This process's environment for a helper process hrr itself starts (a compiler, the
+    kernel worker): without the variables that would make it record itself as the program."""
+    env = {k: v for k, v in os.environ.items() if k not in TRACED_ENV}
+    env.update(extra or {})
+    return env
+
+
 def env_flag_on(value: str | None, *, default: bool) -> bool:
     """The brief's rule: on when unset (if ``default``), ``true`` or a non-zero number."""
     if value is None:

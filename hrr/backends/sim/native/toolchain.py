@@ -23,6 +23,7 @@ from pathlib import Path
 
 import attrs
 
+from hrr.config import untraced_env
 from hrr.backends.kernelsource import SourceUnit
 from hrr.backends.sim.native.elfimage import ImageError, NativeImage, parse_image
 
@@ -94,7 +95,7 @@ def _target() -> str:
 
 def _run_version(argv: list[str]) -> str | None:
     try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+        out = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False, env=untraced_env())
     except (OSError, subprocess.SubprocessError):
         return None
     if out.returncode != 0:
@@ -437,7 +438,7 @@ def _runtime_object(tc: Toolchain, work: Path, include: Path, env: dict[str, str
 
 
 def _compile_env(work: Path) -> dict[str, str]:
-    env = dict(os.environ)
+    env = untraced_env()   # a Python-run compiler (ziglang) must not record itself under hrr capture
     cache = cache_dir()
     zig_cache = str(cache / "zig") if cache is not None else str(work / "zig-cache")
     env.setdefault("ZIG_GLOBAL_CACHE_DIR", zig_cache)

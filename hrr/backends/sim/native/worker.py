@@ -41,6 +41,7 @@ from typing import Sequence
 import attrs
 
 from hrr.backends.sim.native import abi
+from hrr.config import untraced_env
 from hrr.backends.sim.native.arena import DEVICE_BASE, Arena, map_memory
 
 MAX_KERNARGS = 4096
@@ -129,7 +130,7 @@ def _built_library() -> str:
                 try:
                     done = subprocess.run([*argv, "-x", "c", "-O2", "-fPIC", "-shared", "-I", tmp, "-o", out,
                                            os.path.join(tmp, _SOURCE)], capture_output=True, text=True,
-                                          timeout=300)
+                                          timeout=300, env=untraced_env())
                 except (OSError, subprocess.SubprocessError) as exc:
                     logs.append(f"{shlex.join(argv)}: {exc}")
                     break
@@ -243,7 +244,7 @@ class KernelWorker:
                 *pinned, str(cmd_r), str(res_w), "1" if self.sandbox else "0"]
         try:
             proc = subprocess.Popen(argv, pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, env={**os.environ, **_ONE_THREAD})
+                                    stderr=subprocess.PIPE, env=untraced_env(_ONE_THREAD))
         finally:
             os.close(cmd_r)
             os.close(res_w)
