@@ -17,6 +17,9 @@ import attrs
 ABI_HEADER = "hrr_abi.h"
 ABI_VERSION = 1
 
+PRINTF_BYTES = 1 << 20          # a launch's printf output beyond this is cut
+TRAP_MESSAGE_BYTES = 256        # hrr_services.trap_message's buffer
+
 # hrr_status
 OK, E_SHAPE, E_BARRIER, E_TRAP, E_ABI = 0, 1, 2, 3, 4
 STATUS_NAMES = {OK: "ok", E_SHAPE: "launch shape beyond the runner's limits",
@@ -81,13 +84,13 @@ class ServicesBlock:
 
 
 def make_services(max_fibers: int = 1024, stack_bytes: int = 128 << 10, dyn_shared_cap: int = 64 << 10,
-                  printf_cap: int = 1 << 20) -> ServicesBlock:
+                  printf_cap: int = PRINTF_BYTES) -> ServicesBlock:
     """Allocate a services block in this process (stacks are reserved, committed on touch)."""
     stacks = mmap.mmap(-1, max_fibers * stack_bytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS
                        | getattr(mmap, "MAP_NORESERVE", 0))
     shared = (ctypes.c_uint8 * dyn_shared_cap)()
     printf_buf = (ctypes.c_char * printf_cap)()
-    trap = (ctypes.c_char * 256)()
+    trap = (ctypes.c_char * TRAP_MESSAGE_BYTES)()
     svc = Services()
     svc.abi_version = ABI_VERSION
     svc.dyn_shared, svc.dyn_shared_cap = ctypes.addressof(shared), dyn_shared_cap

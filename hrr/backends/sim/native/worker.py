@@ -318,6 +318,11 @@ class KernelWorker:
                 addr, ip = _FAULT_TAIL.unpack(tail)
                 self._stop()
                 return LaunchOutcome(-1, b"", describe_fault(status, printf_len, addr, ip))
+            if magic == MSG_DONE and (printf_len > abi.PRINTF_BYTES or trap_len > abi.TRAP_MESSAGE_BYTES):
+                # only a kernel writing to the reply pipe itself can say this: never read it
+                self._stop()
+                return LaunchOutcome(-1, b"", f"the kernel broke the worker's reply protocol ({printf_len} bytes "
+                                              f"of printf, {trap_len} of trap message announced)")
             body = self._read(printf_len + trap_len, deadline) if magic == MSG_DONE else None
             if body is None:
                 return self._died(deadline, timeout)

@@ -118,6 +118,13 @@ def test_printf_bytes_and_the_trap_message_come_back(loaded):
     assert loaded.run("say", grid=(2, 1, 1)).printf == b"hi 2\n"    # reset between launches
 
 
+def test_a_forged_reply_is_not_read_and_the_next_launch_works(loaded):
+    # a kernel can write to the reply pipe: an announced 1 GiB of printf is never read
+    out = loaded.run("forge")
+    assert out.status == -1 and "broke the worker's reply protocol" in (out.fault or ""), out
+    assert loaded.run("say", grid=(2, 1, 1)).printf == b"hi 2\n"
+
+
 def test_a_kernel_that_never_ends_is_stopped_at_the_timeout(loaded):
     out = loaded.run("spin", timeout=0.5)
     assert out.status == -1 and out.fault == "the kernel did not finish within 0.5 s (the worker was stopped)"
