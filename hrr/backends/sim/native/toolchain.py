@@ -525,7 +525,8 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
         if data is not None:
             notes = "".join(n + "\n" for n in _translate_options(options, "")[1])
             try:
-                return CompileResult(True, notes, data, _lowered(parse_image(data), name_expressions))
+                image = parse_image(data)
+                return CompileResult(True, notes + _unlaunchable_notes(image), data, _lowered(image, name_expressions))
             except ImageError:
                 pass
     with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:
@@ -549,13 +550,13 @@ def _reach_hidden_kernels(tc: Toolchain, units: tuple[SourceUnit, ...], options:
         with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:
             again = _compile_in(tc, Path(tmp).resolve(), units, options, False, name_expressions, c_names)
         if again.ok and again.image is not None:
-            result = again
-            missing = parse_image(again.image).unlaunchable
-    if not missing:
-        return result
-    notes = "".join(f"note: kernel '{n}' cannot be launched: hrr did not find its definition in the source "
-                    "(made by a macro, or in a class)\n" for n in missing)
-    return attrs.evolve(result, log=result.log + notes)
+            return attrs.evolve(again, log=again.log + _unlaunchable_notes(parse_image(again.image)))
+    return attrs.evolve(result, log=result.log + _unlaunchable_notes(parse_image(result.image)))
+
+
+def _unlaunchable_notes(image: NativeImage) -> str:
+    return "".join(f"note: kernel '{n}' cannot be launched: hrr did not find its definition in the source "
+                   "(made by a macro, or in a class)\n" for n in image.unlaunchable)
 
 
 def _lowered(image: NativeImage, name_expressions: tuple[str, ...]) -> dict[str, str]:

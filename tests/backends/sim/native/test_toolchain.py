@@ -378,3 +378,4 @@ CPP_KERNEL(cpp_made)
     assert prog.launch("twice", [f], block=(2, 1, 1)) == 0 and f.tolist() == [2.0, 2.0]
     assert prog.image.unlaunchable == ("_Z8cpp_madePi",)
     assert "kernel '_Z8cpp_madePi' cannot be launched" in result.log
+    assert compile_program([SourceUnit("m.hip", src)], []).log == result.log   # the same from the cache
