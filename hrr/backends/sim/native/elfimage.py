@@ -30,6 +30,7 @@ DT_INIT, DT_FINI, DT_REL, DT_RELSZ, DT_JMPREL = 12, 13, 17, 18, 23
 DT_INIT_ARRAY, DT_FINI_ARRAY, DT_INIT_ARRAYSZ, DT_PREINIT_ARRAY, DT_PREINIT_ARRAYSZ = 25, 26, 27, 32, 33
 DT_RELRSZ, DT_RELR = 35, 36
 KINDS = {0: POINTER, 1: VALUE, 2: STRUCT}
+KERNEL_SECTION = "hrr_kernels"   # where hrr_device.h's __global__ puts kernels (clang only)
 #: Symbols of an image that are not the program's globals.
 _OWN = {"threadIdx", "blockIdx", "blockDim", "gridDim", "_DYNAMIC", "_GLOBAL_OFFSET_TABLE_", "__dso_handle"}
 
@@ -73,6 +74,9 @@ class NativeImage:
     #: metadata object symbol -> the lookup name of its kernel (how toolchain.py finds what a
     #: name expression lowered to)
     entries: dict[str, str] = attrs.field(factory=dict, repr=False)
+    #: __global__ functions (clang builds put them in their own section) that got no entry: a
+    #: kernel defined where toolchain.py could not see it (through a macro, say)
+    unlaunchable: tuple[str, ...] = ()
 
     def relocated(self, base: int) -> bytes:
         """The image's memory (memory_size bytes) as it must lie at the page-aligned ``base``."""
@@ -114,7 +118,7 @@ def parse_image(data: bytes) -> NativeImage:
     if data[4] != 2 or data[5] != 1:
         raise ImageError("not a 64-bit little-endian ELF file")
     (e_type, e_machine, _ver, _entry, e_phoff, e_shoff, _flags, _ehsize, e_phentsize, e_phnum,
-     e_shentsize, e_shnum, _shstrndx) = r.unpack("<HHIQQQIHHHHHH", 16, "ELF header")
+     e_shentsize, e_shnum, e_shstrndx) = r.unpack("<HHIQQQIHHHHHH", 16, "ELF header")
     if e_type != 3:
         raise ImageError("not a shared object (ELF type %d)" % e_type)
     if e_machine not in RELATIVE:
@@ -191,6 +195,7 @@ def parse_image(data: bytes) -> NativeImage:
 
     kernels: dict[str, NativeKernel] = {}
     globals_: dict[str, tuple[int, int]] = {}
+    start, end = _section_range(r, e_shoff, e_shnum, e_shstrndx, KERNEL_SECTION)
     entries: dict[str, str] = {}
     for name, (value, size, kind, _) in symbols.items():
         if kind != STT_OBJECT:
@@ -204,8 +209,22 @@ def parse_image(data: bytes) -> NativeImage:
             if value + size > memory_size:
                 raise ImageError(f"bad image: symbol {name} lies outside the image")
             globals_[name] = (value, size)
+    defined = {name for name, (value, _size, kind, _) in symbols.items() if kind == STT_FUNC and start <= value < end}
     return NativeImage(data, e_machine, memory_size, tuple(segments), tuple(o for o, _ in relocs),
-                       tuple(a for _, a in relocs), launch, kernels, globals_, entries)
+                       tuple(a for _, a in relocs), launch, kernels, globals_, entries,
+                       tuple(sorted(defined - set(kernels))))
+
+
+def _section_range(r: _Reader, shoff: int, shnum: int, shstrndx: int, wanted: str) -> tuple[int, int]:
+    """[start, end) addresses of the named section (empty when there is none)."""
+    if not shnum or shstrndx >= shnum:
+        return 0, 0
+    str_off, str_size = r.unpack("<QQ", shoff + 64 * shstrndx + 24, "section header")
+    for i in range(min(shnum, 65536)):
+        sh_name, _type, _flags, sh_addr, _off, sh_size = r.unpack("<IIQQQQ", shoff + 64 * i, "section header")
+        if sh_name < str_size and r.cstr(str_off + sh_name, min(str_off + str_size, len(r.data)), "section") == wanted:
+            return sh_addr, sh_addr + sh_size
+    return 0, 0
 
 
 def _symbols(r: _Reader, shoff: int, shnum: int) -> dict[str, tuple[int, int, int, int]]:

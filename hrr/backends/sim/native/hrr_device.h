@@ -212,7 +212,13 @@ HRR_LIMITS_FLOAT(double, __DBL, )
 }  // namespace std
 
 /* ---- HIP's qualifiers ---- */
+/* clang: kernels go to their own section, so that elfimage.py can tell one that got no entry
+ * (g++ refuses templates in a named section) */
+#ifdef __clang__
+#define __global__ __attribute__((used, section("hrr_kernels")))
+#else
 #define __global__ __attribute__((used))
+#endif
 #define __device__
 #define __host__
 #define __constant__

@@ -339,7 +339,7 @@ def _entry(tag: str, fn: str) -> str:
             f" __hrr::make_meta(&__hrr_k_{tag}, {fn});")
 
 
-def _instrument(unit_index: int, text: str, name_expressions: tuple[str, ...] = ()) -> str:
+def _instrument(unit_index: int, text: str, name_expressions: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> str:
     """The unit with dynamic shared memory rewritten and a trampoline + metadata object after
     each kernel definition (on the same line: the compiler's line numbers stay the user's),
     and one per name expression at the end (hiprtcAddNameExpression: `&k<float>`, `ns::k`)."""
@@ -356,6 +356,8 @@ def _instrument(unit_index: int, text: str, name_expressions: tuple[str, ...] = 
     out.append(text[last:])
     for e_index, expr in enumerate(name_expressions):
         out.append(f"\n#line 1 \"<name expression {e_index}>\"\n{_entry(f'ne_{e_index}', expr.strip())}\n")
+    for x_index, name in enumerate(extra):
+        out.append(f"\n#line 1 \"<kernel {name}>\"\n{_entry(f'ex_{x_index}_{name}', name)}\n")
     return "".join(out)
 
 
@@ -516,14 +518,38 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
         if data is not None:
             notes = "".join(n + "\n" for n in _translate_options(options, "")[1])
             try:
-                return CompileResult(True, notes, data, _lowered(parse_image(data), name_expressions))
+                image = parse_image(data)
+                return CompileResult(True, notes + _unlaunchable_notes(image), data, _lowered(image, name_expressions))
             except ImageError:
                 pass
     with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:
         result = _compile_in(tc, Path(tmp).resolve(), units, options, relocatable, name_expressions)
+    if result.ok and result.image is not None:
+        result = _reach_hidden_kernels(tc, units, options, name_expressions, result)
     if result.ok and result.image is not None and cache is not None:
         _atomic_write(cache / f"{key}.so", result.image)
     return result
+
+
+def _reach_hidden_kernels(tc: Toolchain, units: tuple[SourceUnit, ...], options: tuple[str, ...],
+                          name_expressions: tuple[str, ...], result: CompileResult) -> CompileResult:
+    """Kernels the source scan missed (defined through a macro): an extern "C" one of a
+    one-unit program gets its entry at the unit's end in a second build; any other is named in
+    the log, since it cannot be launched."""
+    assert result.image is not None
+    missing = parse_image(result.image).unlaunchable
+    c_names = tuple(n for n in missing if re.fullmatch(r"[A-Za-z_]\w*", n) and not n.startswith("_Z"))
+    if c_names and len(units) == 1:
+        with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:
+            again = _compile_in(tc, Path(tmp).resolve(), units, options, False, name_expressions, c_names)
+        if again.ok and again.image is not None:
+            return attrs.evolve(again, log=again.log + _unlaunchable_notes(parse_image(again.image)))
+    return attrs.evolve(result, log=result.log + _unlaunchable_notes(parse_image(result.image)))
+
+
+def _unlaunchable_notes(image: NativeImage) -> str:
+    return "".join(f"note: kernel '{n}' cannot be launched: hrr did not find its definition in the source "
+                   "(made by a macro, or in a class)\n" for n in image.unlaunchable)
 
 
 def _lowered(image: NativeImage, name_expressions: tuple[str, ...]) -> dict[str, str]:
@@ -537,7 +563,8 @@ def _lowered(image: NativeImage, name_expressions: tuple[str, ...]) -> dict[str,
 
 
 def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], options: tuple[str, ...],
-                relocatable: bool, name_expressions: tuple[str, ...] = ()) -> CompileResult:
+                relocatable: bool, name_expressions: tuple[str, ...] = (),
+                extra: tuple[str, ...] = ()) -> CompileResult:
     include = work / "sys"
     headers = work / "h"
     _write_tree(include, {DEVICE_HEADER: _package_bytes(DEVICE_HEADER), ABI_HEADER: _package_bytes(ABI_HEADER),
@@ -556,7 +583,8 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
         path = udir / fname
         last = u_index == len(units) - 1
         # surrogateescape: bytes that are not UTF-8 (in a string literal, say) go through unchanged
-        text = _instrument(u_index, unit.source.decode("utf-8", "surrogateescape"), name_expressions if last else ())
+        text = _instrument(u_index, unit.source.decode("utf-8", "surrogateescape"), name_expressions if last else (),
+                           extra if last else ())
         path.write_bytes(text.encode("utf-8", "surrogateescape"))
         sources.append(path)
         replacements.append((str(udir) + "/", ""))

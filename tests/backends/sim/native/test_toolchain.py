@@ -355,3 +355,27 @@ def test_a_damaged_cached_runtime_object_is_rebuilt(tmp_path, monkeypatch):
     result = compile_program([unit], [])
     assert result.ok, result.log
     assert runtime.read_bytes()[:4] == b"\x7fELF" and len(runtime.read_bytes()) > 1000
+
+
+def test_kernels_made_by_macros_are_found_by_the_compiler():
+    tc = find_toolchain()
+    if not ("zig" in tc.ident or "clang" in tc.ident):
+        pytest.skip("only clang builds mark kernels (g++ refuses templates in a named section)")
+    src = b"""
+#define KERNEL extern "C" __global__ void
+#define SCALE_KERNEL(name, f) KERNEL name(float *x) { x[threadIdx.x] *= f; }
+KERNEL by_macro(int *x) { x[threadIdx.x] = 7; }
+SCALE_KERNEL(twice, 2.0f)
+#define CPP_KERNEL(name) __global__ void name(int *x) { x[0] = 1; }
+CPP_KERNEL(cpp_made)
+"""
+    result = compile_program([SourceUnit("m.hip", src)], [])
+    assert result.ok, result.log
+    prog = Loaded(result.image)
+    x = np.zeros(2, dtype=np.int32)
+    assert prog.launch("by_macro", [x], block=(2, 1, 1)) == 0 and x.tolist() == [7, 7]
+    f = np.ones(2, dtype=np.float32)
+    assert prog.launch("twice", [f], block=(2, 1, 1)) == 0 and f.tolist() == [2.0, 2.0]
+    assert prog.image.unlaunchable == ("_Z8cpp_madePi",)
+    assert "kernel '_Z8cpp_madePi' cannot be launched" in result.log
+    assert compile_program([SourceUnit("m.hip", src)], []).log == result.log   # the same from the cache
