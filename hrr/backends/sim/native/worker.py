@@ -40,7 +40,7 @@ from typing import Sequence
 
 import attrs
 
-from hrr.backends.sim.native import abi
+from hrr.backends.sim.native import abi, toolchain
 from hrr.config import untraced_env
 from hrr.backends.sim.native.arena import DEVICE_BASE, Arena, map_memory
 
@@ -76,16 +76,6 @@ class LaunchOutcome:
 
 
 # -- building worker.c ------------------------------------------------------------------------
-def cache_dir() -> str:
-    """Where compiled helpers are kept: $HRR_CACHE_DIR, $XDG_CACHE_HOME/hrr/kernels or
-    ~/.cache/hrr/kernels."""
-    explicit = os.environ.get("HRR_CACHE_DIR")
-    if explicit:
-        return explicit
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "hrr", "kernels")
-
-
 def compilers() -> list[list[str]]:
     """C compiler command lines to try, in order: $HRR_SIM_CXX, ziglang, cc, gcc, clang."""
     found: list[list[str]] = []
@@ -112,7 +102,8 @@ def _built_library() -> str:
     logs = []
     for argv in compilers():
         key = hashlib.sha256(repr(argv).encode() + b"\0" + source + b"\0" + header).hexdigest()[:24]
-        for folder in (cache_dir(), None):
+        cached = toolchain.cache_dir()   # the images' cache: one place for what hrr builds
+        for folder in (str(cached) if cached is not None else None, None):
             try:
                 if folder is None:
                     folder = tempfile.mkdtemp(prefix="hrr-worker-")
