@@ -36,7 +36,10 @@ DATA_KINDS: tuple[DataKind, ...] = (
     DataKind("kernel_arguments", METADATA,
              "the kernarg bytes of each launch (scalars and pointers passed by value)",
              "every kernel launch (replay cannot run the kernel without them)"),
-    DataKind("code_objects", METADATA, "the code object images given to hipModuleLoadData",
+    DataKind("code_objects", METADATA,
+             "the code object images given to hipModuleLoadData; for a program compiled with hiprtc on "
+             "the sim or cuda backend, that is its HIP C++ source, headers and options (a kernel source "
+             "code object, which replay compiles), also in a metadata-only archive",
              "hipModuleLoadData (stored once by hash)"),
     DataKind("host_function_addresses", METADATA,
              "the address of an application host function and its userData pointer",
