@@ -44,6 +44,7 @@ from hrr.backends.sim.native import abi
 from hrr.backends.sim.native.arena import DEVICE_BASE, Arena, map_memory
 
 MAX_KERNARGS = 4096
+PRINTF_CAP = 1 << 20   # the worker's printf buffer: one launch's output at most
 _COMMAND = struct.Struct("=QQ3I3III")
 _REPLY = struct.Struct("=IiII")
 _FAULT_TAIL = struct.Struct("=QQ")
@@ -156,7 +157,7 @@ def worker_library() -> str:
 # -- the sandbox probe ---------------------------------------------------------------------------
 _PROBE = ("import ctypes, sys\n"
           "lib = ctypes.CDLL(sys.argv[1])\n"
-          "rc = lib.hrr_worker_run(0, 1, ctypes.c_uint64(0), 1)\n"
+          "rc = lib.hrr_worker_run(0, 1, ctypes.c_uint64(0), 1, -1)\n"
           "sys.stderr.write('prctl failed: %d' % -rc)\n")
 
 
@@ -317,7 +318,10 @@ class KernelWorker:
                 addr, ip = _FAULT_TAIL.unpack(tail)
                 self._stop()
                 return LaunchOutcome(-1, b"", describe_fault(status, printf_len, addr, ip))
-            body = self._read(printf_len + trap_len, deadline) if magic == MSG_DONE else None
+            if magic != MSG_DONE or printf_len > PRINTF_CAP or trap_len > 255:
+                why = self._stop()   # a reply no worker.c writes: the kernel wrote to the pipe
+                return LaunchOutcome(-1, b"", f"the kernel worker broke its protocol ({why})")
+            body = self._read(printf_len + trap_len, deadline)
             if body is None:
                 return self._died(deadline, timeout)
             return LaunchOutcome(status, body[:printf_len], None, body[printf_len:].decode(errors="replace"))
@@ -374,7 +378,7 @@ def main(argv: Sequence[str]) -> int:
     if int(pin_fd) >= 0:
         map_memory(int(pin_addr), int(pin_size), _PROT_RW, _MAP_SHARED_FIXED, int(pin_fd))
         os.close(int(pin_fd))
-    services = abi.make_services()
+    services = abi.make_services(printf_cap=PRINTF_CAP)
     lib = ctypes.CDLL(lib_path)
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:
@@ -385,9 +389,11 @@ def main(argv: Sequence[str]) -> int:
     if rc != 0:
         print(f"hrr kernel worker: cannot install fault handlers: {os.strerror(-rc)}", file=sys.stderr)
         return 3
-    rc = lib.hrr_worker_run(int(cmd_fd), int(res_fd), ctypes.c_uint64(services.address), int(sandbox))
-    print(f"hrr kernel worker: cannot enter the sandbox (seccomp strict mode): {os.strerror(-rc)}",
-          file=sys.stderr)
+    stderr = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    rc = lib.hrr_worker_run(int(cmd_fd), int(res_fd), ctypes.c_uint64(services.address), int(sandbox), null)
+    os.write(stderr, f"hrr kernel worker: cannot enter the sandbox (seccomp strict mode): "
+                     f"{os.strerror(-rc)}\n".encode())
     return 4
 
 
