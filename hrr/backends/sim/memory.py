@@ -100,16 +100,22 @@ class Memory:
         self.pinned_bytes_used = 0
         self._pinned_holes: list[tuple[int, int]] = []   # (offset, bytes) freed, sorted
         self._pinned_top = 0                               # arena offset past every pinned range
+        self._device_arena: arenas.Arena | None = None     # the process's, on first use
+        self._pinned_arena: arenas.Arena | None = None
 
     @property
     def device_arena(self) -> arenas.Arena:
         """The arena holding device memory (what the native kernel worker maps)."""
-        return arenas.device_arena()
+        if self._device_arena is None:
+            self._device_arena = arenas.device_arena()
+        return self._device_arena
 
     @property
     def pinned_arena(self) -> arenas.Arena:
         """The arena holding pinned host memory (what the native kernel worker maps)."""
-        return arenas.pinned_arena()
+        if self._pinned_arena is None:
+            self._pinned_arena = arenas.pinned_arena()
+        return self._pinned_arena
 
     def successor(self) -> "Memory":
         """An empty memory whose device addresses continue after this one's (hipDeviceReset:
@@ -122,9 +128,10 @@ class Memory:
         least 256), or None when the device is out of memory."""
         base = -(-self._next_device // align) * align
         padded = -(-max(size, 1) // DEVICE_ALIGN) * DEVICE_ALIGN
-        if self.device_bytes_used + padded > TOTAL_DEVICE_BYTES or base + padded > DEVICE_END:
+        arena = self.device_arena
+        if self.device_bytes_used + padded > TOTAL_DEVICE_BYTES or base + padded > DEVICE_BASE + arena.size:
             return None
-        storage = self.device_arena.view(base - DEVICE_BASE, max(size, 1))
+        storage = arena.view(base - DEVICE_BASE, max(size, 1))
         alloc = Allocation(DEVICE, base, size, storage)
         self._next_device = base + padded
         self.device_bytes_used += padded

@@ -107,8 +107,15 @@ class Arena:
                     addr = 0
             self.address = addr or map_memory(0, size, _PROT_READ | _PROT_WRITE, flags, self.fd)
             self._whole = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(self.address))
-        else:
-            self._mm = mmap.mmap(-1, size)
+        else:   # private memory; smaller when the system will not reserve it all
+            while True:
+                try:
+                    self._mm = mmap.mmap(-1, self.size)
+                    break
+                except (OSError, OverflowError, MemoryError):
+                    if self.size <= 1 << 30:
+                        raise
+                    self.size //= 2
             self._whole = np.frombuffer(self._mm, np.uint8)
             self.address = self._whole.ctypes.data
         self.base = self.address if base is None else base
@@ -182,6 +189,16 @@ class Arena:
             raise
         return fd
 
+    def go_private(self) -> None:
+        """Keep the bytes but stop sharing them (a forked child whose copy could not be
+        made): copy-on-write from here on, never written back to the file."""
+        if self.fd < 0:
+            return
+        map_memory(self.address, self.size, _PROT_READ | _PROT_WRITE, _MAP_PRIVATE | _MAP_NORESERVE | _MAP_FIXED,
+                   self.fd)
+        os.close(self.fd)
+        self.fd = -1
+
     def adopt(self, fd: int) -> None:
         """Map ``fd`` (a ``private_copy``) over this arena at the same address and use it."""
         map_memory(self.address, self.size, _PROT_READ | _PROT_WRITE, _MAP_SHARED | _MAP_NORESERVE | _MAP_FIXED, fd)
@@ -237,16 +254,25 @@ class _ForkCopy:
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         self._pid = os.getpid()
-        self._copies = [(a, a.private_copy()) for a in existing_arenas() if a.shareable]
+        self._copies = []
+        for arena in existing_arenas():
+            if arena.shareable:
+                try:
+                    fd = arena.private_copy()
+                except OSError:   # out of memory or descriptors: the child goes private
+                    fd = -1
+                self._copies.append((arena, fd))
         return True
 
     def release(self) -> None:
         copies, self._copies = self._copies, []
         in_child = os.getpid() != self._pid
         for arena, fd in copies:
-            if in_child:
+            if in_child and fd >= 0:
                 arena.adopt(fd)
-            else:
+            elif in_child:
+                arena.go_private()
+            elif fd >= 0:
                 os.close(fd)
 
 

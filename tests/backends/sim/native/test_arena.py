@@ -124,3 +124,21 @@ def test_a_forked_child_has_its_own_copy_of_device_and_pinned_memory():
     out = np.zeros(64, np.uint8)
     assert hip.hipMemcpy(out, d, 64, D2H) == (OK,) and (out == 1).all()   # the child wrote its own copy
     assert ctypes.string_at(int(h), 64) == b"\x02" * 64
+
+
+def test_a_child_whose_copy_cannot_be_made_still_never_writes_the_parents_memory(monkeypatch):
+    err, d = hip.hipMalloc(64)
+    assert hip.hipMemcpy(d, np.full(64, 1, np.uint8), 64, H2D) == (OK,)
+
+    def no_copy(self):
+        raise OSError(24, "Too many open files")
+    monkeypatch.setattr(arenas.Arena, "private_copy", no_copy)
+
+    def body() -> int:
+        if _memory().device_arena.shareable:
+            return 3
+        return 0 if hip.hipMemcpy(d, np.full(64, 9, np.uint8), 64, H2D) == (OK,) else 4
+
+    assert run_child(body) == 0
+    out = np.zeros(64, np.uint8)
+    assert hip.hipMemcpy(out, d, 64, D2H) == (OK,) and (out == 1).all()
