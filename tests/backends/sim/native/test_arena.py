@@ -56,13 +56,15 @@ def test_freeing_gives_whole_pages_back_and_keeps_the_neighbours():
     err, a = hip.hipMalloc(100)
     err, big = hip.hipMalloc(1 << 20)
     err, c = hip.hipMalloc(100)
-    for p, n in ((a, 100), (big, 1 << 20), (c, 100)):
+    err, d = hip.hipMalloc(5000)
+    for p, n in ((a, 100), (big, 1 << 20), (c, 100), (d, 5000)):
         assert hip.hipMemcpy(p, np.full(n, 5, np.uint8), n, H2D) == (OK,)
     arena = _memory().device_arena
     before = sum(n for _, n in _data_extents(arena))
     assert hip.hipFree(big) == (OK,)
     after = sum(n for _, n in _data_extents(arena))
     assert before - after >= (1 << 20) - 2 * arenas.PAGE
+    assert hip.hipFree(d) == (OK,)
     for p in (a, c):
         out = np.zeros(100, np.uint8)
         assert hip.hipMemcpy(out, p, 100, D2H) == (OK,) and (out == 5).all()
@@ -142,3 +144,48 @@ def test_a_child_whose_copy_cannot_be_made_still_never_writes_the_parents_memory
     assert run_child(body) == 0
     out = np.zeros(64, np.uint8)
     assert hip.hipMemcpy(out, d, 64, D2H) == (OK,) and (out == 1).all()
+
+
+def test_small_allocations_freed_one_by_one_give_their_pages_back_in_batches():
+    mem = _memory()
+    keep = mem.malloc(64)
+    keep.storage[:] = 3
+    for _ in range(1000):
+        # a small allocation freed while a page-aligned one lives after it...
+        for alloc in (mem.malloc(256), mem.malloc(4096, align=4096)):
+            alloc.storage[:] = 1
+            mem.free_device(alloc.base)
+        # ...and one freed on the page the allocator still fills, which then jumps ahead
+        for size, align in ((256, 256), (4096, 4096)):
+            alloc = mem.malloc(size, align=align)
+            alloc.storage[:] = 1
+            mem.free_device(alloc.base)
+    used = sum(n for _, n in _data_extents(mem.device_arena))
+    assert used <= (1 << 20) + 2 * arenas.PAGE          # at most one batch pending
+    assert (keep.storage == 3).all()
+
+
+def test_giving_pages_back_never_touches_live_bytes():
+    """Random (seeded) allocations and frees: every live allocation keeps its bytes, and
+    what stays resident is the live pages plus at most one pending batch."""
+    rng = np.random.default_rng(13)
+    mem = _memory()
+    live: dict[int, tuple[object, int]] = {}
+    for step in range(3000):
+        if live and rng.random() < 0.45:
+            base = int(rng.choice(list(live)))
+            alloc, tag = live.pop(base)
+            assert (alloc.storage == tag).all(), step
+            mem.free_device(base)
+        else:
+            size = int(rng.choice([1, 100, 256, 700, 4096, 5000, 20000, 70000]))
+            alloc = mem.malloc(size, align=int(rng.choice([256, 256, 4096])))
+            tag = step % 251 + 1
+            alloc.storage[:] = tag
+            live[alloc.base] = (alloc, tag)
+    for alloc, tag in live.values():
+        assert (alloc.storage == tag).all()
+    pages = {p for alloc, _ in live.values()
+             for p in range(alloc.base // arenas.PAGE, -(-(alloc.base + alloc.size) // arenas.PAGE))}
+    used = sum(n for _, n in _data_extents(mem.device_arena))
+    assert used <= len(pages) * arenas.PAGE + (1 << 20) + (64 << 10)
