@@ -8,8 +8,8 @@ addresses) before anything runs; installs fault handlers; and then, sandboxed, e
 seccomp strict mode (read, write, exit and sigreturn only) and serves launches from a
 pipe with the loop in ``worker.c``. A kernel that faults, makes a system call or hangs
 ends the worker, never the sim: the launch reports what happened and the next launch
-starts a new worker. It is spawned (``python -m``), never forked from the multi-threaded
-parent.
+starts a new worker. It is spawned (a new Python running ``main``), never forked from the
+multi-threaded parent.
 
 Pipe protocol (native byte order; see worker.c). Command: launch_fn, kernel (u64 each),
 grid[3], block[3], dyn_shared, nargs (u32 each), then nargs kernarg bytes (at most 4096).
@@ -240,11 +240,11 @@ class KernelWorker:
             assert self.pinned_arena is not None
             fds.append(self.pinned_arena.fd)
             pinned = [str(self.pinned_arena.fd), str(self.pinned_arena.address), str(self.pinned_arena.size)]
-        argv = [sys.executable, "-m", __name__, lib, str(self.device_arena.fd), str(self.device_arena.size),
+        argv = [sys.executable, "-c", _BOOT, lib, str(self.device_arena.fd), str(self.device_arena.size),
                 *pinned, str(cmd_r), str(res_w), "1" if self.sandbox else "0"]
         try:
             proc = subprocess.Popen(argv, pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, env={**os.environ, **_ONE_THREAD})
+                                    stderr=subprocess.PIPE, env=_worker_env())
         finally:
             os.close(cmd_r)
             os.close(res_w)
@@ -349,6 +349,15 @@ class KernelWorker:
         self._proc = None
 
 
+def _worker_env() -> dict[str, str]:
+    """The parent's environment, single-threaded BLAS, and hrr importable from where this
+    process imported it (its sys.path may have been changed at run time)."""
+    import hrr
+    root = os.path.dirname(os.path.dirname(os.path.abspath(hrr.__file__)))
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    return {**os.environ, **_ONE_THREAD, "PYTHONPATH": path}
+
+
 def _now() -> float:
     return time.monotonic()
 
@@ -369,6 +378,16 @@ if hasattr(os, "register_at_fork"):
 
 
 # -- the worker process ------------------------------------------------------------------------
+# ``python -m hrr.backends.sim.native.worker`` would first import the whole sim (its package
+# builds the hip module: most of a second). The worker needs only this package, so it
+# starts with the sim package registered as a bare namespace.
+_BOOT = ("import os, sys, types\n"
+         "import hrr.backends\n"
+         "sim = types.ModuleType('hrr.backends.sim')\n"
+         "sim.__path__ = [os.path.join(os.path.dirname(hrr.backends.__file__), 'sim')]\n"
+         "sys.modules['hrr.backends.sim'] = sim\n"
+         "from hrr.backends.sim.native.worker import main\n"
+         "sys.exit(main(sys.argv[1:]))\n")
 def main(argv: Sequence[str]) -> int:
     """The worker: map the arenas, make the services block, serve launches (never returns
     when the loop starts; returns an exit status when it cannot)."""
