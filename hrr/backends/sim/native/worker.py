@@ -302,6 +302,8 @@ class KernelWorker:
             raise ValueError(f"{len(kernargs)} bytes of kernel arguments (at most {MAX_KERNARGS})")
         command = _COMMAND.pack(launch_fn, kernel, *grid, *block, dyn_shared, len(kernargs)) + bytes(kernargs)
         with self._lock:
+            if self._proc is not None and self._proc.poll() is not None:
+                self._stop()   # it died between launches (killed from outside): not this kernel's doing
             if self._proc is None:
                 self._start()
             deadline = None if timeout is None else _now() + timeout

@@ -161,3 +161,13 @@ def test_a_forked_child_runs_its_own_worker_on_its_own_memory(loaded):
     assert view[0] == 11                                      # the child wrote its own copy
     assert loaded.worker.pid == parent_pid                    # the parent's worker is untouched
     assert loaded.run("add_to", struct.pack("<QI", addr, 1)).status == 11 and view[0] == 12
+
+
+def test_a_worker_killed_between_launches_is_replaced_quietly(loaded):
+    addr, view = loaded.device_u32(1)
+    assert loaded.run("add_to", struct.pack("<QI", addr, 1)).fault is None
+    pid = loaded.worker.pid
+    os.kill(pid, 9)
+    loaded.worker._proc.wait()                    # dead (and reaped) before the next launch
+    out = loaded.run("add_to", struct.pack("<QI", addr, 1))
+    assert (out.status, out.fault) == (1, None) and view[0] == 2 and loaded.worker.pid != pid
