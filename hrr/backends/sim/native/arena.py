@@ -41,7 +41,7 @@ PINNED_SPAN = 1 << 40
 _PROT_NONE, _PROT_READ, _PROT_WRITE = 0, 1, 2
 _MAP_SHARED, _MAP_PRIVATE, _MAP_FIXED, _MAP_ANONYMOUS = 0x01, 0x02, 0x10, 0x20
 _MAP_NORESERVE, _MAP_FIXED_NOREPLACE = 0x4000, 0x100000
-_MADV_REMOVE = 9
+_MADV_DONTNEED, _MADV_REMOVE = 4, 9
 _MFD_CLOEXEC, _MFD_EXEC = 0x1, 0x10
 _SEEK_DATA, _SEEK_HOLE = 3, 4
 _MAP_FAILED = ctypes.c_void_p(-1).value
@@ -73,6 +73,19 @@ def map_memory(addr: int, size: int, prot: int, flags: int, fd: int = -1) -> int
     return int(got)
 
 
+def _file_refused(size: int) -> str:
+    """Why a ``size``-byte file cannot be made here ("" when it can): growing a file past
+    RLIMIT_FSIZE (`ulimit -f`) fails and raises SIGXFSZ, which kills by default."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError):
+        return ""
+    if soft != resource.RLIM_INFINITY and soft < size:
+        return f"the file-size limit (ulimit -f, {soft} bytes) is below the arena's {size} bytes"
+    return ""
+
+
 def _memfd(name: str) -> int:
     # MFD_EXEC: device memory holds kernel images, and a system may default memfds to noexec.
     try:
@@ -91,12 +104,22 @@ class Arena:
         self.name, self.size = name, size
         self.fd = -1
         self.fixed = False
+        self.not_shared = ""   # why another process cannot map it ("" when it can)
         self._high = 0   # bytes past the last one ever handed out: nothing beyond is written
         self._lock = threading.Lock()
-        if _libc is not None and hasattr(os, "memfd_create"):
-            self.fd = _memfd(name)
-            os.ftruncate(self.fd, size)
-            flags = _MAP_SHARED | _MAP_NORESERVE
+        if _libc is not None:
+            self.not_shared = _file_refused(size)
+            if not self.not_shared:
+                try:
+                    self.fd = _memfd(name)
+                    os.ftruncate(self.fd, size)
+                except OSError as exc:
+                    if self.fd >= 0:
+                        os.close(self.fd)
+                        self.fd = -1
+                    self.not_shared = f"no shareable file: {exc}"
+            # shared file pages, or private memory (no fd) that costs nothing until touched
+            flags = _MAP_SHARED | _MAP_NORESERVE if self.fd >= 0 else _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_NORESERVE
             addr = 0
             if want_address is not None:
                 try:
@@ -108,6 +131,7 @@ class Arena:
             self.address = addr or map_memory(0, size, _PROT_READ | _PROT_WRITE, flags, self.fd)
             self._whole = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(self.address))
         else:   # private memory; smaller when the system will not reserve it all
+            self.not_shared = f"no memfd on {sys.platform}"
             while True:
                 try:
                     self._mm = mmap.mmap(-1, self.size)
@@ -139,9 +163,9 @@ class Arena:
         hi = -(-end // PAGE) * PAGE if end >= self._high else end // PAGE * PAGE
         if hi <= lo:
             return
-        if self.fd >= 0:
-            assert _libc is not None
-            if _libc.madvise(self.address + lo, hi - lo, _MADV_REMOVE) == 0:
+        if _libc is not None:   # file pages punched out, or private pages dropped
+            advice = _MADV_REMOVE if self.fd >= 0 else _MADV_DONTNEED
+            if _libc.madvise(self.address + lo, hi - lo, advice) == 0:
                 return
         self._whole[lo:hi] = 0
 
@@ -170,6 +194,9 @@ class Arena:
         there is nothing to share."""
         if self.fd < 0:
             return -1
+        refused = _file_refused(self.size)
+        if refused:
+            raise OSError(27, refused)   # EFBIG, without the SIGXFSZ that trying would raise
         fd = _memfd(self.name)
         try:
             os.ftruncate(fd, self.size)
@@ -198,6 +225,7 @@ class Arena:
                    self.fd)
         os.close(self.fd)
         self.fd = -1
+        self.not_shared = "a forked child whose private copy could not be made"
 
     def adopt(self, fd: int) -> None:
         """Map ``fd`` (a ``private_copy``) over this arena at the same address and use it."""

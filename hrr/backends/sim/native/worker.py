@@ -230,7 +230,7 @@ class KernelWorker:
 
     def _start(self) -> None:
         if not self.device_arena.shareable:
-            raise WorkerError("device memory cannot be shared with a worker here (no memfd)")
+            raise WorkerError(f"device memory cannot be shared with a kernel worker: {self.device_arena.not_shared}")
         lib = worker_library()
         cmd_r, cmd_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -338,6 +338,14 @@ class KernelWorker:
         """Stop the worker (a later launch starts a new one)."""
         with self._lock:
             self._stop()
+
+    def __del__(self) -> None:
+        # An int fd is not closed by the collector: without this a dropped client would
+        # leave its worker waiting for commands until this process exits.
+        try:
+            self._stop()
+        except Exception:  # noqa: BLE001 - nothing to report to at collection time
+            pass
 
     def _forget_after_fork(self) -> None:
         """In a forked child: the worker is the parent's; drop our ends without touching it."""

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import ctypes
 import os
+import resource
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -189,3 +192,27 @@ def test_giving_pages_back_never_touches_live_bytes():
              for p in range(alloc.base // arenas.PAGE, -(-(alloc.base + alloc.size) // arenas.PAGE))}
     used = sum(n for _, n in _data_extents(mem.device_arena))
     assert used <= len(pages) * arenas.PAGE + (1 << 20) + (64 << 10)
+
+
+_UNDER_A_FILE_SIZE_LIMIT = """
+import numpy as np
+from hrr.backends.sim import hip, device
+err, d = hip.hipMalloc(1 << 20)
+assert err == 0 and hip.hipMemset(d, 3, 1 << 20) == (0,)
+out = np.zeros(16, np.uint8)
+assert hip.hipMemcpy(out, d, 16, hip.hipMemcpyKind.hipMemcpyDeviceToHost) == (0,) and (out == 3).all()
+err, h = hip.hipHostMalloc(64, 0)
+assert err == 0
+arena = device.current().memory.device_arena
+print(arena.shareable, arena.not_shared)
+"""
+
+
+def test_a_file_size_limit_makes_the_arenas_private_instead_of_killing_the_program():
+    """`ulimit -f` below an arena's size: growing the file would raise SIGXFSZ (fatal by default)."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+    done = subprocess.run([sys.executable, "-c", _UNDER_A_FILE_SIZE_LIMIT], capture_output=True, text=True,
+                          preexec_fn=limit, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("False the file-size limit (ulimit -f, 65536 bytes)"), done.stdout

@@ -171,3 +171,13 @@ def test_a_worker_killed_between_launches_is_replaced_quietly(loaded):
     loaded.worker._proc.wait()                    # dead (and reaped) before the next launch
     out = loaded.run("add_to", struct.pack("<QI", addr, 1))
     assert (out.status, out.fault) == (1, None) and view[0] == 2 and loaded.worker.pid != pid
+
+
+def test_a_dropped_client_ends_its_worker(code):
+    from hrr.backends.sim.native import arena
+    w = KernelWorker(arena.device_arena(), arena.pinned_arena(), sandbox=False)
+    fn = Loaded(code, w)
+    assert fn.run("divide", struct.pack("<i", 1)).status == 7
+    proc = w._proc
+    del w, fn
+    assert proc.wait(timeout=60) is not None     # ended with its client (bounded: never hang)
