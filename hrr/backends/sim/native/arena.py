@@ -120,16 +120,8 @@ class Arena:
                     self.not_shared = f"no shareable file: {exc}"
             # shared file pages, or private memory (no fd) that costs nothing until touched
             flags = _MAP_SHARED | _MAP_NORESERVE if self.fd >= 0 else _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_NORESERVE
-            addr = 0
-            if want_address is not None:
-                try:
-                    addr = map_memory(want_address, size, _PROT_READ | _PROT_WRITE, flags | _MAP_FIXED_NOREPLACE,
-                                      self.fd)
-                    self.fixed = True
-                except ArenaError:
-                    addr = 0
-            self.address = addr or map_memory(0, size, _PROT_READ | _PROT_WRITE, flags, self.fd)
-            self._whole = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(self.address))
+            self.address = self._map(want_address, flags)
+            self._whole = np.ctypeslib.as_array((ctypes.c_uint8 * self.size).from_address(self.address))
         else:   # private memory; smaller when the system will not reserve it all
             self.not_shared = f"no memfd on {sys.platform}"
             while True:
@@ -143,6 +135,25 @@ class Arena:
             self._whole = np.frombuffer(self._mm, np.uint8)
             self.address = self._whole.ctypes.data
         self.base = self.address if base is None else base
+
+    def _map(self, want_address: int | None, flags: int) -> int:
+        """Map the arena (at ``want_address`` if the kernel allows: ``fixed``), halving its
+        size while the address space will not take it (ulimit -v)."""
+        while True:
+            try:
+                if want_address is not None:
+                    try:
+                        addr = map_memory(want_address, self.size, _PROT_READ | _PROT_WRITE,
+                                          flags | _MAP_FIXED_NOREPLACE, self.fd)
+                        self.fixed = True
+                        return addr
+                    except ArenaError:
+                        pass
+                return map_memory(0, self.size, _PROT_READ | _PROT_WRITE, flags, self.fd)
+            except ArenaError:
+                if self.size <= _MIN_SPAN:
+                    raise
+                self.size //= 2
 
     @property
     def shareable(self) -> bool:
@@ -234,6 +245,22 @@ class Arena:
         self.fd = fd
 
 
+_MIN_SPAN = 64 << 20
+
+
+def _span(full: int, share: int) -> int:
+    """An arena's size: ``full``, or under an address-space limit (ulimit -v) the largest
+    power of two within 1/``share`` of it, so the program keeps room for everything else."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):
+        return full
+    if soft == resource.RLIM_INFINITY:
+        return full
+    return max(_MIN_SPAN, min(full, 1 << max(0, (soft // share).bit_length() - 1)))
+
+
 _arenas: dict[str, Arena] = {}
 _make_lock = threading.Lock()
 
@@ -244,13 +271,14 @@ def device_arena() -> Arena:
     with _make_lock:
         arena = _arenas.get("device")
         if arena is None:
+            span = _span(DEVICE_SPAN, 4)
             if _libc is not None:
                 try:   # nothing else may land there, and a host dereference faults
-                    map_memory(DEVICE_BASE, DEVICE_SPAN, _PROT_NONE,
+                    map_memory(DEVICE_BASE, span, _PROT_NONE,
                                _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_NORESERVE | _MAP_FIXED_NOREPLACE)
                 except ArenaError:
                     pass
-            arena = _arenas["device"] = Arena("hrr-sim-device", DEVICE_SPAN, DEVICE_BASE, None)
+            arena = _arenas["device"] = Arena("hrr-sim-device", span, DEVICE_BASE, None)
     _register_fork_copy()
     return arena
 
@@ -261,7 +289,7 @@ def pinned_arena() -> Arena:
     with _make_lock:
         arena = _arenas.get("pinned")
         if arena is None:
-            arena = _arenas["pinned"] = Arena("hrr-sim-pinned", PINNED_SPAN, None, PINNED_BASE)
+            arena = _arenas["pinned"] = Arena("hrr-sim-pinned", _span(PINNED_SPAN, 8), None, PINNED_BASE)
     _register_fork_copy()
     return arena
 

@@ -216,3 +216,14 @@ def test_a_file_size_limit_makes_the_arenas_private_instead_of_killing_the_progr
                           preexec_fn=limit, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("False the file-size limit (ulimit -f, 65536 bytes)"), done.stdout
+
+
+def test_an_address_space_limit_shrinks_the_arenas_and_leaves_room_for_the_program():
+    """`ulimit -v` (the fuzz harness sets 6 GiB): 1 TiB arenas would not map at all."""
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+    probe = _UNDER_A_FILE_SIZE_LIMIT + "import numpy; numpy.ones(1 << 28, numpy.uint8)\n" \
+        "m = device.current().memory\nprint(m.device_arena.size >> 20, m.pinned_arena.size >> 20)\n"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, preexec_fn=limit, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["True ", "1024 512"]
