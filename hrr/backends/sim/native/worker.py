@@ -306,27 +306,37 @@ class KernelWorker:
                 self._stop()   # it died between launches (killed from outside): not this kernel's doing
             if self._proc is None:
                 self._start()
-            deadline = None if timeout is None else _now() + timeout
             try:
-                _write_all(self._cmd, command)
-            except OSError:
-                return LaunchOutcome(-1, b"", self._stop())
-            head = self._read(_REPLY.size, deadline)
-            if head is None:
-                return self._died(deadline, timeout)
-            magic, status, printf_len, trap_len = _REPLY.unpack(head)
-            if magic == MSG_FAULT:
-                tail = self._read(_FAULT_TAIL.size, deadline) or bytes(_FAULT_TAIL.size)
-                addr, ip = _FAULT_TAIL.unpack(tail)
+                return self._exchange(command, timeout)
+            except BaseException:
+                # interrupted (KeyboardInterrupt...) mid-launch: the worker's reply would be
+                # taken for the next launch's, so this worker goes
                 self._stop()
-                return LaunchOutcome(-1, b"", describe_fault(status, printf_len, addr, ip))
-            if magic != MSG_DONE or printf_len > PRINTF_CAP or trap_len > 255:
-                why = self._stop()   # a reply no worker.c writes: the kernel wrote to the pipe
-                return LaunchOutcome(-1, b"", f"the kernel worker broke its protocol ({why})")
-            body = self._read(printf_len + trap_len, deadline)
-            if body is None:
-                return self._died(deadline, timeout)
-            return LaunchOutcome(status, body[:printf_len], None, body[printf_len:].decode(errors="replace"))
+                raise
+
+    def _exchange(self, command: bytes, timeout: float | None) -> LaunchOutcome:
+        """Send one launch and read its reply (the lock held)."""
+        deadline = None if timeout is None else _now() + timeout
+        try:
+            _write_all(self._cmd, command)
+        except OSError:
+            return LaunchOutcome(-1, b"", self._stop())
+        head = self._read(_REPLY.size, deadline)
+        if head is None:
+            return self._died(deadline, timeout)
+        magic, status, printf_len, trap_len = _REPLY.unpack(head)
+        if magic == MSG_FAULT:
+            tail = self._read(_FAULT_TAIL.size, deadline) or bytes(_FAULT_TAIL.size)
+            addr, ip = _FAULT_TAIL.unpack(tail)
+            self._stop()
+            return LaunchOutcome(-1, b"", describe_fault(status, printf_len, addr, ip))
+        if magic != MSG_DONE or printf_len > PRINTF_CAP or trap_len > 255:
+            why = self._stop()   # a reply no worker.c writes: the kernel wrote to the pipe
+            return LaunchOutcome(-1, b"", f"the kernel worker broke its protocol ({why})")
+        body = self._read(printf_len + trap_len, deadline)
+        if body is None:
+            return self._died(deadline, timeout)
+        return LaunchOutcome(status, body[:printf_len], None, body[printf_len:].decode(errors="replace"))
 
     def _died(self, deadline: float | None, timeout: float | None) -> LaunchOutcome:
         if deadline is not None and _now() >= deadline:

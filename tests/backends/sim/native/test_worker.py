@@ -181,3 +181,19 @@ def test_a_dropped_client_ends_its_worker(code):
     proc = w._proc
     del w, fn
     assert proc.wait(timeout=60) is not None     # ended with its client (bounded: never hang)
+
+
+def test_an_interrupted_launch_does_not_leave_its_reply_for_the_next(loaded, monkeypatch):
+    addr, view = loaded.device_u32(1)
+    assert loaded.run("add_to", struct.pack("<QI", addr, 1)).status == 0
+    real_read = KernelWorker._read
+
+    def interrupted(self, n, deadline):
+        monkeypatch.setattr(KernelWorker, "_read", real_read)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(KernelWorker, "_read", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        loaded.run("add_to", struct.pack("<QI", addr, 1))
+    before = int(view[0])                       # the worker is gone: 1, or 2 if it got that far
+    out = loaded.run("add_to", struct.pack("<QI", addr, 1))
+    assert (out.status, out.fault, int(view[0])) == (before, None, before + 1)
