@@ -30,6 +30,9 @@ from hrr.backends.sim.streams import Op
 from hrr.backends.surface import HipError
 
 DEVICE_ALIGN = 256
+_PAGE_SHIFT = arenas.PAGE.bit_length() - 1
+_RELEASE_BATCH = 1 << 20     # dead device pages are given back once this many are pending...
+_RELEASE_AT_ONCE = 64 << 10  # ...or at once when one free makes this many
 HOST_ALIGN = arenas.PAGE
 TOTAL_DEVICE_BYTES = 16 << 30
 # Pinned host memory the sim hands out in all (a real runtime fails hipHostMalloc with
@@ -100,16 +103,24 @@ class Memory:
         self.pinned_bytes_used = 0
         self._pinned_holes: list[tuple[int, int]] = []   # (offset, bytes) freed, sorted
         self._pinned_top = 0                               # arena offset past every pinned range
+        self._device_arena: arenas.Arena | None = None     # the process's, on first use
+        self._pending_release: list[tuple[int, int]] = []  # dead device pages not yet given back
+        self._pending_bytes = 0
+        self._pinned_arena: arenas.Arena | None = None
 
     @property
     def device_arena(self) -> arenas.Arena:
         """The arena holding device memory (what the native kernel worker maps)."""
-        return arenas.device_arena()
+        if self._device_arena is None:
+            self._device_arena = arenas.device_arena()
+        return self._device_arena
 
     @property
     def pinned_arena(self) -> arenas.Arena:
         """The arena holding pinned host memory (what the native kernel worker maps)."""
-        return arenas.pinned_arena()
+        if self._pinned_arena is None:
+            self._pinned_arena = arenas.pinned_arena()
+        return self._pinned_arena
 
     def successor(self) -> "Memory":
         """An empty memory whose device addresses continue after this one's (hipDeviceReset:
@@ -122,11 +133,14 @@ class Memory:
         least 256), or None when the device is out of memory."""
         base = -(-self._next_device // align) * align
         padded = -(-max(size, 1) // DEVICE_ALIGN) * DEVICE_ALIGN
-        if self.device_bytes_used + padded > TOTAL_DEVICE_BYTES or base + padded > DEVICE_END:
+        arena = self.device_arena
+        if self.device_bytes_used + padded > TOTAL_DEVICE_BYTES or base + padded > DEVICE_BASE + arena.size:
             return None
-        storage = self.device_arena.view(base - DEVICE_BASE, max(size, 1))
+        storage = arena.view(base - DEVICE_BASE, max(size, 1))
         alloc = Allocation(DEVICE, base, size, storage)
-        self._next_device = base + padded
+        left, self._next_device = self._next_device, base + padded
+        if base >> _PAGE_SHIFT != left >> _PAGE_SHIFT:
+            self._leave_frontier(left, base)
         self.device_bytes_used += padded
         self._device[alloc.base] = alloc
         self._device_starts.append(alloc.base)
@@ -140,15 +154,41 @@ class Memory:
         # Whole pages between the live neighbours go back to the system (addresses are never
         # handed out again). Pages of the gap outside this allocation's own went back when
         # their allocations were freed, so only those this one touches need giving back.
-        page = arenas.PAGE
         lo = self._device_end(self._device[self._device_starts[i - 1]]) if i else DEVICE_BASE
         hi = self._device_starts[i + 1] if i + 1 < len(self._device_starts) else self._next_device
-        lo, hi = max(lo, base // page * page), min(hi, -(-self._device_end(alloc) // page) * page)
         del self._device[base]
         del self._device_starts[i]
-        self.device_bytes_used -= self._device_end(alloc) - alloc.base
-        self.device_arena.discard(lo - DEVICE_BASE, hi - lo)
+        end = self._device_end(alloc)
+        self.device_bytes_used -= end - base
+        self._release(max(lo, base >> _PAGE_SHIFT << _PAGE_SHIFT), min(hi, -(-end >> _PAGE_SHIFT) << _PAGE_SHIFT))
         return alloc
+
+    def _leave_frontier(self, left: int, base: int) -> None:
+        """The bump allocator moved from ``left`` on to ``base``'s page: the pages it left
+        that no live allocation touches are dead for good (a free skipped the page that
+        was still being filled)."""
+        last = self._device_end(self._device[self._device_starts[-1]]) if self._device_starts else 0
+        self._release(max(last, left >> _PAGE_SHIFT << _PAGE_SHIFT), base)
+
+    def _release(self, lo: int, hi: int) -> None:
+        """Give back the whole pages inside [lo, hi) that lie below the page the bump
+        allocator is filling; small ranges are batched (one madvise per MiB or so)."""
+        lo = -(-lo >> _PAGE_SHIFT) << _PAGE_SHIFT
+        hi = min(hi, self._next_device) >> _PAGE_SHIFT << _PAGE_SHIFT
+        if hi <= lo:
+            return
+        pending = self._pending_release
+        if pending and pending[-1][1] == lo:
+            pending[-1] = (pending[-1][0], hi)
+        else:
+            pending.append((lo, hi))
+        self._pending_bytes += hi - lo
+        if self._pending_bytes >= _RELEASE_BATCH or hi - lo >= _RELEASE_AT_ONCE:
+            arena = self.device_arena
+            for a, b in pending:
+                arena.discard(a - DEVICE_BASE, b - a)
+            pending.clear()
+            self._pending_bytes = 0
 
     @staticmethod
     def _device_end(alloc: Allocation) -> int:

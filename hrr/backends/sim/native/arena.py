@@ -41,7 +41,7 @@ PINNED_SPAN = 1 << 40
 _PROT_NONE, _PROT_READ, _PROT_WRITE = 0, 1, 2
 _MAP_SHARED, _MAP_PRIVATE, _MAP_FIXED, _MAP_ANONYMOUS = 0x01, 0x02, 0x10, 0x20
 _MAP_NORESERVE, _MAP_FIXED_NOREPLACE = 0x4000, 0x100000
-_MADV_REMOVE = 9
+_MADV_DONTNEED, _MADV_REMOVE = 4, 9
 _MFD_CLOEXEC, _MFD_EXEC = 0x1, 0x10
 _SEEK_DATA, _SEEK_HOLE = 3, 4
 _MAP_FAILED = ctypes.c_void_p(-1).value
@@ -73,6 +73,19 @@ def map_memory(addr: int, size: int, prot: int, flags: int, fd: int = -1) -> int
     return int(got)
 
 
+def _file_refused(size: int) -> str:
+    """Why a ``size``-byte file cannot be made here ("" when it can): growing a file past
+    RLIMIT_FSIZE (`ulimit -f`) fails and raises SIGXFSZ, which kills by default."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    except (ImportError, OSError, ValueError):
+        return ""
+    if soft != resource.RLIM_INFINITY and soft < size:
+        return f"the file-size limit (ulimit -f, {soft} bytes) is below the arena's {size} bytes"
+    return ""
+
+
 def _memfd(name: str) -> int:
     # MFD_EXEC: device memory holds kernel images, and a system may default memfds to noexec.
     try:
@@ -91,27 +104,56 @@ class Arena:
         self.name, self.size = name, size
         self.fd = -1
         self.fixed = False
+        self.not_shared = ""   # why another process cannot map it ("" when it can)
         self._high = 0   # bytes past the last one ever handed out: nothing beyond is written
         self._lock = threading.Lock()
-        if _libc is not None and hasattr(os, "memfd_create"):
-            self.fd = _memfd(name)
-            os.ftruncate(self.fd, size)
-            flags = _MAP_SHARED | _MAP_NORESERVE
-            addr = 0
-            if want_address is not None:
+        if _libc is not None:
+            self.not_shared = _file_refused(size)
+            if not self.not_shared:
                 try:
-                    addr = map_memory(want_address, size, _PROT_READ | _PROT_WRITE, flags | _MAP_FIXED_NOREPLACE,
-                                      self.fd)
-                    self.fixed = True
-                except ArenaError:
-                    addr = 0
-            self.address = addr or map_memory(0, size, _PROT_READ | _PROT_WRITE, flags, self.fd)
-            self._whole = np.ctypeslib.as_array((ctypes.c_uint8 * size).from_address(self.address))
-        else:
-            self._mm = mmap.mmap(-1, size)
+                    self.fd = _memfd(name)
+                    os.ftruncate(self.fd, size)
+                except OSError as exc:
+                    if self.fd >= 0:
+                        os.close(self.fd)
+                        self.fd = -1
+                    self.not_shared = f"no shareable file: {exc}"
+            # shared file pages, or private memory (no fd) that costs nothing until touched
+            flags = _MAP_SHARED | _MAP_NORESERVE if self.fd >= 0 else _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_NORESERVE
+            self.address = self._map(want_address, flags)
+            self._whole = np.ctypeslib.as_array((ctypes.c_uint8 * self.size).from_address(self.address))
+        else:   # private memory; smaller when the system will not reserve it all
+            self.not_shared = f"no memfd on {sys.platform}"
+            while True:
+                try:
+                    self._mm = mmap.mmap(-1, self.size)
+                    break
+                except (OSError, OverflowError, MemoryError):
+                    if self.size <= 1 << 30:
+                        raise
+                    self.size //= 2
             self._whole = np.frombuffer(self._mm, np.uint8)
             self.address = self._whole.ctypes.data
         self.base = self.address if base is None else base
+
+    def _map(self, want_address: int | None, flags: int) -> int:
+        """Map the arena (at ``want_address`` if the kernel allows: ``fixed``), halving its
+        size while the address space will not take it (ulimit -v)."""
+        while True:
+            try:
+                if want_address is not None:
+                    try:
+                        addr = map_memory(want_address, self.size, _PROT_READ | _PROT_WRITE,
+                                          flags | _MAP_FIXED_NOREPLACE, self.fd)
+                        self.fixed = True
+                        return addr
+                    except ArenaError:
+                        pass
+                return map_memory(0, self.size, _PROT_READ | _PROT_WRITE, flags, self.fd)
+            except ArenaError:
+                if self.size <= _MIN_SPAN:
+                    raise
+                self.size //= 2
 
     @property
     def shareable(self) -> bool:
@@ -132,9 +174,9 @@ class Arena:
         hi = -(-end // PAGE) * PAGE if end >= self._high else end // PAGE * PAGE
         if hi <= lo:
             return
-        if self.fd >= 0:
-            assert _libc is not None
-            if _libc.madvise(self.address + lo, hi - lo, _MADV_REMOVE) == 0:
+        if _libc is not None:   # file pages punched out, or private pages dropped
+            advice = _MADV_REMOVE if self.fd >= 0 else _MADV_DONTNEED
+            if _libc.madvise(self.address + lo, hi - lo, advice) == 0:
                 return
         self._whole[lo:hi] = 0
 
@@ -163,6 +205,9 @@ class Arena:
         there is nothing to share."""
         if self.fd < 0:
             return -1
+        refused = _file_refused(self.size)
+        if refused:
+            raise OSError(27, refused)   # EFBIG, without the SIGXFSZ that trying would raise
         fd = _memfd(self.name)
         try:
             os.ftruncate(fd, self.size)
@@ -182,11 +227,38 @@ class Arena:
             raise
         return fd
 
+    def go_private(self) -> None:
+        """Keep the bytes but stop sharing them (a forked child whose copy could not be
+        made): copy-on-write from here on, never written back to the file."""
+        if self.fd < 0:
+            return
+        map_memory(self.address, self.size, _PROT_READ | _PROT_WRITE, _MAP_PRIVATE | _MAP_NORESERVE | _MAP_FIXED,
+                   self.fd)
+        os.close(self.fd)
+        self.fd = -1
+        self.not_shared = "a forked child whose private copy could not be made"
+
     def adopt(self, fd: int) -> None:
         """Map ``fd`` (a ``private_copy``) over this arena at the same address and use it."""
         map_memory(self.address, self.size, _PROT_READ | _PROT_WRITE, _MAP_SHARED | _MAP_NORESERVE | _MAP_FIXED, fd)
         os.close(self.fd)
         self.fd = fd
+
+
+_MIN_SPAN = 64 << 20
+
+
+def _span(full: int, share: int) -> int:
+    """An arena's size: ``full``, or under an address-space limit (ulimit -v) the largest
+    power of two within 1/``share`` of it, so the program keeps room for everything else."""
+    try:
+        import resource
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, OSError, ValueError):
+        return full
+    if soft == resource.RLIM_INFINITY:
+        return full
+    return max(_MIN_SPAN, min(full, 1 << max(0, (soft // share).bit_length() - 1)))
 
 
 _arenas: dict[str, Arena] = {}
@@ -199,13 +271,14 @@ def device_arena() -> Arena:
     with _make_lock:
         arena = _arenas.get("device")
         if arena is None:
+            span = _span(DEVICE_SPAN, 4)
             if _libc is not None:
                 try:   # nothing else may land there, and a host dereference faults
-                    map_memory(DEVICE_BASE, DEVICE_SPAN, _PROT_NONE,
+                    map_memory(DEVICE_BASE, span, _PROT_NONE,
                                _MAP_PRIVATE | _MAP_ANONYMOUS | _MAP_NORESERVE | _MAP_FIXED_NOREPLACE)
                 except ArenaError:
                     pass
-            arena = _arenas["device"] = Arena("hrr-sim-device", DEVICE_SPAN, DEVICE_BASE, None)
+            arena = _arenas["device"] = Arena("hrr-sim-device", span, DEVICE_BASE, None)
     _register_fork_copy()
     return arena
 
@@ -216,7 +289,7 @@ def pinned_arena() -> Arena:
     with _make_lock:
         arena = _arenas.get("pinned")
         if arena is None:
-            arena = _arenas["pinned"] = Arena("hrr-sim-pinned", PINNED_SPAN, None, PINNED_BASE)
+            arena = _arenas["pinned"] = Arena("hrr-sim-pinned", _span(PINNED_SPAN, 8), None, PINNED_BASE)
     _register_fork_copy()
     return arena
 
@@ -237,16 +310,25 @@ class _ForkCopy:
 
     def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         self._pid = os.getpid()
-        self._copies = [(a, a.private_copy()) for a in existing_arenas() if a.shareable]
+        self._copies = []
+        for arena in existing_arenas():
+            if arena.shareable:
+                try:
+                    fd = arena.private_copy()
+                except OSError:   # out of memory or descriptors: the child goes private
+                    fd = -1
+                self._copies.append((arena, fd))
         return True
 
     def release(self) -> None:
         copies, self._copies = self._copies, []
         in_child = os.getpid() != self._pid
         for arena, fd in copies:
-            if in_child:
+            if in_child and fd >= 0:
                 arena.adopt(fd)
-            else:
+            elif in_child:
+                arena.go_private()
+            elif fd >= 0:
                 os.close(fd)
 
 

@@ -128,10 +128,13 @@ int hrr_worker_install_faults(int fd) {
   return 0;
 }
 
-int hrr_worker_run(int cmd_fd, int res_fd, uint64_t services_address, int sandbox) {
+/* null_fd (when >= 0) replaces stderr first: a kernel could otherwise fill the client's
+ * stderr pipe and block. */
+int hrr_worker_run(int cmd_fd, int res_fd, uint64_t services_address, int sandbox, int null_fd) {
   struct hrr_services *svc = (struct hrr_services *)(uintptr_t)services_address;
   struct reply ready;
   result_fd = res_fd;
+  if (null_fd >= 0 && dup2(null_fd, 2) < 0) return -errno;
   if (sandbox && prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0) != 0) return -errno;
   memset(&ready, 0, sizeof ready);
   ready.magic = MSG_READY;

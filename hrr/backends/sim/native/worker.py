@@ -8,8 +8,8 @@ addresses) before anything runs; installs fault handlers; and then, sandboxed, e
 seccomp strict mode (read, write, exit and sigreturn only) and serves launches from a
 pipe with the loop in ``worker.c``. A kernel that faults, makes a system call or hangs
 ends the worker, never the sim: the launch reports what happened and the next launch
-starts a new worker. It is spawned (``python -m``), never forked from the multi-threaded
-parent.
+starts a new worker. It is spawned (a new Python running ``main``), never forked from the
+multi-threaded parent.
 
 Pipe protocol (native byte order; see worker.c). Command: launch_fn, kernel (u64 each),
 grid[3], block[3], dyn_shared, nargs (u32 each), then nargs kernarg bytes (at most 4096).
@@ -40,11 +40,12 @@ from typing import Sequence
 
 import attrs
 
-from hrr.backends.sim.native import abi, toolchain
+from hrr.backends.sim.native import abi
 from hrr.config import untraced_env
 from hrr.backends.sim.native.arena import DEVICE_BASE, Arena, map_memory
 
 MAX_KERNARGS = 4096
+PRINTF_CAP = 1 << 20   # the worker's printf buffer: one launch's output at most
 _COMMAND = struct.Struct("=QQ3I3III")
 _REPLY = struct.Struct("=IiII")
 _FAULT_TAIL = struct.Struct("=QQ")
@@ -102,6 +103,7 @@ def _built_library() -> str:
     logs = []
     for argv in compilers():
         key = hashlib.sha256(repr(argv).encode() + b"\0" + source + b"\0" + header).hexdigest()[:24]
+        from hrr.backends.sim.native import toolchain   # here: the worker process never needs it
         cached = toolchain.cache_dir()   # the images' cache: one place for what hrr builds
         for folder in (str(cached) if cached is not None else None, None):
             try:
@@ -148,7 +150,7 @@ def worker_library() -> str:
 # -- the sandbox probe ---------------------------------------------------------------------------
 _PROBE = ("import ctypes, sys\n"
           "lib = ctypes.CDLL(sys.argv[1])\n"
-          "rc = lib.hrr_worker_run(0, 1, ctypes.c_uint64(0), 1)\n"
+          "rc = lib.hrr_worker_run(0, 1, ctypes.c_uint64(0), 1, -1)\n"
           "sys.stderr.write('prctl failed: %d' % -rc)\n")
 
 
@@ -221,7 +223,7 @@ class KernelWorker:
 
     def _start(self) -> None:
         if not self.device_arena.shareable:
-            raise WorkerError("device memory cannot be shared with a worker here (no memfd)")
+            raise WorkerError(f"device memory cannot be shared with a kernel worker: {self.device_arena.not_shared}")
         lib = worker_library()
         cmd_r, cmd_w = os.pipe()
         res_r, res_w = os.pipe()
@@ -231,11 +233,11 @@ class KernelWorker:
             assert self.pinned_arena is not None
             fds.append(self.pinned_arena.fd)
             pinned = [str(self.pinned_arena.fd), str(self.pinned_arena.address), str(self.pinned_arena.size)]
-        argv = [sys.executable, "-m", __name__, lib, str(self.device_arena.fd), str(self.device_arena.size),
+        argv = [sys.executable, "-c", _BOOT, lib, str(self.device_arena.fd), str(self.device_arena.size),
                 *pinned, str(cmd_r), str(res_w), "1" if self.sandbox else "0"]
         try:
             proc = subprocess.Popen(argv, pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, env=untraced_env(_ONE_THREAD))
+                                    stderr=subprocess.PIPE, env=_worker_env())
         finally:
             os.close(cmd_r)
             os.close(res_w)
@@ -293,31 +295,41 @@ class KernelWorker:
             raise ValueError(f"{len(kernargs)} bytes of kernel arguments (at most {MAX_KERNARGS})")
         command = _COMMAND.pack(launch_fn, kernel, *grid, *block, dyn_shared, len(kernargs)) + bytes(kernargs)
         with self._lock:
+            if self._proc is not None and self._proc.poll() is not None:
+                self._stop()   # it died between launches (killed from outside): not this kernel's doing
             if self._proc is None:
                 self._start()
-            deadline = None if timeout is None else _now() + timeout
             try:
-                _write_all(self._cmd, command)
-            except OSError:
-                return LaunchOutcome(-1, b"", self._stop())
-            head = self._read(_REPLY.size, deadline)
-            if head is None:
-                return self._died(deadline, timeout)
-            magic, status, printf_len, trap_len = _REPLY.unpack(head)
-            if magic == MSG_FAULT:
-                tail = self._read(_FAULT_TAIL.size, deadline) or bytes(_FAULT_TAIL.size)
-                addr, ip = _FAULT_TAIL.unpack(tail)
+                return self._exchange(command, timeout)
+            except BaseException:
+                # interrupted (KeyboardInterrupt...) mid-launch: the worker's reply would be
+                # taken for the next launch's, so this worker goes
                 self._stop()
-                return LaunchOutcome(-1, b"", describe_fault(status, printf_len, addr, ip))
-            if magic == MSG_DONE and (printf_len > abi.PRINTF_BYTES or trap_len > abi.TRAP_MESSAGE_BYTES):
-                # only a kernel writing to the reply pipe itself can say this: never read it
-                self._stop()
-                return LaunchOutcome(-1, b"", f"the kernel broke the worker's reply protocol ({printf_len} bytes "
-                                              f"of printf, {trap_len} of trap message announced)")
-            body = self._read(printf_len + trap_len, deadline) if magic == MSG_DONE else None
-            if body is None:
-                return self._died(deadline, timeout)
-            return LaunchOutcome(status, body[:printf_len], None, body[printf_len:].decode(errors="replace"))
+                raise
+
+    def _exchange(self, command: bytes, timeout: float | None) -> LaunchOutcome:
+        """Send one launch and read its reply (the lock held)."""
+        deadline = None if timeout is None else _now() + timeout
+        try:
+            _write_all(self._cmd, command)
+        except OSError:
+            return LaunchOutcome(-1, b"", self._stop())
+        head = self._read(_REPLY.size, deadline)
+        if head is None:
+            return self._died(deadline, timeout)
+        magic, status, printf_len, trap_len = _REPLY.unpack(head)
+        if magic == MSG_FAULT:
+            tail = self._read(_FAULT_TAIL.size, deadline) or bytes(_FAULT_TAIL.size)
+            addr, ip = _FAULT_TAIL.unpack(tail)
+            self._stop()
+            return LaunchOutcome(-1, b"", describe_fault(status, printf_len, addr, ip))
+        if magic != MSG_DONE or printf_len > PRINTF_CAP or trap_len > 255:
+            why = self._stop()   # a reply no worker.c writes: the kernel wrote to the pipe
+            return LaunchOutcome(-1, b"", f"the kernel worker broke its protocol ({why})")
+        body = self._read(printf_len + trap_len, deadline)
+        if body is None:
+            return self._died(deadline, timeout)
+        return LaunchOutcome(status, body[:printf_len], None, body[printf_len:].decode(errors="replace"))
 
     def _died(self, deadline: float | None, timeout: float | None) -> LaunchOutcome:
         if deadline is not None and _now() >= deadline:
@@ -330,6 +342,14 @@ class KernelWorker:
         with self._lock:
             self._stop()
 
+    def __del__(self) -> None:
+        # An int fd is not closed by the collector: without this a dropped client would
+        # leave its worker waiting for commands until this process exits.
+        try:
+            self._stop()
+        except Exception:  # noqa: BLE001 - nothing to report to at collection time
+            pass
+
     def _forget_after_fork(self) -> None:
         """In a forked child: the worker is the parent's; drop our ends without touching it."""
         self._lock = threading.Lock()
@@ -340,6 +360,16 @@ class KernelWorker:
         if self._proc is not None and self._proc.stderr:
             self._proc.stderr.close()
         self._proc = None
+
+
+def _worker_env() -> dict[str, str]:
+    """The parent's environment, single-threaded BLAS, and hrr importable from where this
+    process imported it (its sys.path may have been changed at run time)."""
+    import hrr
+    root = os.path.dirname(os.path.dirname(os.path.abspath(hrr.__file__)))
+    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
+    # untraced: under hrr capture the worker must not record itself as one of the program's processes
+    return {**untraced_env(), **_ONE_THREAD, "PYTHONPATH": path}
 
 
 def _now() -> float:
@@ -362,6 +392,16 @@ if hasattr(os, "register_at_fork"):
 
 
 # -- the worker process ------------------------------------------------------------------------
+# ``python -m hrr.backends.sim.native.worker`` would first import the whole sim (its package
+# builds the hip module: most of a second). The worker needs only this package, so it
+# starts with the sim package registered as a bare namespace.
+_BOOT = ("import os, sys, types\n"
+         "import hrr.backends\n"
+         "sim = types.ModuleType('hrr.backends.sim')\n"
+         "sim.__path__ = [os.path.join(os.path.dirname(hrr.backends.__file__), 'sim')]\n"
+         "sys.modules['hrr.backends.sim'] = sim\n"
+         "from hrr.backends.sim.native.worker import main\n"
+         "sys.exit(main(sys.argv[1:]))\n")
 def main(argv: Sequence[str]) -> int:
     """The worker: map the arenas, make the services block, serve launches (never returns
     when the loop starts; returns an exit status when it cannot)."""
@@ -371,7 +411,7 @@ def main(argv: Sequence[str]) -> int:
     if int(pin_fd) >= 0:
         map_memory(int(pin_addr), int(pin_size), _PROT_RW, _MAP_SHARED_FIXED, int(pin_fd))
         os.close(int(pin_fd))
-    services = abi.make_services()
+    services = abi.make_services(printf_cap=PRINTF_CAP)
     lib = ctypes.CDLL(lib_path)
     threads = len(os.listdir("/proc/self/task"))
     if threads != 1:
@@ -382,9 +422,11 @@ def main(argv: Sequence[str]) -> int:
     if rc != 0:
         print(f"hrr kernel worker: cannot install fault handlers: {os.strerror(-rc)}", file=sys.stderr)
         return 3
-    rc = lib.hrr_worker_run(int(cmd_fd), int(res_fd), ctypes.c_uint64(services.address), int(sandbox))
-    print(f"hrr kernel worker: cannot enter the sandbox (seccomp strict mode): {os.strerror(-rc)}",
-          file=sys.stderr)
+    stderr = os.dup(2)
+    null = os.open(os.devnull, os.O_WRONLY)
+    rc = lib.hrr_worker_run(int(cmd_fd), int(res_fd), ctypes.c_uint64(services.address), int(sandbox), null)
+    os.write(stderr, f"hrr kernel worker: cannot enter the sandbox (seccomp strict mode): "
+                     f"{os.strerror(-rc)}\n".encode())
     return 4
 
 

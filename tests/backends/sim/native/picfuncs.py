@@ -72,17 +72,12 @@ int raw_open(const struct hrr_launch *L) {
   return (int)r;
 }
 
-/* a forged DONE reply announcing 1 GiB of printf, written to every descriptor the worker may
-   hold (x86_64 raw write; strict mode allows write) */
-int forge(const struct hrr_launch *L) {
-  volatile unsigned int msg[4];   /* built on the stack: no relocation to read-only data */
-  msg[0] = 0x52524832u; msg[1] = 0u; msg[2] = 1u << 30; msg[3] = 0u;
-  (void)L;
-  for (long fd = 0; fd < 64; fd++) {
-    long r;
-    __asm__ volatile("syscall" : "=a"(r) : "a"(1L), "D"(fd), "S"((const void *)msg), "d"(16L) : "rcx", "r11", "memory");
-  }
-  return 0;
+/* write(fd, addr, len) through a raw system call (allowed in strict mode); kernargs: u64 x 3 */
+int raw_write(const struct hrr_launch *L) {
+  const u64 *a = (const u64 *)L->args;
+  long r;
+  __asm__ volatile("syscall" : "=a"(r) : "a"(1L), "D"(a[0]), "S"(a[1]), "d"(a[2]) : "rcx", "r11", "memory");
+  return (int)r;
 }
 
 int spin(const struct hrr_launch *L) {
@@ -91,7 +86,7 @@ int spin(const struct hrr_launch *L) {
   return 0;
 }
 """
-NAMES = ("write_shape", "add_to", "store_at", "divide", "say", "raw_getpid", "raw_open", "forge", "spin")
+NAMES = ("write_shape", "add_to", "store_at", "divide", "say", "raw_getpid", "raw_open", "raw_write", "spin")
 
 
 def _sections(elf: bytes) -> dict[str, bytes]:

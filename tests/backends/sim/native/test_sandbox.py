@@ -106,3 +106,25 @@ def test_faults_are_still_reported_in_the_sandbox(code, jailed):
     assert out.fault == "illegal address 0x8 (SIGSEGV)"
     out = jailed.launch(fn["divide"], 0, struct.pack("<i", 0), (1, 1, 1), (1, 1, 1), 0)
     assert out.fault is not None and "integer division by zero" in out.fault
+
+
+def _res_fd(pid: int) -> int:
+    """The worker's end of its result pipe (from its command line)."""
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        return int(f.read().split(b"\0")[-3])
+
+
+def test_what_a_kernel_may_still_write_cannot_hang_or_fool_the_client(code, jailed):
+    fn = _load(code)
+    memory = sim_device.current().memory
+    big = memory.malloc(256 << 10)
+    # stderr is /dev/null in the loop: 256 KiB there would fill a pipe nobody reads
+    out = jailed.launch(fn["raw_write"], 0, struct.pack("<QQQ", 2, big.base, 256 << 10), (1, 1, 1), (1, 1, 1), 0,
+                        timeout=60)
+    assert (out.status, out.fault) == (256 << 10, None)
+    # a forged reply on the result pipe announcing 2 GiB of printf output
+    forged = memory.malloc(16)
+    forged.storage[:] = np.frombuffer(struct.pack("=IiII", 0x52524832, 0, 0x7FFF_FFFF, 0), np.uint8)
+    out = jailed.launch(fn["raw_write"], 0, struct.pack("<QQQ", _res_fd(jailed.pid), forged.base, 16), (1, 1, 1),
+                        (1, 1, 1), 0, timeout=60)
+    assert out.status == -1 and out.fault is not None and out.fault.startswith("the kernel worker broke its protocol")
