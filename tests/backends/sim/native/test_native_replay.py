@@ -96,3 +96,44 @@ def test_a_kernel_making_a_system_call_is_stopped_at_capture_and_at_replay(tmp_p
     result = replay(tmp_path, backend="sim")
     assert result.exit_code == 0, text(result)   # the same error, reproduced
     assert only(result).reproduced_errors >= 1
+
+
+PINNED_SOURCE = rb"""
+extern "C" __global__ void gather(unsigned* out, const unsigned* pinned, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = pinned[i] * 3u + 1u;
+}
+"""
+
+
+def _pinned_app(hip, hiprtc, be):
+    def ok(r):
+        assert int(r[0]) == 0, r
+        return r[1] if len(r) == 2 else r[1:]
+    prog = ok(hiprtc.hiprtcCreateProgram(PINNED_SOURCE, b"gather.hip", 0, [], []))
+    assert int(hiprtc.hiprtcCompileProgram(prog, 0, [])[0]) == 0
+    code = bytearray(ok(hiprtc.hiprtcGetCodeSize(prog)))
+    hiprtc.hiprtcGetCode(prog, code)
+    fn = ok(hip.hipModuleGetFunction(ok(hip.hipModuleLoadData(code)), b"gather"))
+    n = 1024
+    pinned = ok(hip.hipHostMalloc(4 * n, 0))
+    host = np.ctypeslib.as_array((ctypes.c_uint32 * n).from_address(int(pinned)))
+    out = ok(hip.hipMalloc(4 * n))
+    results = []
+    for round_ in range(3):   # the kernel reads pinned memory that no HIP call carries
+        host[:] = np.arange(n, dtype=np.uint32) * (round_ + 1)
+        hip.hipModuleLaunchKernel(fn, 4, 1, 1, 256, 1, 1, 0, None, None, (out, pinned, ctypes.c_uint32(n)))
+        hip.hipDeviceSynchronize()
+        got = np.zeros(n, np.uint32)
+        hip.hipMemcpy(got, out, 4 * n, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
+        assert (got == host * 3 + 1).all()
+        results.append(got)
+    return results
+
+
+def test_a_native_kernel_reading_pinned_memory_replays_with_the_snapshots(tmp_path):
+    capture(tmp_path, _pinned_app, plugins=["pinned_snapshot"])
+    result = replay(tmp_path, backend="sim", plugins=["pinned_snapshot"])
+    assert result.exit_code == 0, text(result)
+    assert only(result).checks_passed == 3, text(result)
+    assert "Pinned host snapshots: 3 restored, 0 refused" in text(result)
