@@ -13,6 +13,9 @@ process and takes the median of the rounds. It prints one line per figure and wr
   snapshot_changed_bytes    archive bytes added by one launch after 4 KiB of it changed
   archive_bytes_per_event   archive bytes per captured cheap call
   replay_events_per_s       events replayed per second from an archive of cheap calls
+  native_launch_us          sim only: one launch of a one-thread HIP C++ kernel compiled for
+                            the CPU (enqueue, the kernel worker's round trip, sync amortised)
+  native_ns_per_thread      sim only: per thread of a 64 x 256 launch of a small C++ kernel
   h200_capture_ratio        --backend cuda only: captured / uncaptured, 100k small launches
   h200_replay_ratio         --backend cuda only: replay / the program's own run
 
@@ -52,6 +55,7 @@ from hrr.replay.run import replay_archive  # noqa: E402
 CPU_KEYS = ("call_overhead_us", "launch_overhead_us", "snapshot_unchanged_ratio", "snapshot_changed_bytes",
             "archive_bytes_per_event", "replay_events_per_s")
 GPU_KEYS = ("h200_capture_ratio", "h200_replay_ratio")
+NATIVE_KEYS = ("native_launch_us", "native_ns_per_thread")
 
 
 @attrs.define
@@ -65,14 +69,15 @@ class Sizes:
     changed_launches: int
     replay_events: int
     gpu_launches: int
+    native_launches: int = 20
 
 
 FULL = Sizes(rounds=7, calls=100_000, launches=20_000, snapshot_mb=64, snapshot_launches=5,
-             changed_launches=9, replay_events=100_000, gpu_launches=100_000)
+             changed_launches=9, replay_events=100_000, gpu_launches=100_000, native_launches=2_000)
 QUICK = Sizes(rounds=5, calls=20_000, launches=3_000, snapshot_mb=64, snapshot_launches=2,
-              changed_launches=5, replay_events=20_000, gpu_launches=10_000)
+              changed_launches=5, replay_events=20_000, gpu_launches=10_000, native_launches=500)
 TINY = Sizes(rounds=2, calls=200, launches=20, snapshot_mb=1, snapshot_launches=1,
-             changed_launches=2, replay_events=200, gpu_launches=20)
+             changed_launches=2, replay_events=200, gpu_launches=20, native_launches=5)
 
 
 def timed(fn: Callable[[], Any]) -> float:
@@ -293,6 +298,58 @@ def bench_gpu(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], No
         f"(x{out['h200_replay_ratio']:.2f})")
 
 
+NATIVE_SOURCE = b"""
+extern "C" __global__ void bump(unsigned* x) { if (threadIdx.x == 0 && blockIdx.x == 0) x[0] += 1u; }
+extern "C" __global__ void axpy(float* y, const float* x, float a, unsigned n) {
+  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) y[i] = a * x[i] + y[i];
+}
+"""
+
+
+def bench_native(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:
+    """native_launch_us and native_ns_per_thread: a program's own C++ kernels on the sim."""
+    from hrr.backends.sim.native import toolchain
+    if toolchain.find_toolchain() is None:
+        say("native kernels: no C++ compiler here, not measured")
+        return
+    hip, rtc = be.hip, be.hiprtc
+    prog = rtc.hiprtcCreateProgram(NATIVE_SOURCE, b"bench.hip", 0, [], [])[1]
+    assert int(rtc.hiprtcCompileProgram(prog, 0, [])[0]) == 0
+    code = bytearray(rtc.hiprtcGetCodeSize(prog)[1])
+    rtc.hiprtcGetCode(prog, code)
+    module = hip.hipModuleLoadData(code)[1]
+    bump, axpy = (hip.hipModuleGetFunction(module, name)[1] for name in (b"bump", b"axpy"))
+    n = 64 * 256
+    counter, x, y = hip.hipMalloc(4)[1], hip.hipMalloc(4 * n)[1], hip.hipMalloc(4 * n)[1]
+    args = (x, y, ctypes.c_float(2.0), ctypes.c_uint32(n))
+
+    def one_thread() -> float:
+        t = time.perf_counter()
+        for _ in range(sz.native_launches):
+            hip.hipModuleLaunchKernel(bump, 1, 1, 1, 1, 1, 1, 0, None, None, (counter,))
+        hip.hipDeviceSynchronize()
+        return (time.perf_counter() - t) / sz.native_launches
+
+    def many_threads() -> float:
+        launches = max(1, sz.native_launches // 20)
+        t = time.perf_counter()
+        for _ in range(launches):
+            hip.hipModuleLaunchKernel(axpy, 64, 1, 1, 256, 1, 1, 0, None, None, args)
+        hip.hipDeviceSynchronize()
+        return (time.perf_counter() - t) / launches
+
+    one_thread()   # warm-up: the worker starts
+    med = alternate({"one": one_thread, "many": many_threads}, sz.rounds)
+    out["native_launch_us"] = med["one"] * 1e6
+    out["native_ns_per_thread"] = max(med["many"] - med["one"], 0.0) / n * 1e9
+    hip.hipModuleUnload(module)
+    for d in (counter, x, y):
+        hip.hipFree(d)
+    say(f"native C++ kernels on the sim (median of {sz.rounds}): {out['native_launch_us']:.1f} us per launch, "
+        f"{out['native_ns_per_thread']:.1f} ns per thread beyond it (64 x 256 axpy)")
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     model = ""
@@ -334,6 +391,8 @@ def run(argv: list[str] | None = None, say: Callable[[str], None] = print) -> di
     bench_launches(be, sz, out, say)
     bench_snapshots(be, sz, out, say)
     bench_replay(be, sz, out, say, args.backend)
+    if args.backend == "sim":
+        bench_native(be, sz, out, say)
     if args.backend == "cuda":
         bench_gpu(be, sz, out, say, args.backend)
     out = {k: float(v) for k, v in out.items()}
