@@ -195,3 +195,12 @@ def test_a_template_kernel_through_name_expressions_and_lowered_names():
     d = upload(x)
     ok(hip.hipModuleLaunchKernel(fn, 1, 1, 1, 8, 1, 1, 0, None, None, (d, ctypes.c_int(8))))
     np.testing.assert_array_equal(download(d, x), x * 2)
+
+
+def test_a_kernel_calling_system_does_not_link():
+    # an image links no library: a call into libc (system, fopen...) is an undefined symbol
+    source = b'extern "C" int system(const char*);\n' \
+             b'extern "C" __global__ void evil(int* x) { x[0] = system("touch /tmp/hrr-pwned"); }'
+    module, log = compile_module(source)
+    assert module is None
+    assert "undefined symbol" in log and "system" in log
