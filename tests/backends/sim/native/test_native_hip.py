@@ -204,3 +204,22 @@ def test_a_kernel_calling_system_does_not_link():
     module, log = compile_module(source)
     assert module is None
     assert "undefined symbol" in log and "system" in log
+
+
+def test_native_kernels_captured_into_a_graph_run_at_each_graph_launch():
+    source = b'extern "C" __global__ void inc(unsigned* x, unsigned n) {\n' \
+             b'  unsigned i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += i;\n}'
+    module, _ = compile_module(source)
+    fn = ok(hip.hipModuleGetFunction(module, b"inc"))
+    d = upload(np.zeros(1024, np.uint32))
+    s = ok(hip.hipStreamCreate())
+    ok(hip.hipStreamBeginCapture(s, hip.hipStreamCaptureMode.hipStreamCaptureModeGlobal))
+    for _ in range(3):
+        ok(hip.hipModuleLaunchKernel(fn, 4, 1, 1, 256, 1, 1, 0, s, None, (d, ctypes.c_uint32(1024))))
+    graph = ok(hip.hipStreamEndCapture(s))
+    assert np.all(download(d, np.zeros(1024, np.uint32)) == 0)   # captured, not run
+    exe = hip.hipGraphInstantiate(graph, 0)[1]
+    for _ in range(2):
+        ok(hip.hipGraphLaunch(exe, s))
+    ok(hip.hipStreamSynchronize(s))
+    np.testing.assert_array_equal(download(d, np.zeros(1024, np.uint32)), np.arange(1024, dtype=np.uint32) * 6)
