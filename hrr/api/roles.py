@@ -24,7 +24,7 @@ import math
 import numbers
 import shlex
 import struct
-from typing import Any, Callable, ClassVar, Protocol
+from typing import Any, Callable, ClassVar, Protocol, Sequence
 
 import numpy as np
 import xxhash
@@ -277,6 +277,13 @@ def check_scalar(v: Any, what: str) -> Any:
         if math.isfinite(v) and abs(v) < _U64:
             return v
     raise bad(f"parameter {what} is {brief(v)}, not a number replay can pass")
+
+
+def check_record(v: Any, n: int, what: str) -> Sequence:
+    """Replay: a structure recorded as a list of ``n`` fields (``what`` names it in the refusal)."""
+    if not (isinstance(v, (list, tuple)) and len(v) == n):
+        raise bad(f"{what} record is malformed")
+    return v
 
 
 def check_triple(v: Any) -> tuple[int, int, int]:
@@ -1199,9 +1206,7 @@ class KernelNode(Role):
         def check(v: Any) -> Any:
             if v is None:
                 return None
-            if not (isinstance(v, (list, tuple)) and len(v) == 7):
-                raise bad(f"{what}: a kernel node record is malformed")
-            func, shared, grid, block, kernel, kernargs, words = v
+            func, shared, grid, block, kernel, kernargs, words = check_record(v, 7, f"{what}: a kernel node")
             if kernargs is not None and type(kernargs) is not bytes:
                 raise bad(f"{what}: the kernel node's arguments are not bytes")
             flat = unpack_u64(words, f"{what} pointer words", 3 * (len(kernargs or b"") // 8))
@@ -1252,8 +1257,7 @@ class MemsetNode(Role):
         def check(v: Any) -> Any:
             if v is None:
                 return None
-            if not (isinstance(v, (list, tuple)) and len(v) == 6):
-                raise bad(f"{what}: a memset node record is malformed")
+            check_record(v, 6, f"{what}: a memset node")
             dst = check_address(v[0], f"{what} dst")
             sizes = [check_size(x, f"{what} field") for x in v[1:5]]
             return (dst, *sizes, check_scalar(v[5], f"{what} value"))
@@ -1305,9 +1309,7 @@ class HostNode(Role):
         def check(v: Any) -> Any:
             if v is None:
                 return None
-            if not (isinstance(v, (list, tuple)) and len(v) == 2):
-                raise bad(f"{what}: a host node record is malformed")
-            return [check_address(x, what) for x in v]
+            return [check_address(x, what) for x in check_record(v, 2, f"{what}: a host node")]
         return check
 
     def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
@@ -1330,8 +1332,7 @@ class InstantiateParams(Role):
         def check(v: Any) -> Any:
             if v is None:
                 return None
-            if not (isinstance(v, (list, tuple)) and len(v) == 2):
-                raise bad(f"{what}: an instantiate-parameters record is malformed")
+            check_record(v, 2, f"{what}: an instantiate-parameters")
             return [check_size(v[0], f"{what} flags"), check_address(v[1], f"{what} uploadStream")]
         return check
 
