@@ -119,22 +119,21 @@ def _int_enum(name: str, members: Any) -> Any:
 
 
 _real = _hip_python_modules()
-if _real is not None:
-    hipError_t = _real[0].hipError_t
-    hipMemcpyKind = _real[0].hipMemcpyKind
-    hipStreamCaptureStatus = _real[0].hipStreamCaptureStatus
-    hipStreamCaptureMode = _real[0].hipStreamCaptureMode
-    hipMemoryType = _real[0].hipMemoryType
-    hiprtcResult = _real[1].hiprtcResult
-    ENUM_SOURCE = "hip-python"
-else:
-    hipError_t = _int_enum("hipError_t", _HIP_ERRORS)
-    hipMemcpyKind = _int_enum("hipMemcpyKind", _ENUMS["hipMemcpyKind"])
-    hipStreamCaptureStatus = _int_enum("hipStreamCaptureStatus", _ENUMS["hipStreamCaptureStatus"])
-    hipStreamCaptureMode = _int_enum("hipStreamCaptureMode", _ENUMS["hipStreamCaptureMode"])
-    hipMemoryType = _int_enum("hipMemoryType", _ENUMS["hipMemoryType"])
-    hiprtcResult = _int_enum("hiprtcResult", _HIPRTC_RESULTS)
-    ENUM_SOURCE = "hrr"
+
+
+def _enum_type(name: str, module: int, members: Any) -> Any:
+    """hip-python's enum ``name`` (from its hip, 0, or hiprtc, 1, module) when it is
+    installed, else an IntEnum with the same members and values."""
+    return getattr(_real[module], name) if _real is not None else _int_enum(name, members)
+
+
+hipError_t = _enum_type("hipError_t", 0, _HIP_ERRORS)
+hipMemcpyKind = _enum_type("hipMemcpyKind", 0, _ENUMS["hipMemcpyKind"])
+hipStreamCaptureStatus = _enum_type("hipStreamCaptureStatus", 0, _ENUMS["hipStreamCaptureStatus"])
+hipStreamCaptureMode = _enum_type("hipStreamCaptureMode", 0, _ENUMS["hipStreamCaptureMode"])
+hipMemoryType = _enum_type("hipMemoryType", 0, _ENUMS["hipMemoryType"])
+hiprtcResult = _enum_type("hiprtcResult", 1, _HIPRTC_RESULTS)
+ENUM_SOURCE = "hip-python" if _real is not None else "hrr"
 
 ENUM_TYPES = {e.__name__: e for e in (hipError_t, hipMemcpyKind, hipStreamCaptureStatus,
                                        hipStreamCaptureMode, hipMemoryType, hiprtcResult)}
@@ -163,12 +162,8 @@ _ENUMS["hipJitOption"] = {name: i for i, name in enumerate((
     "hipJitOptionPositionIndependentCode", "hipJitOptionMinCTAPerSM", "hipJitOptionMaxThreadsPerBlock",
     "hipJitOptionOverrideDirectiveValues", "hipJitOptionNumOptions"))}
 _ENUMS["hipJitOption"].update(hipJitOptionIRtoISAOptExt=10000, hipJitOptionIRtoISAOptCountExt=10001)
-if _real is not None:
-    hipJitInputType = _real[1].hipJitInputType
-    hipJitOption = _real[1].hipJitOption
-else:
-    hipJitInputType = _int_enum("hipJitInputType", _ENUMS["hipJitInputType"])
-    hipJitOption = _int_enum("hipJitOption", _ENUMS["hipJitOption"])
+hipJitInputType = _enum_type("hipJitInputType", 1, _ENUMS["hipJitInputType"])
+hipJitOption = _enum_type("hipJitOption", 1, _ENUMS["hipJitOption"])
 _HIPRTC_INPUT_NAMES = {
     "HIPRTC_JIT_INPUT_CUBIN": "hipJitInputCubin", "HIPRTC_JIT_INPUT_PTX": "hipJitInputPtx",
     "HIPRTC_JIT_INPUT_FATBINARY": "hipJitInputFatBinary", "HIPRTC_JIT_INPUT_OBJECT": "hipJitInputObject",
@@ -579,7 +574,7 @@ _ENUMS["hipDeviceP2PAttr"] = {"hipDevP2PAttrPerformanceRank": 0, "hipDevP2PAttrA
                               "hipDevP2PAttrNativeAtomicSupported": 2, "hipDevP2PAttrHipArrayAccessSupported": 3}
 _DEVICE_ENUMS = ("hipDeviceAttribute_t", "hipLimit_t", "hipFuncCache_t", "hipSharedMemConfig", "hipDeviceP2PAttr")
 for _name in _DEVICE_ENUMS:
-    ENUM_TYPES[_name] = getattr(_real[0], _name) if _real is not None else _int_enum(_name, _ENUMS[_name])
+    ENUM_TYPES[_name] = _enum_type(_name, 0, _ENUMS[_name])
 hipDeviceAttribute_t: Any = ENUM_TYPES["hipDeviceAttribute_t"]
 hipLimit_t: Any = ENUM_TYPES["hipLimit_t"]
 hipFuncCache_t: Any = ENUM_TYPES["hipFuncCache_t"]
@@ -707,12 +702,8 @@ _ENUMS["hipGraphNodeType"] = {f"hipGraphNodeType{k}": v for v, k in enumerate((
 _ENUMS["hipGraphExecUpdateResult"] = {f"hipGraphExecUpdate{k}": v for v, k in enumerate((
     "Success", "Error", "ErrorTopologyChanged", "ErrorNodeTypeChanged", "ErrorFunctionChanged",
     "ErrorParametersChanged", "ErrorNotSupported", "ErrorUnsupportedFunctionChange"))}
-if _real is not None:
-    hipGraphNodeType = _real[0].hipGraphNodeType
-    hipGraphExecUpdateResult = _real[0].hipGraphExecUpdateResult
-else:
-    hipGraphNodeType = _int_enum("hipGraphNodeType", _ENUMS["hipGraphNodeType"])
-    hipGraphExecUpdateResult = _int_enum("hipGraphExecUpdateResult", _ENUMS["hipGraphExecUpdateResult"])
+hipGraphNodeType = _enum_type("hipGraphNodeType", 0, _ENUMS["hipGraphNodeType"])
+hipGraphExecUpdateResult = _enum_type("hipGraphExecUpdateResult", 0, _ENUMS["hipGraphExecUpdateResult"])
 ENUM_TYPES.update({e.__name__: e for e in (hipGraphNodeType, hipGraphExecUpdateResult)})
 
 
