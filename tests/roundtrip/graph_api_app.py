@@ -9,8 +9,7 @@ import tempfile
 
 import numpy as np
 
-# Real bodies: the cuda backend compiles them with NVRTC (the sim takes the installed
-# library's kernels of the same names and signatures).
+# Real bodies: the cuda backend compiles them with NVRTC, the sim for the CPU.
 KERNELS = b"""
 extern "C" __global__ void fill_u32(unsigned int* dst, unsigned int value, unsigned int n) {
   for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = value;

@@ -5,16 +5,10 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
+from graph_api_app import KERNELS
 
-KERNEL_SOURCE = b"""
-__device__ unsigned int hrr_table[16];
-extern "C" __global__ void fill_u32(unsigned int* dst, unsigned int value, unsigned int n) {
-  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = value;
-}
-extern "C" __global__ void add_u32(unsigned int* dst, const unsigned int* a, const unsigned int* b, unsigned int n) {
-  for (unsigned int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) dst[i] = a[i] + b[i];
-}
-"""
+# the graph app's fill_u32/add_u32, with a device global for hipModuleGetGlobal
+KERNEL_SOURCE = b"__device__ unsigned int hrr_table[16];\n" + KERNELS
 
 
 def ok(result):
