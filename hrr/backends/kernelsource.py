@@ -12,6 +12,7 @@ sizes are bounded and every field's type is checked before use.
 """
 from __future__ import annotations
 
+import ctypes
 import struct
 
 import attrs
@@ -63,6 +64,13 @@ def total_size(prefix: bytes) -> int:
     if n > MAX_BODY_BYTES:
         raise KernelSourceError(f"kernel source code object of {n} bytes exceeds the limit of {MAX_BODY_BYTES}")
     return PREFIX_BYTES + n
+
+
+def read_at(addr: int) -> bytes | None:
+    """The container at process address ``addr``, or None when the bytes there do not start
+    with its magic (KernelSourceError when they do but its length is impossible)."""
+    prefix = ctypes.string_at(addr, PREFIX_BYTES)
+    return ctypes.string_at(addr, total_size(prefix)) if is_kernel_source(prefix) else None
 
 
 def encode(ks: KernelSource) -> bytes:

@@ -45,3 +45,28 @@ def test_deep_nesting_is_refused_not_a_recursion_crash():
     data = ks.MAGIC + struct.pack("<I", len(body)) + body
     with pytest.raises(ks.KernelSourceError):
         ks.decode(data)
+
+
+def test_read_at_an_address_takes_exactly_the_container():
+    import ctypes
+    data = ks.encode(ks.KernelSource((ks.SourceUnit("a", b"__global__ void k() {}"),)))
+    buf = ctypes.create_string_buffer(data + b"bytes after it are not read", len(data) + 27)
+    assert ks.read_at(ctypes.addressof(buf)) == data
+    other = ctypes.create_string_buffer(b"\x7fELF" + bytes(60))
+    assert ks.read_at(ctypes.addressof(other)) is None
+
+
+def test_every_backend_reads_a_container_given_by_address():
+    import ctypes
+
+    from hrr.backends.sim.kernels import image_bytes
+    data = ks.encode(ks.KernelSource((ks.SourceUnit("a", b"x"),)))
+    buf = ctypes.create_string_buffer(data, len(data))
+    assert image_bytes(ctypes.addressof(buf)) == data == image_bytes(bytearray(data))
+    try:
+        from hrr.backends.cuda.modules import _image_bytes
+    except ImportError:   # the cuda extra is absent here
+        return
+    assert _image_bytes(ctypes.addressof(buf)) == data
+    elf = ctypes.create_string_buffer(b"\x7fELF" + bytes(60))
+    assert _image_bytes(ctypes.addressof(elf)) == ctypes.addressof(elf)   # the driver reads a cubin itself

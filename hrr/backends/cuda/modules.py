@@ -14,6 +14,7 @@ from typing import Any
 
 from hrr.backends import hiptypes as ht
 from hrr.backends import kernelsource
+from hrr.backends.codefile import buffer_or_address
 from hrr.backends.hiptypes import hipError_t
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
@@ -43,16 +44,15 @@ def forget_all() -> None:
 
 
 def _image_bytes(image: Any) -> bytes | int:
+    """The image's bytes when it is a buffer or a kernel source code object at an address;
+    else the address (the driver reads a cubin or fatbin there itself)."""
+    addr = buffer_or_address(image)
+    if isinstance(addr, bytes) or not addr:
+        return addr
     try:
-        return bytes(memoryview(image).cast("B"))
-    except TypeError:
-        addr = ht.as_address(image)
-    if addr and kernelsource.is_kernel_source(ctypes.string_at(addr, kernelsource.PREFIX_BYTES)):
-        try:
-            return ctypes.string_at(addr, kernelsource.total_size(ctypes.string_at(addr, kernelsource.PREFIX_BYTES)))
-        except kernelsource.KernelSourceError:
-            return addr
-    return addr
+        return kernelsource.read_at(addr) or addr
+    except kernelsource.KernelSourceError:
+        return addr
 
 
 def _unwrap(data: bytes) -> bytes | None:

@@ -15,8 +15,8 @@ import threading
 from typing import Any
 
 from hrr.backends.amdgpu import CodeObjectError, kernel_layouts
-from hrr.backends.codefile import read_code_file
-from hrr.backends.hiptypes import as_address, handle_or_zero
+from hrr.backends.codefile import buffer_or_address, read_code_file
+from hrr.backends.hiptypes import handle_or_zero
 from hrr.backends.kernargs import KernelLayout
 
 #: The largest code object read from a bare address (an ELF whose headers claim more is skipped).
@@ -80,15 +80,11 @@ class Layouts:
 def image_bytes(image: Any) -> bytes:
     """The code object a ``hipModuleLoadData`` image argument holds: its bytes when it is a
     buffer, else read at its address (an ELF image is as long as its headers say)."""
-    if isinstance(image, (bytes, bytearray, memoryview)):
-        return bytes(image)
     if isinstance(image, str):
         raise TypeError("a str is not a code object")
-    try:
-        return bytes(memoryview(image).cast("B"))
-    except TypeError:
-        pass
-    addr = as_address(image)
+    addr = buffer_or_address(image)
+    if isinstance(addr, bytes):
+        return addr
     if not addr:
         raise ValueError("the image is NULL")
     head = ctypes.string_at(addr, _ELF_HEADER.size)

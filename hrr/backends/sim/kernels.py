@@ -20,7 +20,7 @@ import attrs
 import numpy as np
 
 from hrr.backends import kernelsource
-from hrr.backends.hiptypes import as_address
+from hrr.backends.codefile import buffer_or_address
 from hrr.backends.kernargs import KernelLayout
 
 ENTRY_POINT_GROUP = "hrr.kernel_libraries"
@@ -234,20 +234,16 @@ class Function:
 def image_bytes(image: Any) -> bytes:
     """hipModuleLoadData's image as bytes: a buffer as is, or an address whose code object
     header says how many bytes to read (CodeObjectError when NULL or not a code object)."""
-    try:
-        return bytes(memoryview(image).cast("B"))
-    except TypeError:
-        pass
-    addr = as_address(image)
+    addr = buffer_or_address(image)
+    if isinstance(addr, bytes):
+        return addr
     if not addr:
         raise CodeObjectError("hipModuleLoadData: NULL image", code="hipErrorInvalidValue")
-    prefix = ctypes.string_at(addr, 12)
-    if kernelsource.is_kernel_source(prefix):
-        try:
-            return ctypes.string_at(addr, kernelsource.total_size(prefix))
-        except kernelsource.KernelSourceError as exc:
-            raise CodeObjectError(str(exc)) from None
-    return ctypes.string_at(addr, code_object_size(prefix))
+    try:
+        held = kernelsource.read_at(addr)
+    except kernelsource.KernelSourceError as exc:
+        raise CodeObjectError(str(exc)) from None
+    return held if held is not None else ctypes.string_at(addr, code_object_size(ctypes.string_at(addr, 12)))
 
 
 def kernel_name(kname: Any) -> str:
