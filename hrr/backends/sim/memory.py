@@ -370,15 +370,22 @@ class Memory:
         if alloc is None or alloc.kind != HOST_REGISTERED or alloc.base != addr:
             raise HipError("hipErrorHostMemoryNotRegistered", f"0x{addr:x} is not registered")
 
+    def check_copy(self, dst: int, dst_bytes: int, src: int, src_bytes: int, kind: hipMemcpyKind,
+                   api: str) -> np.ndarray | int:
+        """A copy's two ends checked for ``kind`` (hipErrorInvalidValue naming ``api``); returns
+        the source end (``copy_endpoint``'s view or pageable address)."""
+        dst_dev, src_dev = _MUST_BE_DEVICE[kind]
+        try:
+            self.copy_endpoint(dst, dst_bytes, dst_dev)
+            return self.copy_endpoint(src, src_bytes, src_dev)
+        except MemoryError_ as exc:
+            raise HipError("hipErrorInvalidValue", f"{api}: {exc}") from None
+
     def copy_op(self, dst_addr: int, src_addr: int, size: Any, kind: hipMemcpyKind) -> Callable[[], Op]:
         """Validate a copy now; the returned node factory copies when its op runs."""
         n = checked_size(size)
         dst_dev, src_dev = _MUST_BE_DEVICE[kind]
-        try:
-            self.copy_endpoint(dst_addr, n, dst_dev)
-            src_end = self.copy_endpoint(src_addr, n, src_dev)
-        except MemoryError_ as exc:
-            raise HipError("hipErrorInvalidValue", f"hipMemcpy: {exc}") from None
+        src_end = self.check_copy(dst_addr, n, src_addr, n, kind, "hipMemcpy")
         # Pageable host memory is staged at enqueue, as a GPU driver does; device-visible
         # memory (device and pinned host) is read when the copy runs.
         staged = read_endpoint(src_end, n) if isinstance(src_end, int) else None

@@ -88,11 +88,7 @@ def copy2d_op(memory: Memory, dst: int, dpitch: Any, src: int, spitch: Any, widt
     dext = dpitch * (height_n - 1) + width_b if width_b and height_n else 0
     sext = spitch * (height_n - 1) + width_b if width_b and height_n else 0
     dst_dev, src_dev = _MUST_BE_DEVICE[kind]
-    try:
-        memory.copy_endpoint(dst, dext, dst_dev)
-        src_end = memory.copy_endpoint(src, sext, src_dev)
-    except MemoryError_ as exc:
-        raise HipError("hipErrorInvalidValue", f"hipMemcpy2D: {exc}") from None
+    src_end = memory.check_copy(dst, dext, src, sext, kind, "hipMemcpy2D")
     staged = _gather(src_end, spitch, width_b, height_n) if isinstance(src_end, int) else None
 
     def make() -> Op:
