@@ -108,6 +108,15 @@ def _program(prog: Any) -> Program:
     return found
 
 
+def _output(prog: Any, what: str) -> bytes:
+    """A compiled program's ``code`` or (``-fgpu-rdc`` only) ``bitcode``; a program without
+    it is HIPRTC_ERROR_INVALID_PROGRAM."""
+    data = getattr(_program(prog), what)
+    if data is None:
+        raise RtcError("HIPRTC_ERROR_INVALID_PROGRAM")
+    return data
+
+
 def _param_count(source: str, open_paren: int) -> int:
     """Top-level parameters between the '(' at ``open_paren`` and its matching ')'."""
     depth, start, params = 0, open_paren + 1, []
@@ -416,18 +425,12 @@ def hiprtcCompileProgram(prog: Any, numOptions: int = 0, options: Any = None) ->
 
 @rtc_api(1)
 def hiprtcGetBitcodeSize(prog: Any) -> tuple:
-    p = _program(prog)
-    if p.bitcode is None:   # only a program compiled with -fgpu-rdc has bitcode
-        raise RtcError("HIPRTC_ERROR_INVALID_PROGRAM")
-    return (SUCCESS, len(p.bitcode))
+    return (SUCCESS, len(_output(prog, "bitcode")))
 
 
 @rtc_api()
 def hiprtcGetBitcode(prog: Any, bitcode: Any) -> tuple:
-    p = _program(prog)
-    if p.bitcode is None:
-        raise RtcError("HIPRTC_ERROR_INVALID_PROGRAM")
-    _write_out(bitcode, p.bitcode)
+    _write_out(bitcode, _output(prog, "bitcode"))
     return (SUCCESS,)
 
 
@@ -517,18 +520,12 @@ def hiprtcLinkDestroy(hip_link_state: Any) -> tuple:
 
 @rtc_api(1)
 def hiprtcGetCodeSize(prog: Any) -> tuple:
-    p = _program(prog)
-    if p.code is None:
-        raise RtcError("HIPRTC_ERROR_INVALID_PROGRAM")
-    return (SUCCESS, len(p.code))
+    return (SUCCESS, len(_output(prog, "code")))
 
 
 @rtc_api()
 def hiprtcGetCode(prog: Any, code: Any) -> tuple:
-    p = _program(prog)
-    if p.code is None:
-        raise RtcError("HIPRTC_ERROR_INVALID_PROGRAM")
-    _write_out(code, p.code)
+    _write_out(code, _output(prog, "code"))
     return (SUCCESS,)
 
 
