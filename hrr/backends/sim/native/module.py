@@ -84,7 +84,7 @@ def _runner(get_worker: Callable[[], worker.KernelWorker], launch_fn: int, entry
             sys.stdout.write(out.printf.decode(errors="replace"))
             sys.stdout.flush()
         if out.fault:
-            code = "hipErrorIllegalAddress" if "address" in out.fault else "hipErrorLaunchFailure"
+            code = "hipErrorIllegalAddress" if out.bad_address else "hipErrorLaunchFailure"
             raise DeviceFault(code, f"kernel {name}: {out.fault}")
         if out.status != abi.OK:
             why = abi.STATUS_NAMES.get(out.status, f"status {out.status}")

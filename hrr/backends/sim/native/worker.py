@@ -74,6 +74,12 @@ class LaunchOutcome:
     printf: bytes
     fault: str | None = None
     trap: str = ""
+    signo: int = 0      # the signal a fault handler reported (SIGSEGV...), 0 when none did
+
+    @property
+    def bad_address(self) -> bool:
+        """The kernel touched memory it cannot reach (what a GPU reports as an illegal address)."""
+        return self.signo in (signal.SIGSEGV, signal.SIGBUS)
 
 
 # -- building worker.c ------------------------------------------------------------------------
@@ -322,7 +328,7 @@ class KernelWorker:
             tail = self._read(_FAULT_TAIL.size, deadline) or bytes(_FAULT_TAIL.size)
             addr, ip = _FAULT_TAIL.unpack(tail)
             self._stop()
-            return LaunchOutcome(-1, b"", describe_fault(status, printf_len, addr, ip))
+            return LaunchOutcome(-1, b"", describe_fault(status, printf_len, addr, ip), signo=status)
         if magic != MSG_DONE or printf_len > PRINTF_CAP or trap_len > 255:
             why = self._stop()   # a reply no worker.c writes: the kernel wrote to the pipe
             return LaunchOutcome(-1, b"", f"the kernel worker broke its protocol ({why})")

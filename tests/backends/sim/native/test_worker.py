@@ -93,6 +93,7 @@ def test_an_illegal_address_is_reported_and_the_next_launch_works(loaded):
     first = loaded.worker.pid
     out = loaded.run("store_at", struct.pack("<Q", 0x10))
     assert out.status == -1 and out.fault == "illegal address 0x10 (SIGSEGV)"
+    assert out.bad_address and not loaded.run("divide", struct.pack("<i", 0)).bad_address
     assert loaded.worker.pid is None
     addr, view = loaded.device_u32(1)
     assert loaded.run("add_to", struct.pack("<QI", addr, 3)).fault is None and view[0] == 3
