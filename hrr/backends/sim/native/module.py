@@ -26,13 +26,13 @@ class NativeModule:
         self.library, self.globals, self.image_base = library, globals_, image_base
 
 
-def compile_source(ks: kernelsource.KernelSource) -> bytes:
-    """The image of ``ks`` (CodeObjectError with the compiler's log when it does not build)."""
+def compile_source(ks: kernelsource.KernelSource) -> elfimage.NativeImage:
+    """The image of ``ks``, parsed (CodeObjectError with the compiler's log when it does not build)."""
     result = toolchain.compile_program(ks.units, ks.options, name_expressions=ks.name_expressions)
-    if not result.ok or result.image is None:
+    if not result.ok or result.native is None:
         raise CodeObjectError("the module's HIP C++ source does not compile for the sim:\n" + result.log.strip(),
                               code="hipErrorNoBinaryForGpu")
-    return result.image
+    return result.native
 
 
 def load(dev: Any, data: bytes) -> NativeModule:
@@ -45,10 +45,7 @@ def load(dev: Any, data: bytes) -> NativeModule:
         sandbox = policy.use_sandbox(worker.sandbox_support())
     except policy.KernelsRefused as exc:
         raise CodeObjectError(str(exc), code="hipErrorNoBinaryForGpu") from None
-    try:
-        image = elfimage.parse_image(compile_source(ks))
-    except elfimage.ImageError as exc:
-        raise CodeObjectError(f"the compiled image cannot be loaded: {exc}") from None
+    image = compile_source(ks)   # compile_program parsed it: an image that does not parse is a failed compile
     alloc = dev.memory.malloc(image.memory_size, align=PAGE)
     if alloc is None:
         raise CodeObjectError(f"no device memory for the module's image ({image.memory_size} bytes)",

@@ -86,6 +86,8 @@ class CompileResult:
     image: bytes | None = None
     #: name expression -> the lowered (mangled) name of the kernel it names
     lowered: dict[str, str] = attrs.field(factory=dict)
+    #: ``image`` parsed (parsed once, here; the loader takes it from the result)
+    native: NativeImage | None = attrs.field(default=None, eq=False, repr=False)
 
 
 def _target() -> str:
@@ -519,12 +521,13 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
             notes = "".join(n + "\n" for n in _translate_options(options, "")[1])
             try:
                 image = parse_image(data)
-                return CompileResult(True, notes + _unlaunchable_notes(image), data, _lowered(image, name_expressions))
+                return CompileResult(True, notes + _unlaunchable_notes(image), data, _lowered(image, name_expressions),
+                                     image)
             except ImageError:
                 pass
     with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:
         result = _compile_in(tc, Path(tmp).resolve(), units, options, relocatable, name_expressions)
-    if result.ok and result.image is not None:
+    if result.ok and result.native is not None:
         result = _reach_hidden_kernels(tc, units, options, name_expressions, result)
     if result.ok and result.image is not None and cache is not None:
         _atomic_write(cache / f"{key}.so", result.image)
@@ -536,15 +539,15 @@ def _reach_hidden_kernels(tc: Toolchain, units: tuple[SourceUnit, ...], options:
     """Kernels the source scan missed (defined through a macro): an extern "C" one of a
     one-unit program gets its entry at the unit's end in a second build; any other is named in
     the log, since it cannot be launched."""
-    assert result.image is not None
-    missing = parse_image(result.image).unlaunchable
+    assert result.native is not None
+    missing = result.native.unlaunchable
     c_names = tuple(n for n in missing if re.fullmatch(r"[A-Za-z_]\w*", n) and not n.startswith("_Z"))
     if c_names and len(units) == 1:
         with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:
             again = _compile_in(tc, Path(tmp).resolve(), units, options, False, name_expressions, c_names)
-        if again.ok and again.image is not None:
-            return attrs.evolve(again, log=again.log + _unlaunchable_notes(parse_image(again.image)))
-    return attrs.evolve(result, log=result.log + _unlaunchable_notes(parse_image(result.image)))
+        if again.ok and again.native is not None:
+            return attrs.evolve(again, log=again.log + _unlaunchable_notes(again.native))
+    return attrs.evolve(result, log=result.log + _unlaunchable_notes(result.native))
 
 
 def _unlaunchable_notes(image: NativeImage) -> str:
@@ -636,7 +639,8 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
         parsed = parse_image(image)
     except ImageError as e:
         return CompileResult(False, log_head + _clean_log(log, replacements) + f"error: {e}\n")
-    return CompileResult(True, log_head + _clean_log(log, replacements), image, _lowered(parsed, name_expressions))
+    return CompileResult(True, log_head + _clean_log(log, replacements), image, _lowered(parsed, name_expressions),
+                         parsed)
 
 
 def _failed(head: str, log: str, roots: list[str], replacements: list[tuple[str, str]]) -> CompileResult:
