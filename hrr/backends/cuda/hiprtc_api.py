@@ -180,6 +180,7 @@ class _ProgramInfo:
     notes: bytes = b""        # the dropped options, said at the top of the program log
     rdc: bool = False         # compiled with -fgpu-rdc: its cubin is relocatable "bitcode"
     options: tuple[str, ...] = ()   # as the program gave them (the sim compiles its source with them)
+    code: bytes | None = None       # hiprtcGetCode's bytes, made once (GetCodeSize asks first)
 
 
 _info: dict[int, _ProgramInfo] = {}
@@ -318,6 +319,10 @@ def _code(prog: Any) -> tuple[Any, bytes]:
     p = _prog(prog)
     if p is None:
         return R.HIPRTC_ERROR_INVALID_PROGRAM, b""
+    handle = ht.as_handle_value(prog)
+    info = _info.get(handle)
+    if info is not None and info.code is not None:
+        return R.HIPRTC_SUCCESS, info.code
     err, n = nvrtc.nvrtcGetCUBINSize(p)
     if int(err):
         return to_hiprtc(err), b""
@@ -325,12 +330,12 @@ def _code(prog: Any) -> tuple[Any, bytes]:
     (err,) = nvrtc.nvrtcGetCUBIN(p, buf)
     if int(err):
         return to_hiprtc(err), b""
-    handle = ht.as_handle_value(prog)
-    unit, info = _units.get(handle), _info.get(handle) or _ProgramInfo()
-    if unit is None:
+    unit = _units.get(handle)
+    if unit is None or info is None:   # not compiled through hrr: the bare cubin
         return R.HIPRTC_SUCCESS, buf
     kind = "cubin-relocatable" if info.rdc else "cubin"
-    return R.HIPRTC_SUCCESS, kernelsource.encode(kernelsource.KernelSource((unit,), info.options, kind, buf))
+    info.code = kernelsource.encode(kernelsource.KernelSource((unit,), info.options, kind, buf))
+    return R.HIPRTC_SUCCESS, info.code
 
 
 @_api
