@@ -16,6 +16,9 @@ process and takes the median of the rounds. It prints one line per figure and wr
   native_launch_us          sim only: one launch of a one-thread HIP C++ kernel compiled for
                             the CPU (enqueue, the kernel worker's round trip, sync amortised)
   native_ns_per_thread      sim only: per thread of a 64 x 256 launch of a small C++ kernel
+  native_ns_per_thread_sync sim only: the same for a block reduction with __syncthreads
+  native_compile_s          sim only: wall time to compile and link a new small program for the CPU
+  native_cached_compile_ms  sim only: CPU time of compile_program when the image is cached
   h200_capture_ratio        --backend cuda only: captured / uncaptured, 100k small launches
   h200_replay_ratio         --backend cuda only: replay / the program's own run
 
@@ -55,7 +58,8 @@ from hrr.replay.run import replay_archive  # noqa: E402
 CPU_KEYS = ("call_overhead_us", "launch_overhead_us", "snapshot_unchanged_ratio", "snapshot_changed_bytes",
             "archive_bytes_per_event", "replay_events_per_s")
 GPU_KEYS = ("h200_capture_ratio", "h200_replay_ratio")
-NATIVE_KEYS = ("native_launch_us", "native_ns_per_thread")
+NATIVE_KEYS = ("native_launch_us", "native_ns_per_thread", "native_ns_per_thread_sync", "native_compile_s",
+               "native_cached_compile_ms")
 
 
 @attrs.define
@@ -304,6 +308,17 @@ extern "C" __global__ void axpy(float* y, const float* x, float a, unsigned n) {
   unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i < n) y[i] = a * x[i] + y[i];
 }
+extern "C" __global__ void block_sum(float* out, const float* x) {
+  __shared__ float part[256];
+  unsigned t = threadIdx.x;
+  part[t] = x[blockIdx.x * blockDim.x + t];
+  __syncthreads();
+  for (unsigned s = 128; s > 0; s >>= 1) {
+    if (t < s) part[t] += part[t + s];
+    __syncthreads();
+  }
+  if (t == 0) out[blockIdx.x] = part[0];
+}
 """
 
 
@@ -319,7 +334,7 @@ def bench_native(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str],
     code = bytearray(rtc.hiprtcGetCodeSize(prog)[1])
     rtc.hiprtcGetCode(prog, code)
     module = hip.hipModuleLoadData(code)[1]
-    bump, axpy = (hip.hipModuleGetFunction(module, name)[1] for name in (b"bump", b"axpy"))
+    bump, axpy, block_sum = (hip.hipModuleGetFunction(module, name)[1] for name in (b"bump", b"axpy", b"block_sum"))
     n = 64 * 256
     counter, x, y = hip.hipMalloc(4)[1], hip.hipMalloc(4 * n)[1], hip.hipMalloc(4 * n)[1]
     args = (x, y, ctypes.c_float(2.0), ctypes.c_uint32(n))
@@ -339,15 +354,55 @@ def bench_native(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str],
         hip.hipDeviceSynchronize()
         return (time.perf_counter() - t) / launches
 
+    def synced() -> float:
+        launches = max(1, sz.native_launches // 20)
+        t = time.perf_counter()
+        for _ in range(launches):
+            hip.hipModuleLaunchKernel(block_sum, 64, 1, 1, 256, 1, 1, 0, None, None, (y, x))
+        hip.hipDeviceSynchronize()
+        return (time.perf_counter() - t) / launches
+
+    programs = iter(range(1 << 30))
+    cache = tempfile.mkdtemp(prefix="hrr-bench-cc-")
+    saved = os.environ.get("HRR_CACHE_DIR")
+
+    def compile_new() -> float:   # a program never compiled before (its own cache folder)
+        os.environ["HRR_CACHE_DIR"] = cache
+        try:
+            unit = toolchain.SourceUnit("b.hip", NATIVE_SOURCE + b"// %d\n" % next(programs))
+            t = time.perf_counter()
+            assert toolchain.compile_program([unit]).ok
+            return time.perf_counter() - t
+        finally:
+            if saved is None:
+                del os.environ["HRR_CACHE_DIR"]
+            else:
+                os.environ["HRR_CACHE_DIR"] = saved
+
+    def compile_cached() -> float:
+        unit = toolchain.SourceUnit("bench.hip", NATIVE_SOURCE)
+        t = time.process_time()
+        assert toolchain.compile_program([unit]).ok
+        return time.process_time() - t
+
     one_thread()   # warm-up: the worker starts
-    med = alternate({"one": one_thread, "many": many_threads}, sz.rounds)
+    compile_new()  # warm-up: the runtime object is built once per cache folder
+    compile_cached()
+    med = alternate({"one": one_thread, "many": many_threads, "sync": synced, "compile": compile_new,
+                     "cached": compile_cached}, sz.rounds)
+    shutil.rmtree(cache, ignore_errors=True)
     out["native_launch_us"] = med["one"] * 1e6
     out["native_ns_per_thread"] = max(med["many"] - med["one"], 0.0) / n * 1e9
+    out["native_ns_per_thread_sync"] = max(med["sync"] - med["one"], 0.0) / n * 1e9
+    out["native_compile_s"] = med["compile"]
+    out["native_cached_compile_ms"] = med["cached"] * 1e3
     hip.hipModuleUnload(module)
     for d in (counter, x, y):
         hip.hipFree(d)
     say(f"native C++ kernels on the sim (median of {sz.rounds}): {out['native_launch_us']:.1f} us per launch, "
-        f"{out['native_ns_per_thread']:.1f} ns per thread beyond it (64 x 256 axpy)")
+        f"{out['native_ns_per_thread']:.1f} ns per thread beyond it (64 x 256 axpy), "
+        f"{out['native_ns_per_thread_sync']:.1f} ns with __syncthreads (block reduction); a new program compiles "
+        f"in {out['native_compile_s']:.2f} s, a cached one in {out['native_cached_compile_ms']:.2f} ms CPU")
 
 
 def machine() -> dict[str, Any]:
