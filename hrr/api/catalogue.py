@@ -150,6 +150,11 @@ class Api:
                 return i
         raise KeyError(f"{self.name} has no parameter {name!r}")
 
+    def size_index(self, item: Any) -> int | None:
+        """The index of the parameter that gives ``item``'s size (a Param or an Out), or None
+        when it names none."""
+        return self.param_index(item.size) if item.size else None
+
 
 def P(name: str, role: str = "value", kind: str | None = None, size: str | None = None,
       optional: bool = False, default: Any = None, span: int | None = None, elem: int = 1,

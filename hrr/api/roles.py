@@ -487,7 +487,7 @@ class Ptr(Role):
         released = row.destroys == "alloc" and i == 0
         if p.rows is not None or p.elem != 1:
             return self._measured(row, i, rep)
-        span, size_at = p.span or 0, row.param_index(p.size) if p.size else None
+        span, size_at = p.span or 0, row.size_index(p)
 
         def act(call: Call) -> Any:
             addr = call.raw[i]
@@ -563,7 +563,7 @@ class _Endpoint(Role):
     def sized(row: Api, i: int) -> Callable[[Call], tuple[str, int, int, str | None]]:
         """The checked endpoint, once its byte count is found equal to the call's."""
         p = row.params[i]
-        size_at = row.param_index(p.size) if p.size else None
+        size_at = row.size_index(p)
 
         def endpoint(call: Call) -> tuple[str, int, int, str | None]:
             tag, addr, n, blob = call.raw[i]
@@ -579,7 +579,7 @@ class CopySrc(_Endpoint):
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         p = row.params[i]
-        at = row.param_index(p.size) if p.size else None
+        at = row.size_index(p)
         find, host_blob = cap.find_allocation, cap.host_blob
 
         def encode(a: tuple) -> list:
@@ -643,7 +643,7 @@ class CopyDst(_Endpoint):
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         p = row.params[i]
-        at = row.param_index(p.size) if p.size else None
+        at = row.size_index(p)
         stream_at = row.param_index(row.stream) if row.stream else None
         find, host_blob, expect_d2h = cap.find_allocation, cap.host_blob, cap.expect_d2h
 
@@ -811,7 +811,7 @@ class HostRange(_Endpoint):
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         p = row.params[i]
-        at = row.param_index(p.size) if p.size else None
+        at = row.size_index(p)
         host_blob = cap.host_blob
 
         def encode(a: tuple) -> list:
@@ -822,7 +822,7 @@ class HostRange(_Endpoint):
 
     def after_call(self, row: Api, i: int, cap: CaptureServices) -> After | None:
         p = row.params[i]
-        at = row.param_index(p.size) if p.size else None
+        at = row.size_index(p)
         track = cap.track_allocation
 
         def after(args: tuple, result: tuple, seq: int) -> None:
@@ -997,7 +997,7 @@ class Source(Role):
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         p = row.params[i]
-        at = row.param_index(p.size) if p.size else None
+        at = row.size_index(p)
         host_blob = cap.host_blob
 
         def encode(a: tuple) -> Any:
@@ -1435,7 +1435,7 @@ class AllocOut(OutRole):
 
     def after_call(self, row: Api, j: int, cap: CaptureServices) -> After | None:
         out = row.outs[j]
-        at = row.param_index(out.size) if out.size else None
+        at = row.size_index(out)
         per = _out_index(row, out.per)
         kind, track = out.kind or DEVICE, cap.track_allocation
 
@@ -1472,7 +1472,7 @@ def _alloc_size(row: Api, j: int) -> Callable[[Call], int]:
     """Replay: the recorded size of output ``j``'s allocation (``size`` parameter, times the
     recorded ``per`` output for a pitched one)."""
     out = row.outs[j]
-    at = row.param_index(out.size) if out.size else None
+    at = row.size_index(out)
     per = _out_index(row, out.per)
     if per is None:
         return lambda call: call.raw[at] if at is not None else 0
