@@ -65,6 +65,9 @@ class Device:
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self.tls = threading.local()
+        # native kernel workers by sandboxed or not: they outlive hipDeviceReset (the memory
+        # they map is the process's, whatever Memory is current)
+        self.native_workers: dict[bool, Any] = {}
         self._fresh_state(Memory())
 
     def _fresh_state(self, memory: Memory) -> None:

@@ -2,7 +2,6 @@
 device memory and run its kernels in the worker process on the stream's turn."""
 from __future__ import annotations
 
-import os
 import sys
 from typing import Any, Callable
 
@@ -14,7 +13,7 @@ from hrr.backends.sim.native import abi, elfimage, policy, toolchain, worker
 
 PAGE = 4096
 
-# hrr_status -> (hipError_t name a GPU reports, what happened)
+# hrr_status -> the hipError_t name a GPU reports for it
 _STATUS_ERRORS = {abi.E_SHAPE: "hipErrorLaunchFailure", abi.E_BARRIER: "hipErrorLaunchFailure",
                   abi.E_TRAP: "hipErrorAssert", abi.E_ABI: "hipErrorInvalidImage"}
 
@@ -61,14 +60,13 @@ def load(dev: Any, data: bytes) -> NativeModule:
 
 
 def worker_for(dev: Any, sandbox: bool) -> Callable[[], worker.KernelWorker]:
-    """A getter for ``dev``'s kernel worker, started on first use (again after a fork, whose
-    child cannot share its parent's)."""
+    """A getter for ``dev``'s kernel worker (sandboxed or not), made on first use; a forked
+    child's is restarted by the worker itself (``KernelWorker`` forgets its parent's process)."""
     def get() -> worker.KernelWorker:
-        have = getattr(dev, "native_worker", None)
-        if have is not None and have[0] == os.getpid() and have[1] == sandbox:
-            return have[2]
-        w = worker.KernelWorker(dev.memory.device_arena, dev.memory.pinned_arena, sandbox=sandbox)
-        dev.native_worker = (os.getpid(), sandbox, w)
+        w = dev.native_workers.get(sandbox)
+        if w is None:
+            w = dev.native_workers[sandbox] = worker.KernelWorker(dev.memory.device_arena, dev.memory.pinned_arena,
+                                                                  sandbox=sandbox)
         return w
     return get
 

@@ -223,3 +223,22 @@ def test_native_kernels_captured_into_a_graph_run_at_each_graph_launch():
         ok(hip.hipGraphLaunch(exe, s))
     ok(hip.hipStreamSynchronize(s))
     np.testing.assert_array_equal(download(d, np.zeros(1024, np.uint32)), np.arange(1024, dtype=np.uint32) * 6)
+
+
+def test_a_forked_child_runs_native_kernels_on_its_own_memory():
+    from forkcheck import run_child
+    source = b'extern "C" __global__ void add(unsigned* x, unsigned v) { x[threadIdx.x] += v; }'
+    module, _ = compile_module(source)
+    fn = ok(hip.hipModuleGetFunction(module, b"add"))
+    d = upload(np.zeros(4, np.uint32))
+
+    def launch(v: int) -> np.ndarray:
+        ok(hip.hipModuleLaunchKernel(fn, 1, 1, 1, 4, 1, 1, 0, None, None, (d, ctypes.c_uint32(v))))
+        return download(d, np.zeros(4, np.uint32))
+
+    assert (launch(1) == 1).all()   # the parent's worker has started
+
+    def child() -> int:
+        return 0 if (launch(10) == 11).all() else 1
+    assert run_child(child) == 0
+    assert (launch(1) == 2).all()   # the child wrote its own copy; the parent's worker goes on
