@@ -1638,7 +1638,7 @@ class LaunchCodec:
         shared_at = row.param_index(shape.shared)
         stream_at = row.param_index(row.stream) if row.stream else None
         target = CATALOGUE[row.replays_as or row.name]
-        place = _placer(target, rep)
+        place = launch_placer(target, rep)
         own = target is row    # the row's other parameters (e.g. events) pass as decoded
         by_params = target.launch is not None and target.launch.extra is None
 
@@ -1681,8 +1681,9 @@ def _kernel_params(kernargs: bytes, offsets: Any) -> tuple[list[int], Any]:
 _HANDLE_TYPES = frozenset(HANDLE_TYPES.values())   # int(h) is h._value: read without a call
 
 
-def _placer(target: Api, rep: ReplayServices) -> Callable[..., list]:
-    """Lays a launch out as ``target``'s arguments (kernarg bytes through its ``extra``)."""
+def launch_placer(target: Api, rep: ReplayServices) -> Callable[..., list]:
+    """``place(func, grid, block, shared, stream, extra, base=None)``: a launch laid out as
+    ``target``'s arguments (kernarg bytes through its ``extra``, or its kernelParams)."""
     shape = target.launch
     if shape is None:
         raise EventRefused(f"{target.name} cannot carry kernarg bytes", category="unsupported")
@@ -1745,4 +1746,5 @@ def out_role(name: str) -> OutRole:
 
 __all__ = ["Role", "OutRole", "LaunchCodec", "Call", "CaptureServices", "ReplayServices", "PARAM_ROLES",
            "OUT_ROLES", "LAUNCH", "param_role", "out_role", "byte_counts", "scalar", "number",
-           "check_address", "check_size", "check_scalar", "check_triple", "check_fits", "brief", "MAX_SIZE"]
+           "check_address", "check_size", "check_scalar", "check_triple", "check_fits", "brief", "MAX_SIZE",
+           "launch_placer", "wire_event"]

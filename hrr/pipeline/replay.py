@@ -10,6 +10,8 @@ import pluggy
 from hrr.pipeline.context import EventRefused
 
 HOST_FN_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+#: What ``ReplayContext.watch(only=...)`` takes.
+WATCH_MODES = ("all", "records", "failed")
 # Host-function callbacks a finished process replay left queued: a device may call them
 # at any later time, so they live as long as the replay process does.
 _UNFINISHED_HOST_FNS: list[Any] = []
@@ -35,16 +37,33 @@ class ReplayContext:
         self.counters: collections.Counter[str] = collections.Counter()
         self._host_fns: list[Any] = []
         self.host_fn_errors: list[str] = []
-        # plugin name -> the calls whose per-event hooks it wants (absent: every event).
-        self.watched: dict[str, set[str]] = {}
+        # plugin name -> {call it watches: the events of it it wants ("all", "records", "failed")}
+        self.watched: dict[str, dict[str, set[str]]] = {}
 
-    def watch(self, plugin: str, apis: Iterable[str]) -> None:
+    def watch(self, plugin: str, apis: Iterable[str], *, only: str = "all") -> None:
         """Deliver ``plugin``'s ``hrr_replay_before_event`` and ``hrr_replay_after_event``
         only for the calls named in ``apis`` (call it from ``hrr_replay_start``; name the
         calls by a catalogue query such as ``launching()``; several calls add up). A plugin
         that never calls it gets every event, so a call nobody watches goes through pluggy
-        only when some plugin implements a per-event hook without watching."""
-        self.watched.setdefault(plugin, set()).update(apis)
+        only when some plugin implements a per-event hook without watching.
+        ``only="records"``: just the events that carry records of ``plugin``'s own
+        (``event.records(plugin)``); ``only="failed"``: just ``hrr_replay_after_event``,
+        and only when the call replayed with an error (its result's first item non-zero)."""
+        if only not in WATCH_MODES:
+            raise ValueError(f"watch(only={only!r}): one of {', '.join(WATCH_MODES)}")
+        calls = self.watched.setdefault(plugin, {})
+        for api in apis:
+            calls.setdefault(api, set()).add(only)
+
+    def wants(self, plugin: str, api: str, hook: str, records: frozenset[str], failed: bool) -> bool:
+        """Whether ``plugin``'s per-event ``hook`` ("before" or "after") is called for an
+        event of ``api`` carrying the records of ``records``' plugins, ``failed`` or not."""
+        calls = self.watched.get(plugin)
+        if calls is None:
+            return True
+        modes = calls.get(api)
+        return modes is not None and ("all" in modes or ("records" in modes and plugin in records)
+                                      or ("failed" in modes and hook == "after" and failed))
 
     def translate(self, addr: int) -> int | None:
         """Replay's address for a capture address inside a live allocation, or None."""

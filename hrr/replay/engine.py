@@ -27,6 +27,7 @@ from hrr.pipeline.context import EventRefused
 from hrr.pipeline.replay import ReplayContext
 from hrr.replay.ranges import RangeCounts, skipped_in_setup
 from hrr.replay.ranges import describe as describe_range
+from hrr.replay.launches import launch_runner
 from hrr.replay.result import Divergence, Refusal, ReplayStats, err_name
 from hrr.replay.state import HandleMaps, HostBudget, ReplayAllocation, ReplayMemory
 from hrr.replay.threads import ThreadRouter
@@ -148,6 +149,22 @@ class ProcessReplayer:
                 value = item[2]
                 if type(value) is list and len(value) == 7 and type(value[2]) is str:
                     plan = plans.get(value[2])
+                    if plan is None and value[2] in CATALOGUE:
+                        plan = self._plan_for(value[2])
+                    if plan is not None and plan.fast is not None and value[1] == threads.first:
+                        # a launch in capture's common shape: replayed in one pass, or
+                        # declined untouched (then the checks below take it)
+                        if stats.events >= max_events:
+                            stats.failures.append(f"stopped after {max_events} events (--max-events)")
+                            return False
+                        try:
+                            if plan.fast(value):
+                                stats.events += 1
+                                continue
+                        except (EventRefused, BlobError, *_MALFORMED) as exc:
+                            stats.events += 1
+                            self._refused(value, exc)
+                            continue
                     if plan is not None and plan.wf is not None and value[1] == threads.first \
                             and plan.wf(value):
                         if stats.events >= max_events:
@@ -302,9 +319,10 @@ class ProcessReplayer:
         if fn is None:
             raise EventRefused(f"the {self.backend.NAME} backend has no {row.name}", category="unsupported")
         charged = self._charge_allocation(plan, call)  # before anything is allocated
+        before, after, after_failed = plan.hooks(v[6])
         try:
-            if plan.before is not None:
-                plan.before(ctx=self.ctx, event=call.ev, stream=stream)
+            if before is not None:
+                before(ctx=self.ctx, event=call.ev, stream=stream)
             if row.destroys == "device":
                 # Queued restores write into pinned buffers the reset frees: let them finish.
                 self.hip.hipDeviceSynchronize()
@@ -334,8 +352,9 @@ class ProcessReplayer:
                 fn_after()
         if (row.waits == "device" or row.destroys == "device") and err == 0:
             self._device_synced()
-        if plan.after is not None:
-            plan.after(ctx=self.ctx, event=call.ev, result=result)
+        after = after_failed if err else after
+        if after is not None:
+            after(ctx=self.ctx, event=call.ev, result=result)
 
     def _device_synced(self) -> None:
         """The device ran everything queued: host functions and buffers it held are done."""
@@ -394,15 +413,17 @@ class ProcessReplayer:
         return data
 
     # ------------------------------------------------------------------ plugins' hooks
-    def event_hook(self, name: str, api: str) -> Any:
-        """The caller of the per-event hook ``name`` for ``api``'s records: over every
-        implementation, over those of the plugins that want ``api`` (``ctx.watch``), or
-        None when none does (asked once per call, when its plan is built)."""
+    def event_hook(self, name: str, api: str, records: frozenset[str] = frozenset(),
+                   failed: bool = False) -> Any:
+        """The caller of the per-event hook ``name`` for an event of ``api`` carrying the
+        records of the plugins in ``records`` (``failed``: it replayed with an error): over
+        every implementation, over those of the plugins that want such an event
+        (``ctx.watch``), or None when none does (built once per plan and kind of event)."""
         hook = getattr(self.pm.hook, name)
         impls = hook.get_hookimpls()
-        watched = self.ctx.watched
-        unwanted = [impl.plugin for impl in impls
-                    if impl.plugin_name in watched and api not in watched[impl.plugin_name]]
+        which = "before" if name == "hrr_replay_before_event" else "after"
+        wants = self.ctx.wants
+        unwanted = [impl.plugin for impl in impls if not wants(impl.plugin_name, api, which, records, failed)]
         if len(unwanted) == len(impls):
             return None
         if not unwanted:
@@ -579,13 +600,17 @@ class _Plan:
     the tightest path that replays a wire record of it."""
 
     __slots__ = ("row", "checks", "actions", "chargers", "binders", "launch", "stream", "target", "fn",
-                 "nparams", "before", "after", "run", "wf")
+                 "nparams", "before", "after", "after_failed", "run", "wf", "fast", "_rep", "_by_records")
 
     def __init__(self, api: str, row: Api | None, rep: ProcessReplayer) -> None:
         self.row = row
         self.wf = record_check(api)  # the schema's check of a record naming this call
-        self.before: Any = None
+        self.before: Any = None      # the per-event hooks for a record with no plugin records
         self.after: Any = None
+        self.after_failed: Any = None  # ... and hrr_replay_after_event when it replayed with an error
+        self.fast: Callable[[list], bool] | None = None   # replays a record or declines it
+        self._rep = rep
+        self._by_records: dict[frozenset[str], tuple[Any, Any, Any]] = {}
         if row is None or row.replay in (NOOP, UNREPLAYABLE):
             self.run: Callable[[list], None] = _not_replayed(api, row, rep)
             return
@@ -602,9 +627,31 @@ class _Plan:
         self.fn = getattr(rep.hip, self.target, None)
         self.before = rep.event_hook("hrr_replay_before_event", row.name)
         self.after = rep.event_hook("hrr_replay_after_event", row.name)
+        self.after_failed = rep.event_hook("hrr_replay_after_event", row.name, failed=True)
         simple = not (self.actions or self.chargers or self.launch is not None or row.destroys
                       or any(b is not None for b in self.binders))
         self.run = _simple_run(self, rep) if simple else functools.partial(rep._replay_call, self)
+        if self.launch is not None:
+            self.fast = launch_runner(row, self.fn, rep, (self.before, self.after, self.after_failed))
+
+    def hooks(self, extra: dict) -> tuple[Any, Any, Any]:
+        """The per-event hooks (before, after, after when it failed) for a record whose
+        ``extra`` is ``extra``: a plugin watching with ``only="records"`` is called only for
+        a record carrying its records."""
+        records = extra.get("records")
+        if not records:
+            return self.before, self.after, self.after_failed
+        key = frozenset(records)
+        got = self._by_records.get(key)
+        if got is None:
+            assert self.row is not None
+            name, rep = self.row.name, self._rep
+            got = (rep.event_hook("hrr_replay_before_event", name, key),
+                   rep.event_hook("hrr_replay_after_event", name, key),
+                   rep.event_hook("hrr_replay_after_event", name, key, failed=True))
+            if len(self._by_records) < 64:   # an archive chooses the keys: a bounded memo
+                self._by_records[key] = got
+        return got
 
 
 def _not_replayed(api: str, row: Api | None, rep: ProcessReplayer) -> Callable[[list], None]:
@@ -635,7 +682,8 @@ def _simple_run(plan: _Plan, rep: ProcessReplayer) -> Callable[[list], None]:
     no ``Event`` is built unless a plugin's per-event hook wants this call."""
     row, fn, checks, n = plan.row, plan.fn, tuple(plan.checks), plan.nparams
     assert row is not None
-    name, volatile, before, after = row.name, row.volatile, plan.before, plan.after
+    name, volatile = row.name, row.volatile
+    hooks, plain = plan.hooks, (plan.before, plan.after, plan.after_failed)
     synced = row.waits == "device"
     stats, ctx = rep.stats, rep.ctx
     stream_at = plan.stream
@@ -652,14 +700,6 @@ def _simple_run(plan: _Plan, rep: ProcessReplayer) -> Callable[[list], None]:
         if synced and err == 0:
             rep._device_synced()
 
-    if fn is not None and not n and before is None and after is None:
-        def run_bare(v: list) -> None:
-            """No argument, no hook: the call and its error's comparison only."""
-            if v[3]:
-                raise EventRefused(f"{len(v[3])} arguments recorded, {name} takes 0", category="bad_record")
-            settle(v, int(fn()[0]))
-        return run_bare
-
     def run(v: list) -> None:
         args = v[3]
         if len(args) != n:
@@ -667,14 +707,27 @@ def _simple_run(plan: _Plan, rep: ProcessReplayer) -> Callable[[list], None]:
         raw = [check(x) for check, x in zip(checks, args, strict=True)] if n else args
         if fn is None:
             raise EventRefused(f"the {rep.backend.NAME} backend has no {name}", category="unsupported")
+        before, after, after_failed = hooks(v[6]) if v[6] else plain
         ev = None
         if before is not None:
             ev = wire_event(v)
             before(ctx=ctx, event=ev, stream=raw[stream_at] if stream_at is not None else None)
         result = fn(*raw)
-        settle(v, int(result[0]))
+        err = int(result[0])
+        settle(v, err)
+        after = after_failed if err else after
         if after is not None:
             after(ctx=ctx, event=ev if ev is not None else wire_event(v), result=result)
+
+    if fn is not None and not n and plain == (None, None, None):
+        def run_bare(v: list) -> None:
+            """No argument, no hook: the call and its error's comparison only."""
+            if v[6]:   # plugin records: a plugin watching with_records may want this one
+                return run(v)
+            if v[3]:
+                raise EventRefused(f"{len(v[3])} arguments recorded, {name} takes 0", category="bad_record")
+            settle(v, int(fn()[0]))
+        return run_bare
     return run
 
 

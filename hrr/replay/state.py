@@ -128,3 +128,7 @@ class HandleMaps:
 
     def count(self, kind: str) -> int:
         return len(self._maps[kind])
+
+    def table(self, kind: str) -> dict[int, Any]:
+        """The live map of one kind (kept, cleared in place), for a hot path's ``get``."""
+        return self._maps[kind]

@@ -299,8 +299,12 @@ class GraphCapturePlugin:
         self._replay_after = _replay_transitions(state)
         self._graph_launch_stream = {name: _event_reader(api_row(name), _stream_at(api_row(name)))
                                      for name in with_effect("launch_graph")}
-        # Its per-event hooks act on graph launches and on capture-state transitions only.
-        ctx.watch(NAME, [*self._replay_after, *self._graph_launch_stream])
+        # Its per-event hooks act on graph launches carrying its records, on capture-state
+        # transitions, and on a kernel launch only when it failed (it may end a capture).
+        launches = set(launching())
+        ctx.watch(NAME, [name for name in self._replay_after if name not in launches])
+        ctx.watch(NAME, [name for name in self._replay_after if name in launches], only="failed")
+        ctx.watch(NAME, self._graph_launch_stream, only="records")
 
     @hookimpl
     def hrr_replay_before_event(self, ctx: ReplayContext, event: Event, stream: Any) -> None:

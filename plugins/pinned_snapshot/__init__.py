@@ -427,7 +427,8 @@ class PinnedSnapshotPlugin:
     @hookimpl
     def hrr_replay_start(self, ctx: ReplayContext) -> None:
         self.launch_streams = launch_streams()
-        ctx.watch(NAME, self.launch_streams)   # its per-event hook acts on launches only
+        # its per-event hook acts only on launches that carry its records
+        ctx.watch(NAME, self.launch_streams, only="records")
 
     @hookimpl
     def hrr_replay_before_event(self, ctx: ReplayContext, event: Event, stream: Any) -> None:

@@ -140,7 +140,7 @@ def test_replay_side_tables_come_from_the_rows(extra_rows):
                hipTestEndCapture="hipStreamEndCapture", hipTestWaitEvent="hipStreamWaitEvent")
     watched: dict[str, set[str]] = {}
     ctx = types.SimpleNamespace(hip=None, shared={},
-                                watch=lambda plugin, apis: watched.setdefault(plugin, set()).update(apis))
+                                watch=lambda plugin, apis, **_: watched.setdefault(plugin, set()).update(apis))
     pinned, graphs = PinnedSnapshotPlugin(), GraphCapturePlugin()
     pinned.hrr_replay_start(ctx)
     graphs.hrr_replay_start(ctx)

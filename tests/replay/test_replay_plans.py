@@ -5,6 +5,8 @@ the subset. Every path a plan takes (bare call, hooked call, general) still comp
 backend's error with the recording."""
 from __future__ import annotations
 
+import pytest
+
 from hrr.archive import Limits, open_archive, open_process_writer
 from hrr.backends import sim
 from hrr.pipeline import hookimpl
@@ -102,3 +104,51 @@ def test_every_plan_path_compares_the_error_with_the_recording(tmp_path):
         assert stats.replayed == 3 and stats.divergences == 3
         assert [(d.seq, d.api, d.recorded, d.replayed) for d in stats.diverged] == [
             (0, "hipGetDevice", 100, 0), (1, "hipGetDevice", 100, 0), (2, "hipSetDevice", 100, 0)]
+
+
+class Picky:
+    """Wants hipGetDevice's events carrying its records, and hipSetDevice's failures."""
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[str, int]] = []
+
+    @hookimpl
+    def hrr_replay_start(self, ctx):
+        ctx.watch("picky", ["hipGetDevice"], only="records")
+        ctx.watch("picky", ["hipSetDevice"], only="failed")
+
+    @hookimpl
+    def hrr_replay_before_event(self, ctx, event, stream):
+        self.seen.append(("before", event.seq))
+
+    @hookimpl
+    def hrr_replay_after_event(self, ctx, event, result):
+        self.seen.append(("after", event.seq))
+
+
+def test_a_plugin_can_watch_only_its_records_or_only_failures(tmp_path):
+    w = open_process_writer(str(tmp_path), 4242, {"backend": "sim"}, manifest={"content_mode": "content"})
+    for seq, (api, args, outs, extra) in enumerate([
+            ("hipGetDevice", [], [0], {}),
+            ("hipGetDevice", [], [0], {"records": {"picky": [1]}}),
+            ("hipGetDevice", [], [0], {"records": {"somebody": [1]}}),
+            ("hipSetDevice", [0], [], {}),
+            ("hipSetDevice", [99], [], {})]):
+        w.append([seq, 1, api, args, 101 if args == [99] else 0, outs, extra])
+    w.close()
+    sim.reset_device()
+    proc = open_archive(str(tmp_path), Limits()).processes[0]
+    pm = new_plugin_manager()
+    picky = Picky()
+    pm.register(picky, name="picky")
+    stats = ProcessReplayer(proc, sim, pm, Limits(), ReplayOptions(strict=True)).run()
+    assert stats.replayed == 5 and not stats.refusals and not stats.divergences
+    assert picky.seen == [("before", 1), ("after", 1), ("after", 4)]
+
+
+def test_watch_names_an_unknown_mode(tmp_path):
+    from hrr.pipeline.replay import ReplayContext
+    ctx = ReplayContext.__new__(ReplayContext)
+    ctx.watched = {}
+    with pytest.raises(ValueError, match="one of all, records, failed"):
+        ctx.watch("p", ["hipGetDevice"], only="sometimes")

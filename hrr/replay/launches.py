@@ -1,0 +1,140 @@
+"""The fast replay of a kernel launch record, the record a GPU program writes most.
+
+A launch of a call whose replay hands the kernel its argument bytes through ``extra``
+(``hipModuleLaunchKernel``, ``hipLaunchKernel``), recorded in capture's common shape (no
+plugin records; every field of the type capture writes; its function, stream and pointer
+words all known to replay), is replayed here in one pass: the record is validated as it
+is read, its pointer words rewritten, and the backend called with the bytes as capture
+hands them (``kernargs.packed_extra``: a backend copies them during the call, HIP's rule).
+
+The runner never refuses. A record it doubts, in any way, is declined *before anything
+is done*, and the general path (the schema check, the roles, a refusal naming the field)
+takes it; so what an archive can make replay do is exactly what the general path allows.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from hrr.api.catalogue import CATALOGUE, Api
+from hrr.api.roles import byte_counts, launch_placer, wire_event
+from hrr.backends.kernargs import packed_extra
+
+_U64, _U32 = 1 << 64, 1 << 32
+_LAUNCH_KEYS = frozenset(("kernel", "grid", "block", "kernargs", "ptrs"))
+#: The roles a fast-replayed launch row may have besides its function, stream and shape.
+_INERT_ROLES = frozenset(("launch",))
+
+
+def _triple(v: Any) -> bool:
+    return type(v) is list and len(v) == 3 and type(v[0]) is int and type(v[1]) is int \
+        and type(v[2]) is int and 0 <= v[0] < _U32 and 0 <= v[1] < _U32 and 0 <= v[2] < _U32
+
+
+def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> Callable[[list], bool] | None:
+    """``run(v) -> bool`` for ``row``'s launch records (True: replayed; False: declined,
+    nothing done), or None when ``row`` has no fast path. ``hooks``: the per-event hooks
+    (before, after, after when it failed) that want a record carrying no plugin records."""
+    before, after, after_failed = hooks
+    shape = row.launch
+    target = CATALOGUE.get(row.replays_as or row.name)
+    if shape is None or fn is None or target is None or target.launch is None or target.launch.extra is None:
+        return None
+    n = len(row.params)
+    func_at = next((i for i, p in enumerate(row.params) if p.role == "handle" and p.kind == "function"), None)
+    stream_at = row.param_index(row.stream) if row.stream else None
+    shared_at = row.param_index(shape.shared)
+    grid_at = [row.param_index(x) for x in shape.grid]
+    block_at = [row.param_index(x) for x in shape.block]
+    if func_at is None:
+        return None
+    known = {func_at, shared_at, *grid_at, *block_at, *(() if stream_at is None else (stream_at,))}
+    if any(i not in known and p.role not in _INERT_ROLES for i, p in enumerate(row.params)):
+        return None   # an event, a flag...: the general path replays those rows
+    if shape.shared not in byte_counts(row):
+        return None
+    # What each recorded argument must be: an int (a scalar or a handle value), a dim3
+    # list, or None (the launch-role parameters: the bytes live in extra.launch).
+    ints = tuple(i for i in known if len(grid_at) == 3 or (i not in grid_at and i not in block_at))
+    dims = () if len(grid_at) == 3 else (grid_at[0], block_at[0])
+    nones = tuple(i for i in range(n) if i not in known)
+    functions, streams = rep.handles.table("function"), rep.handles.table("stream")
+    translate = rep.memory.translate
+    place = launch_placer(target, rep)
+    stats, ctx, diverged = rep.stats, rep.ctx, rep._diverged
+    volatile = row.volatile
+    keys = _LAUNCH_KEYS
+
+    def run(v: list) -> bool:
+        seq, _, _, args, err, outs, extra = v
+        if type(seq) is not int or not 0 <= seq < _U64 or type(err) is not int or type(v[1]) is not int \
+                or type(args) is not list or len(args) != n or type(outs) is not list or outs \
+                or type(extra) is not dict or len(extra) != 1:
+            return False
+        launch = extra.get("launch")
+        if type(launch) is not dict or launch.keys() != keys:
+            return False
+        kernel, grid, block, kernargs, ptrs = (launch["kernel"], launch["grid"], launch["block"],
+                                               launch["kernargs"], launch["ptrs"])
+        if (kernel is not None and type(kernel) is not str) or type(kernargs) is not bytes \
+                or type(ptrs) is not list or len(ptrs) > len(kernargs) // 8 \
+                or not _triple(grid) or not _triple(block):
+            return False
+        for i in ints:
+            x = args[i]
+            if type(x) is not int or not 0 <= x < _U64:
+                return False
+        for i in dims:
+            if not _triple(args[i]):
+                return False
+        for i in nones:
+            if args[i] is not None:
+                return False
+        shared = args[shared_at]
+        if shared >= 1 << 63:
+            return False
+        f = functions.get(args[func_at])
+        if f is None:
+            return False
+        s = args[stream_at] if stream_at is not None else 0
+        if s:
+            s = streams.get(s)
+            if s is None:
+                return False
+        else:
+            s = None
+        if ptrs:
+            buf = bytearray(kernargs)
+            size = len(buf)
+            for w in ptrs:
+                if type(w) is not list or len(w) != 3:
+                    return False
+                off, base, delta = w
+                if type(off) is not int or type(base) is not int or type(delta) is not int \
+                        or off < 0 or off % 8 or off + 8 > size or delta < 0 or not 0 <= base + delta < _U64:
+                    return False
+                addr = translate(base + delta)
+                if addr is None:
+                    return False
+                buf[off:off + 8] = addr.to_bytes(8, "little")
+            kernargs = bytes(buf)
+        ev = None
+        if before is not None:
+            ev = wire_event(v)
+            before(ctx=ctx, event=ev, stream=s)
+        result = fn(*place(f, (grid[0], grid[1], grid[2]), (block[0], block[1], block[2]), shared, s,
+                           packed_extra(kernargs)))
+        got = int(result[0])
+        stats.replayed += 1
+        if got != err:
+            if not volatile:
+                diverged(row, seq, err, got)
+        elif got:
+            stats.reproduced_errors += 1
+        hook = after_failed if got else after
+        if hook is not None:
+            hook(ctx=ctx, event=ev if ev is not None else wire_event(v), result=result)
+        return True
+    return run
+
+
+__all__ = ["launch_runner"]

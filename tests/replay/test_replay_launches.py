@@ -1,0 +1,134 @@
+"""The fast replay of launch records (hrr/replay/launches.py): a launch in capture's common
+shape replays in one pass, and every record it doubts goes, untouched, to the general path,
+which replays it or refuses it exactly as before."""
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hostile import D2H, HostileArchive
+from hrrtest import only, replay, text
+
+from hrr.replay import engine, launches
+
+
+@pytest.fixture
+def paths(monkeypatch):
+    """Counts of launch records replayed by the fast runner and by the general path."""
+    seen = {"fast": 0, "general": 0}
+    make = launches.launch_runner
+
+    def counting_runner(*a, **k):
+        run = make(*a, **k)
+        if run is None:
+            return None
+
+        def counted(v):
+            done = run(v)
+            seen["fast"] += done
+            return done
+        return counted
+
+    general = engine.ProcessReplayer._replay_call
+
+    def counting_general(self, plan, v):
+        if plan.row.launch is not None:
+            seen["general"] += 1
+        return general(self, plan, v)
+
+    monkeypatch.setattr(engine, "launch_runner", counting_runner)
+    monkeypatch.setattr(engine.ProcessReplayer, "_replay_call", counting_general)
+    return seen
+
+
+def _fill(a: HostileArchive, fn: int, d: int, value: int, *, args: list | None = None, **change) -> None:
+    """fill_u32(d, value, 4) on the null stream, as capture records it (``change``: the
+    launch map's fields replaced)."""
+    launch = {"kernel": "fill_u32", "grid": [1, 1, 1], "block": [4, 1, 1],
+              "kernargs": struct.pack("<QII", d, value, 4), "ptrs": [[0, d, 0]]}
+    launch.update(change)
+    a.call("hipModuleLaunchKernel", args or [fn, 1, 1, 1, 4, 1, 1, 0, 0, None, None], extra={"launch": launch})
+
+
+def _archive(tmp_path, launch) -> HostileArchive:
+    """hipInit, a device buffer, ``launch(a, fn, d)``, then a copy back checked against 7s."""
+    a = HostileArchive(tmp_path / "a")
+    a.call("hipInit", [0])
+    d = a.device(16)
+    fn = a.function("fill_u32")
+    launch(a, fn, d)
+    a.copy(["h", 0x1000, 16, a.blob(struct.pack("<4I", 7, 7, 7, 7))], ["a", d, 16, None], 16, D2H)
+    return a.close()
+
+
+def test_common_launches_replay_in_one_pass(tmp_path, paths):
+    def launch(a, fn, d):
+        for value in (1, 2, 7):
+            _fill(a, fn, d, value)
+    result = replay(_archive(tmp_path, launch).root, backend="sim", strict=True)
+    assert result.exit_code == 0 and only(result).checks == (1, 0, 0), text(result)
+    assert paths == {"fast": 3, "general": 0}
+
+
+# Records the fast runner must decline that the general path replays as recorded.
+DECLINED = [
+    ("plugin records", lambda a, fn, d: a.call(
+        "hipModuleLaunchKernel", [fn, 1, 1, 1, 4, 1, 1, 0, 0, None, None],
+        extra={"launch": {"kernel": "fill_u32", "grid": [1, 1, 1], "block": [4, 1, 1],
+                          "kernargs": struct.pack("<QII", d, 7, 4), "ptrs": [[0, d, 0]]},
+               "records": {"somebody_else": [1]}})),
+    ("a grid argument as a float", lambda a, fn, d: _fill(a, fn, d, 7, args=[fn, 1.0, 1, 1, 4, 1, 1, 0, 0, None,
+                                                                         None])),
+    ("a negative block argument", lambda a, fn, d: _fill(a, fn, d, 7, args=[fn, 1, 1, 1, -4, 1, 1, 0, 0, None,
+                                                                        None])),
+    ("the launch map with an error field", lambda a, fn, d: _fill(a, fn, d, 7, offsets=[0, 8, 12])),
+]
+
+
+@pytest.mark.parametrize("label,launch", DECLINED, ids=[d[0] for d in DECLINED])
+def test_a_doubted_record_goes_to_the_general_path(tmp_path, paths, label, launch):
+    result = replay(_archive(tmp_path, launch).root, backend="sim", strict=False)
+    assert only(result).checks == (1, 0, 0), text(result)
+    assert paths == {"fast": 0, "general": 1}
+
+
+# Records the general path refuses: declined by the fast runner, refused as before.
+REFUSED = [
+    ("an unknown function", lambda a, fn, d: _fill(a, fn + 0x1000, d, 7), "unknown function handle"),
+    ("an unknown stream", lambda a, fn, d: _fill(a, fn, d, 7, args=[fn, 1, 1, 1, 4, 1, 1, 0, 0x999, None, None]),
+     "unknown stream handle"),
+    ("a pointer into no allocation", lambda a, fn, d: _fill(a, fn, d, 7, ptrs=[[0, d + (1 << 30), 0]]),
+     "inside no allocation replay made"),
+    ("a pointer word past the bytes", lambda a, fn, d: _fill(a, fn, d, 7, ptrs=[[16, d, 0]]),
+     "lies outside the kernarg buffer"),
+    ("a misaligned pointer word", lambda a, fn, d: _fill(a, fn, d, 7, ptrs=[[4, d, 0]]),
+     "lies outside the kernarg buffer"),
+    ("a bool in the grid", lambda a, fn, d: _fill(a, fn, d, 7, grid=[True, 1, 1]), "extra.launch must be a map"),
+    ("kernargs as a string", lambda a, fn, d: _fill(a, fn, d, 7, kernargs="x" * 16), "extra.launch must be a map"),
+    ("more words than the bytes hold", lambda a, fn, d: _fill(a, fn, d, 7, ptrs=[[0, d, 0]] * 3),
+     "extra.launch must be a map"),
+    ("an argument where none belongs", lambda a, fn, d: _fill(a, fn, d, 7, args=[fn, 1, 1, 1, 4, 1, 1, 0, 0, 5,
+                                                                          None]),
+     "kernelParams"),
+]
+
+
+@pytest.mark.parametrize("label,launch,expected", REFUSED, ids=[r[0] for r in REFUSED])
+def test_a_bad_launch_is_refused_by_the_general_path(tmp_path, paths, label, launch, expected):
+    result = replay(_archive(tmp_path, launch).root, backend="sim", strict=True)
+    refusals = [f"{r.api} [{r.category}]: {r.reason}" for r in only(result).refusals]
+    assert len(refusals) == 1 and expected in refusals[0], (refusals, text(result))
+    assert paths["fast"] == 0 and result.exit_code == 1
+
+
+def test_a_failed_launch_is_compared_with_the_recorded_error(tmp_path, paths):
+    """A launch recorded as failed with an invalid shape fails again: reproduced, not diverged."""
+    def launch(a, fn, d):
+        a.call("hipModuleLaunchKernel", [fn, 1, 1, 1, 2048, 1, 1, 0, 0, None, None], err=9,
+               extra={"launch": {"kernel": "fill_u32", "grid": [1, 1, 1], "block": [2048, 1, 1],
+                                 "kernargs": struct.pack("<QII", d, 7, 4), "ptrs": [[0, d, 0]]}})
+        _fill(a, fn, d, 7)
+    result = replay(_archive(tmp_path, launch).root, backend="sim", strict=True)
+    process = only(result)
+    assert process.reproduced_errors == 1 and not process.divergence_count, text(result)
+    assert paths == {"fast": 2, "general": 0}
