@@ -20,7 +20,11 @@ process and takes the median of the rounds. It prints one line per figure and wr
   native_compile_s          sim only: wall time to compile and link a new small program for the CPU
   native_cached_compile_ms  sim only: CPU time of compile_program when the image is cached
   h200_capture_ratio        --backend cuda only: captured / uncaptured, 100k small launches
-  h200_replay_ratio         --backend cuda only: replay / the program's own run
+  h200_replay_ratio         --backend cuda only: replay / the program's own run, both from a
+                            reset device (replay resets it first; the program is timed with
+                            the reset before it, so both make the context again)
+  h200_replay_ratio_warm    --backend cuda only: replay / the program's run on a warm context
+  replay_launch_us          replay time per small launch (an archive of fill_u32 launches)
 
 plus ``*_format1`` figures: the same cheap-call figures with the version 1 writer
 (one frame per record), measured in the same rounds, and a ``meta`` map (machine, commit).
@@ -57,7 +61,7 @@ from hrr.replay.run import replay_archive  # noqa: E402
 
 CPU_KEYS = ("call_overhead_us", "launch_overhead_us", "snapshot_unchanged_ratio", "snapshot_changed_bytes",
             "archive_bytes_per_event", "replay_events_per_s")
-GPU_KEYS = ("h200_capture_ratio", "h200_replay_ratio")
+GPU_KEYS = ("h200_capture_ratio", "h200_replay_ratio", "h200_replay_ratio_warm")
 NATIVE_KEYS = ("native_launch_us", "native_ns_per_thread", "native_ns_per_thread_sync", "native_compile_s",
                "native_cached_compile_ms")
 
@@ -266,6 +270,17 @@ def bench_replay(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str],
     out["replay_events_per_s"] = sz.replay_events / med["replay"]
     say(f"replay of {sz.replay_events} cheap calls (median of {sz.rounds}): {med['replay']:.3f} s, "
         f"{out['replay_events_per_s']:.0f} events/s")
+    cap = Capture(be, None)
+    launcher = Launcher(cap.hip, be)
+    launcher.run(sz.launches)
+    launcher.close()
+    cap.close()
+    med = alternate({"replay": lambda: timed(lambda: replay_archive(
+        cap.root, backend=backend, options=ReplayOptions(strict=False), echo=lines.append))}, sz.rounds)
+    cap.remove()
+    out["replay_launch_us"] = med["replay"] / sz.launches * 1e6
+    say(f"replay of {sz.launches} small launches (median of {sz.rounds}): {out['replay_launch_us']:.2f} us each, "
+        f"the archive's set-up included")
 
 
 def bench_gpu(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None], backend: str) -> None:
@@ -292,14 +307,21 @@ def bench_gpu(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], No
         shutil.rmtree(root, ignore_errors=True)
         return t
 
+    def fresh() -> float:
+        """The program from a reset device, as replay starts (the reset and the context
+        made again are in both): the run a new process of the program would make."""
+        return timed(lambda: (be.reset_device(), program(be.hip)))
+
     program(be.hip)   # warm-up: code object build, context
     med = alternate({"bare": lambda: timed(lambda: program(be.hip)), "captured": captured,
-                     "replay": replayed}, sz.rounds)
+                     "fresh": fresh, "replay": replayed}, sz.rounds)
     out["h200_capture_ratio"] = med["captured"] / med["bare"]
-    out["h200_replay_ratio"] = med["replay"] / med["bare"]
+    out["h200_replay_ratio"] = med["replay"] / med["fresh"]
+    out["h200_replay_ratio_warm"] = med["replay"] / med["bare"]
     say(f"{sz.gpu_launches} small launches on {backend}: uncaptured {med['bare']:.3f} s, captured "
-        f"{med['captured']:.3f} s (x{out['h200_capture_ratio']:.2f}), replay {med['replay']:.3f} s "
-        f"(x{out['h200_replay_ratio']:.2f})")
+        f"{med['captured']:.3f} s (x{out['h200_capture_ratio']:.2f}); from a reset device "
+        f"{med['fresh']:.3f} s, replay (which resets the device first) {med['replay']:.3f} s "
+        f"(x{out['h200_replay_ratio']:.2f}; x{out['h200_replay_ratio_warm']:.2f} of the warm run)")
 
 
 NATIVE_SOURCE = b"""

@@ -25,7 +25,8 @@ def test_tiny_run_writes_every_cpu_key_as_a_number(tmp_path):
     data = json.loads(out.read_text())
     from hrr.backends.sim.native import toolchain
     native = bench.NATIVE_KEYS if toolchain.find_toolchain() is not None else ()
-    for key in (*bench.CPU_KEYS, *native, "call_overhead_us_format1", "archive_bytes_per_event_format1"):
+    for key in (*bench.CPU_KEYS, *native, "call_overhead_us_format1", "archive_bytes_per_event_format1",
+                "replay_launch_us"):
         assert type(data[key]) is float and math.isfinite(data[key]), key
     assert not set(bench.GPU_KEYS) & set(data)           # GPU ratios only with --backend cuda
     assert data["archive_bytes_per_event"] > 0 and data["snapshot_changed_bytes"] > 0
