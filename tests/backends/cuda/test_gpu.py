@@ -306,6 +306,20 @@ def test_every_launch_form(hip, builtin):
                                  kernelParams=params(d, u32(21), u32(n)), extra=None))
     ok(hip.hipDeviceSynchronize())
     _check_fill(hip, d, n, 21)
+    # 6. capture's and replay's handoff (kernargs.packed_extra): the bytes launched from the
+    # thread's own buffer, on the null stream and on a stream; a bad shape fails as CUDA says
+    from hrr.backends.kernargs import packed_extra
+    def packed(value):
+        return int(d).to_bytes(8, "little") + value.to_bytes(4, "little") + n.to_bytes(4, "little")
+    run(None, packed_extra(packed(22)), 22)
+    s = ok(hip.hipStreamCreate())
+    ok(hip.hipMemset(d, 0, 4 * n))
+    ok(hip.hipModuleLaunchKernel(f, *grid, *block, 0, s, None, packed_extra(packed(23))))
+    ok(hip.hipStreamSynchronize(s))
+    _check_fill(hip, d, n, 23)
+    ok(hip.hipStreamDestroy(s))
+    assert hip.hipModuleLaunchKernel(f, 1, 1, 1, 2048, 1, 1, 0, None, None, packed_extra(packed(1))) == (
+        E.hipErrorInvalidValue,)
     # bad launches
     assert hip.hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, None, None) == (E.hipErrorInvalidValue,)
     assert hip.hipModuleLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, None, params(d, u32(1), u32(1)),
