@@ -18,7 +18,7 @@ from hrr.backends.codefile import buffer_or_address
 from hrr.backends.hiptypes import hipError_t
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
-from hrr.backends.cuda._runtime import driver, ensure_context, handle_value
+from hrr.backends.cuda._runtime import driver, handle_value
 from hrr.backends.cuda.builtin import BUILTIN_LAYOUTS, is_builtin_image
 from hrr.backends.kernargs import (UNKNOWN, KernelLayout, LaunchArgsError, PackedKernargs, ParamSpec, kernarg_array,
                                    pack_kernel_args)
@@ -167,47 +167,23 @@ def launch(fh: int, grid: tuple, block: tuple, shared: Any, stream: int, kernel_
         return (missing,)
     if type(extra) is PackedKernargs and kernel_params is None and len(extra.kernargs) == layout.size > 0:
         # capture's or replay's handoff: the bytes already lie in the thread's buffer
-        ensure_context()
-        res = _cu_launch()(fh, *grid, *block, int(shared), stream or None, None, _cuda_extra(extra))
-        return (SUCCESS if res == 0 else hip_error(res),)
+        res = driver().cuLaunchKernel(fh, *grid, *block, int(shared), stream, None, _cuda_extra(extra))
+        return (hip_error(res[0]),)
     try:
         kernarg = pack_kernel_args(layout, kernel_params, extra)
     except (LaunchArgsError, ht.PointerConversionError, ValueError):
         return (E.hipErrorInvalidValue,)
-    ensure_context()
+    drv = driver()
     if kernarg:
         arr, keep = kernarg_array(kernarg)
         arr[4] = CU_LAUNCH_PARAM_END  # CUDA's END is 0, HIP's is 3
         extra_arg = ctypes.addressof(arr)
     else:
         arr = keep = None
-        extra_arg = None
-    res = _cu_launch()(fh, *grid, *block, int(shared), stream or None, None, extra_arg)
+        extra_arg = 0
+    res = drv.cuLaunchKernel(fh, *grid, *block, int(shared), stream, None, extra_arg)
     del arr, keep
-    return (SUCCESS if res == 0 else hip_error(res),)
-
-
-_LAUNCH_PROTO = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, *[ctypes.c_uint] * 7, ctypes.c_void_p,
-                                 ctypes.c_void_p, ctypes.c_void_p)
-_launcher: list[Any] = [None, None]   # the library it was made for, the function
-
-
-def _cu_launch() -> Any:
-    """``launch(f, gx, gy, gz, bx, by, bz, shared, stream, params, extra) -> int``: libcuda's
-    own cuLaunchKernel through ctypes, typed once. It is the hottest driver call, and
-    cuda-bindings' wrapper of it costs more than ctypes' (4.2 µs a launch on the H200
-    machine). Without the library loaded (tests' fake drivers), cuda-bindings' call."""
-    lib = S.libcuda
-    if _launcher[0] is not lib or _launcher[1] is None:
-        if lib is None:
-            def through_bindings(*args: Any) -> int:
-                f, gx, gy, gz, bx, by, bz, shared, stream, params, extra = args
-                return int(S.drv.cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, stream or 0, params,
-                                                extra or 0)[0])
-            _launcher[:] = [lib, through_bindings]
-        else:
-            _launcher[:] = [lib, _LAUNCH_PROTO(("cuLaunchKernel", lib))]
-    return _launcher[1]
+    return (hip_error(res[0]),)
 
 
 _handoff = threading.local()

@@ -20,7 +20,6 @@ def cuda(monkeypatch):
     log: list = []
     results: dict = {"cuDeviceGet": (0, 0)}
     monkeypatch.setattr(_runtime.STATE, "ready", True)
-    monkeypatch.setattr(_runtime.STATE, "libcuda", None)   # launches through the fake's cuLaunchKernel
     monkeypatch.setattr(_runtime.STATE, "rt", FakeCuda("rt", log, results))
     monkeypatch.setattr(_runtime.STATE, "drv", FakeCuda("drv", log, results))
     monkeypatch.setattr(_runtime._tls, "ctx", _runtime.STATE.generation, raising=False)

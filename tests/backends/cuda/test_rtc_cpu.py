@@ -148,7 +148,6 @@ def fake_driver(monkeypatch):
     drv = FakeDriver()
     monkeypatch.setattr(_runtime.STATE, "ready", True)
     monkeypatch.setattr(_runtime.STATE, "drv", drv)
-    monkeypatch.setattr(_runtime.STATE, "libcuda", None)
     monkeypatch.setattr(_runtime._tls, "ctx", _runtime.STATE.generation, raising=False)
     return drv
 

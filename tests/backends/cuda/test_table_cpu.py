@@ -24,7 +24,6 @@ def cuda(monkeypatch):
     log: list = []
     results: dict = {}
     monkeypatch.setattr(_runtime.STATE, "ready", True)
-    monkeypatch.setattr(_runtime.STATE, "libcuda", None)   # launches through the fake's cuLaunchKernel
     monkeypatch.setattr(_runtime.STATE, "rt", FakeCuda("rt", log, results, QUIET))
     monkeypatch.setattr(_runtime.STATE, "drv", FakeCuda("drv", log, results, QUIET))
     # This thread's context counts as current, whatever a real GPU test did before (after a
