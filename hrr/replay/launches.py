@@ -5,7 +5,9 @@ A launch of a call whose replay hands the kernel its argument bytes through ``ex
 plugin records; every field of the type capture writes; its function, stream and pointer
 words all known to replay), is replayed here in one pass: the record is validated as it
 is read, its pointer words rewritten, and the backend called with the bytes as capture
-hands them (``kernargs.packed_extra``: a backend copies them during the call, HIP's rule).
+hands them (``kernargs.packed_extra``: a backend copies them during the call, HIP's rule),
+or, where the backend offers it, through its ``launch_kernargs`` (cuda: the driver's launch
+without the hip surface in between).
 
 The runner never refuses. A record it doubts, in any way, is declined *before anything
 is done*, and the general path (the schema check, the roles, a refusal naming the field)
@@ -60,6 +62,11 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
     functions, streams = rep.handles.table("function"), rep.handles.table("stream")
     translate = rep.memory.translate
     place = launch_placer(target, rep)
+    # A backend may launch packed bytes without its hip surface in between: used while
+    # ``fn`` is the surface function it stands for (not one a test or plugin replaced).
+    direct = getattr(rep.backend, "launch_kernargs", None)
+    if direct is None or getattr(direct, "stands_for", None) is not fn:
+        direct = None
     stats, ctx, diverged = rep.stats, rep.ctx, rep._diverged
     volatile = row.volatile
     keys = _LAUNCH_KEYS
@@ -121,8 +128,11 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
         if before is not None:
             ev = wire_event(v)
             before(ctx=ctx, event=ev, stream=s)
-        result = fn(*place(f, (grid[0], grid[1], grid[2]), (block[0], block[1], block[2]), shared, s,
-                           packed_extra(kernargs)))
+        if direct is not None:
+            result = direct(f, (grid[0], grid[1], grid[2]), (block[0], block[1], block[2]), shared, s, kernargs)
+        else:
+            result = fn(*place(f, (grid[0], grid[1], grid[2]), (block[0], block[1], block[2]), shared, s,
+                               packed_extra(kernargs)))
         got = int(result[0])
         stats.replayed += 1
         if got != err:

@@ -132,3 +132,28 @@ def test_a_failed_launch_is_compared_with_the_recorded_error(tmp_path, paths):
     process = only(result)
     assert process.reproduced_errors == 1 and not process.divergence_count, text(result)
     assert paths == {"fast": 2, "general": 0}
+
+
+def test_a_backend_may_take_the_packed_bytes_directly(tmp_path, paths, monkeypatch):
+    """A backend's ``launch_kernargs`` gets the launch while it stands for the hip function
+    replay would call; once that function is another (a test's, a plugin's), it does not."""
+    from hrr.backends import sim
+    from hrr.backends.kernargs import packed_extra
+    taken = []
+
+    def launch_kernargs(function, grid, block, shared, stream, kernargs):
+        taken.append((grid, block, shared, len(kernargs)))
+        return sim.hip.hipModuleLaunchKernel(function, *grid, *block, shared, stream, None, packed_extra(kernargs))
+    launch_kernargs.stands_for = sim.hip.hipModuleLaunchKernel
+    monkeypatch.setattr(sim, "launch_kernargs", launch_kernargs, raising=False)
+
+    def launch(a, fn, d):
+        _fill(a, fn, d, 7)
+    root = _archive(tmp_path, launch).root
+    result = replay(root, backend="sim", strict=True)
+    assert result.exit_code == 0 and only(result).checks == (1, 0, 0), text(result)
+    assert taken == [((1, 1, 1), (4, 1, 1), 0, 16)]
+    real = sim.hip.hipModuleLaunchKernel
+    monkeypatch.setattr(sim.hip, "hipModuleLaunchKernel", lambda *a: real(*a))
+    result = replay(root, backend="sim", strict=True)
+    assert result.exit_code == 0 and len(taken) == 1, text(result)

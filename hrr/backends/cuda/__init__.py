@@ -7,7 +7,7 @@ so ``builtin_code_object()``) works without a GPU.
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from hrr.backends import surface as _surface
 from hrr.backends.cuda import hip_api as _hip_api
@@ -31,6 +31,25 @@ def add_body(name: str, body: Callable) -> Callable:
     return _surface.add_body(hip, name, body)
 
 
+def launch_kernargs(function: Any, grid: tuple, block: tuple, shared: int, stream: Any, kernargs: bytes) -> tuple:
+    """``hip.hipModuleLaunchKernel(function, *grid, *block, shared, stream, None, extra)``
+    with ``kernargs`` as its packed arguments, without the hip surface in between (replay's
+    launch runner): the same driver call, result and last error."""
+    from hrr.backends.cuda import modules
+    from hrr.backends.cuda._runtime import STATE, handle_value
+    from hrr.backends.kernargs import packed_extra
+    if STATE.ready:
+        err = modules.launch_packed(handle_value(function), grid, block, shared, handle_value(stream), kernargs)
+        if err is not None:
+            if err:
+                _hip_api._tls.last = err
+            return (err,)
+    return hip.hipModuleLaunchKernel(function, *grid, *block, shared, stream, None, packed_extra(kernargs))
+
+
+launch_kernargs.stands_for = hip.hipModuleLaunchKernel   # type: ignore[attr-defined]
+
+
 def reset_device() -> None:
     """``hipDeviceReset`` when the driver is already in use (tests leave the GPU as they
     found it); does nothing, and loads nothing, before the first driver call."""
@@ -42,4 +61,4 @@ def reset_device() -> None:
 __all__ = ["NAME", "hip", "hiprtc", "kernel_layout", "builtin_code_object", "builtin_source",
            "BUILTIN_KERNELS", "BUILTIN_LAYOUTS", "SUPPORTED_APIS", "SUPPORTED_HIPRTC_APIS",
            "CUDA_TO_HIP_NAME", "to_hip", "to_hiprtc", "driver_present", "require_driver", "gpu_unavailable_reason",
-           "reset_device", "add_body"]
+           "reset_device", "add_body", "launch_kernargs"]

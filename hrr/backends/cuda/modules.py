@@ -21,7 +21,7 @@ from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda._runtime import driver, handle_value
 from hrr.backends.cuda.builtin import BUILTIN_LAYOUTS, is_builtin_image
 from hrr.backends.kernargs import (UNKNOWN, KernelLayout, LaunchArgsError, PackedKernargs, ParamSpec, kernarg_array,
-                                   pack_kernel_args)
+                                   pack_kernel_args, packed_extra)
 
 E = ht.hipError_t
 CU_LAUNCH_PARAM_END = 0
@@ -184,6 +184,17 @@ def launch(fh: int, grid: tuple, block: tuple, shared: Any, stream: int, kernel_
     res = drv.cuLaunchKernel(fh, *grid, *block, int(shared), stream, None, extra_arg)
     del arr, keep
     return (hip_error(res[0]),)
+
+
+def launch_packed(fh: int, grid: tuple, block: tuple, shared: int, stream: int, kernargs: bytes) -> Any:
+    """cuLaunchKernel of function ``fh`` with ``kernargs``, bytes of exactly its layout's
+    size: the error (hipError_t); None when the function or the size is not that (the
+    caller then goes through ``hip``, which says why)."""
+    layout = _layouts.get(fh)
+    if layout is None or len(kernargs) != layout.size or not kernargs:
+        return None
+    res = driver().cuLaunchKernel(fh, *grid, *block, shared, stream, None, _cuda_extra(packed_extra(kernargs)))
+    return hip_error(res[0])
 
 
 _handoff = threading.local()

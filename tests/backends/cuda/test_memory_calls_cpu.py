@@ -163,3 +163,40 @@ def test_shared_mem_config_checks_its_value_and_survives_a_driver_without_it(cud
         raise RuntimeError("Function \"cuFuncSetSharedMemConfig\" not found")
     monkeypatch.setattr(type(memory_calls.driver()), "cuFuncSetSharedMemConfig", missing, raising=False)
     assert hip.hipFuncSetSharedMemConfig(F, 1) == (E.hipSuccess,)
+
+
+def test_launch_kernargs_makes_the_launch_hip_would_and_keeps_the_last_error(cuda, monkeypatch):  # noqa: F811
+    """Replay's launch runner goes around the hip surface (hrr.backends.cuda.launch_kernargs):
+    the same cuLaunchKernel as hipModuleLaunchKernel with the bytes as a packed extra, the
+    same error and last error; a function it does not know goes through hip, which says so."""
+    from hrr.backends import cuda as backend
+    from hrr.backends.kernargs import packed_extra
+    hip, log, results = cuda
+    monkeypatch.setitem(modules._layouts, 0x55, KernelLayout((ParamSpec(0, 8, POINTER, "p"),
+                                                              ParamSpec(8, 4, VALUE, "n"))))
+    kernargs = (0xABC0).to_bytes(8, "little") + (9).to_bytes(4, "little")
+    seen = []
+    real = modules.driver
+
+    class Spy:
+        def __getattr__(self, fn):
+            call = getattr(real(), fn)
+
+            def spy(*args):
+                if fn == "cuLaunchKernel":   # the bytes the extra array points at, while they live
+                    words = (ctypes.c_void_p * 5).from_address(args[-1])
+                    size = ctypes.c_size_t.from_address(words[3]).value
+                    seen.append((words[0], words[2], words[4], ctypes.string_at(words[1], size)))
+                return call(*args)
+            return spy
+    monkeypatch.setattr(modules, "driver", Spy)
+    hip_way = hip.hipModuleLaunchKernel(F, 2, 1, 1, 64, 1, 1, 16, S, None, packed_extra(kernargs))
+    direct = backend.launch_kernargs(F, (2, 1, 1), (64, 1, 1), 16, S, kernargs)
+    assert hip_way == direct == (E.hipSuccess,)
+    assert log[-2] == log[-1] and log[-1][1] == "cuLaunchKernel" and log[-1][2][:9] == (0x55, 2, 1, 1, 64, 1, 1, 16, 0x51)
+    assert seen == [(1, 2, None, kernargs)] * 2   # CUDA's BUFFER_POINTER, BUFFER_SIZE, END (0)
+    results["cuLaunchKernel"] = (1,)             # CUDA_ERROR_INVALID_VALUE
+    assert backend.launch_kernargs(F, (1, 1, 1), (2048, 1, 1), 0, None, kernargs) == (E.hipErrorInvalidValue,)
+    assert hip.hipGetLastError() == (E.hipErrorInvalidValue,)
+    assert backend.launch_kernargs(ht.ihipModuleSymbol_t(0x99), (1, 1, 1), (1, 1, 1), 0, None, kernargs) == (
+        E.hipErrorInvalidHandle,)
