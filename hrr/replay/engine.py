@@ -149,8 +149,8 @@ class ProcessReplayer:
                 value = item[2]
                 if type(value) is list and len(value) == 7 and type(value[2]) is str:
                     plan = plans.get(value[2])
-                    if plan is None and value[2] in CATALOGUE:
-                        plan = self._plan_for(value[2])
+                    if plan is None and getattr(CATALOGUE.get(value[2]), "launch", None) is not None:
+                        plan = self._plan_for(value[2])   # a launch's first record takes the fast path too
                     if plan is not None and plan.fast is not None and value[1] == threads.first:
                         # a launch in capture's common shape: replayed in one pass, or
                         # declined untouched (then the checks below take it)
