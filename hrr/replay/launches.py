@@ -22,7 +22,6 @@ from hrr.api.roles import byte_counts, launch_placer, wire_event
 from hrr.backends.kernargs import packed_extra
 
 _U64, _U32 = 1 << 64, 1 << 32
-_LAUNCH_KEYS = frozenset(("kernel", "grid", "block", "kernargs", "ptrs"))
 #: The roles a fast-replayed launch row may have besides its function, stream and shape.
 _INERT_ROLES = frozenset(("launch",))
 
@@ -54,13 +53,16 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
         return None   # an event, a flag...: the general path replays those rows
     if shape.shared not in byte_counts(row):
         return None
-    # What each recorded argument must be: an int (a scalar or a handle value), a dim3
-    # list, or None (the launch-role parameters: the bytes live in extra.launch).
-    ints = tuple(i for i in known if len(grid_at) == 3 or (i not in grid_at and i not in block_at))
+    # What each recorded argument must be: an int (a scalar or a handle value: a value
+    # msgpack carries is in every range the general path checks, except the byte count's
+    # sign), a dim3 list, or None (the launch-role parameters: the bytes live in extra.launch).
+    ints = tuple(i for i in sorted(known) if len(grid_at) == 3 or (i not in grid_at and i not in block_at))
     dims = () if len(grid_at) == 3 else (grid_at[0], block_at[0])
     nones = tuple(i for i in range(n) if i not in known)
     functions, streams = rep.handles.table("function"), rep.handles.table("stream")
-    translate = rep.memory.translate
+    memory, translate = rep.memory, rep.memory.translate
+    translated: dict[int, int] = {}   # capture address -> replay's, while memory.version holds
+    version = [memory.version]
     place = launch_placer(target, rep)
     # A backend may launch packed bytes without its hip surface in between: used while
     # ``fn`` is the surface function it stands for (not one a test or plugin replaced).
@@ -69,26 +71,35 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
         direct = None
     stats, ctx, diverged = rep.stats, rep.ctx, rep._diverged
     volatile = row.volatile
-    keys = _LAUNCH_KEYS
+    u32, u64 = _U32, _U64
 
     def run(v: list) -> bool:
-        seq, _, _, args, err, outs, extra = v
-        if type(seq) is not int or not 0 <= seq < _U64 or type(err) is not int or type(v[1]) is not int \
+        seq, tid, _, args, err, outs, extra = v
+        if type(seq) is not int or seq < 0 or type(err) is not int or type(tid) is not int \
                 or type(args) is not list or len(args) != n or type(outs) is not list or outs \
                 or type(extra) is not dict or len(extra) != 1:
             return False
         launch = extra.get("launch")
-        if type(launch) is not dict or launch.keys() != keys:
+        if type(launch) is not dict or len(launch) != 5:
             return False
-        kernel, grid, block, kernargs, ptrs = (launch["kernel"], launch["grid"], launch["block"],
-                                               launch["kernargs"], launch["ptrs"])
+        try:
+            kernel, grid, block, kernargs, ptrs = (launch["kernel"], launch["grid"], launch["block"],
+                                                   launch["kernargs"], launch["ptrs"])
+        except KeyError:
+            return False
         if (kernel is not None and type(kernel) is not str) or type(kernargs) is not bytes \
-                or type(ptrs) is not list or len(ptrs) > len(kernargs) // 8 \
-                or not _triple(grid) or not _triple(block):
+                or type(ptrs) is not list or len(ptrs) > len(kernargs) >> 3 \
+                or type(grid) is not list or len(grid) != 3 or type(block) is not list or len(block) != 3:
+            return False
+        gx, gy, gz = grid
+        bx, by, bz = block
+        if type(gx) is not int or type(gy) is not int or type(gz) is not int or type(bx) is not int \
+                or type(by) is not int or type(bz) is not int or not (0 <= gx < u32 and 0 <= gy < u32
+                                                                     and 0 <= gz < u32 and 0 <= bx < u32
+                                                                     and 0 <= by < u32 and 0 <= bz < u32):
             return False
         for i in ints:
-            x = args[i]
-            if type(x) is not int or not 0 <= x < _U64:
+            if type(args[i]) is not int:
                 return False
         for i in dims:
             if not _triple(args[i]):
@@ -97,7 +108,7 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
             if args[i] is not None:
                 return False
         shared = args[shared_at]
-        if shared >= 1 << 63:
+        if not 0 <= shared < 1 << 63:
             return False
         f = functions.get(args[func_at])
         if f is None:
@@ -110,6 +121,9 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
         else:
             s = None
         if ptrs:
+            if memory.version != version[0]:
+                translated.clear()
+                version[0] = memory.version
             buf = bytearray(kernargs)
             size = len(buf)
             for w in ptrs:
@@ -117,11 +131,16 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
                     return False
                 off, base, delta = w
                 if type(off) is not int or type(base) is not int or type(delta) is not int \
-                        or off < 0 or off % 8 or off + 8 > size or delta < 0 or not 0 <= base + delta < _U64:
+                        or off < 0 or off & 7 or off + 8 > size or delta < 0 or not 0 <= base + delta < u64:
                     return False
-                addr = translate(base + delta)
+                at = base + delta
+                addr = translated.get(at)
                 if addr is None:
-                    return False
+                    addr = translate(at)
+                    if addr is None:
+                        return False
+                    if len(translated) < 4096:
+                        translated[at] = addr
                 buf[off:off + 8] = addr.to_bytes(8, "little")
             kernargs = bytes(buf)
         ev = None
@@ -129,10 +148,9 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
             ev = wire_event(v)
             before(ctx=ctx, event=ev, stream=s)
         if direct is not None:
-            result = direct(f, (grid[0], grid[1], grid[2]), (block[0], block[1], block[2]), shared, s, kernargs)
+            result = direct(f, (gx, gy, gz), (bx, by, bz), shared, s, kernargs)
         else:
-            result = fn(*place(f, (grid[0], grid[1], grid[2]), (block[0], block[1], block[2]), shared, s,
-                               packed_extra(kernargs)))
+            result = fn(*place(f, (gx, gy, gz), (bx, by, bz), shared, s, packed_extra(kernargs)))
         got = int(result[0])
         stats.replayed += 1
         if got != err:

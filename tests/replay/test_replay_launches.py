@@ -79,8 +79,10 @@ DECLINED = [
                "records": {"somebody_else": [1]}})),
     ("a grid argument as a float", lambda a, fn, d: _fill(a, fn, d, 7, args=[fn, 1.0, 1, 1, 4, 1, 1, 0, 0, None,
                                                                          None])),
-    ("a negative block argument", lambda a, fn, d: _fill(a, fn, d, 7, args=[fn, 1, 1, 1, -4, 1, 1, 0, 0, None,
-                                                                        None])),
+    ("another field beside the launch", lambda a, fn, d: a.call(
+        "hipModuleLaunchKernel", [fn, 1, 1, 1, 4, 1, 1, 0, 0, None, None],
+        extra={"launch": {"kernel": "fill_u32", "grid": [1, 1, 1], "block": [4, 1, 1],
+                          "kernargs": struct.pack("<QII", d, 7, 4), "ptrs": [[0, d, 0]]}, "n": 3})),
     ("the launch map with an error field", lambda a, fn, d: _fill(a, fn, d, 7, offsets=[0, 8, 12])),
 ]
 
@@ -157,3 +159,22 @@ def test_a_backend_may_take_the_packed_bytes_directly(tmp_path, paths, monkeypat
     monkeypatch.setattr(sim.hip, "hipModuleLaunchKernel", lambda *a: real(*a))
     result = replay(root, backend="sim", strict=True)
     assert result.exit_code == 0 and len(taken) == 1, text(result)
+
+
+def test_a_capture_address_reused_after_a_free_points_at_the_new_allocation(tmp_path, paths):
+    """The runner keeps the translations it made while replay's allocations stay as they
+    are: a free and a new allocation at the same capture address take the new one."""
+    a = HostileArchive(tmp_path / "a")
+    a.call("hipInit", [0])
+    fn = a.function("fill_u32")
+    d = a.device(16)
+    _fill(a, fn, d, 3)
+    a.call("hipFree", [d])
+    other = a.device(16)         # replay may give it the freed block: d's next one lies elsewhere
+    a.call("hipMalloc", [16], outs=[d])
+    _fill(a, fn, d, 7)
+    a.copy(["h", 0x1000, 16, a.blob(struct.pack("<4I", 7, 7, 7, 7))], ["a", d, 16, None], 16, D2H)
+    a.copy(["h", 0x1000, 16, a.blob(bytes(16))], ["a", other, 16, None], 16, D2H)
+    result = replay(a.close().root, backend="sim", strict=True)
+    assert result.exit_code == 0 and only(result).checks == (2, 0, 0), text(result)
+    assert paths == {"fast": 2, "general": 0}

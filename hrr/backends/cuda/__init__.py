@@ -16,7 +16,11 @@ from hrr.backends.cuda._errors import CUDA_TO_HIP_NAME, to_hip, to_hiprtc
 from hrr.backends.cuda._runtime import driver_present, gpu_unavailable_reason, require_driver
 from hrr.backends.cuda.builtin import (BUILTIN_KERNELS, BUILTIN_LAYOUTS, builtin_code_object,
                                        builtin_source)
+from hrr.backends.cuda._runtime import STATE as _STATE
+from hrr.backends.cuda._runtime import handle_value as _handle_value
 from hrr.backends.cuda.modules import kernel_layout
+from hrr.backends.cuda.modules import launch_packed as _launch_packed
+from hrr.backends.kernargs import packed_extra as _packed_extra
 
 NAME = "cuda"
 hip = _hip_api.build_module()
@@ -35,16 +39,13 @@ def launch_kernargs(function: Any, grid: tuple, block: tuple, shared: int, strea
     """``hip.hipModuleLaunchKernel(function, *grid, *block, shared, stream, None, extra)``
     with ``kernargs`` as its packed arguments, without the hip surface in between (replay's
     launch runner): the same driver call, result and last error."""
-    from hrr.backends.cuda import modules
-    from hrr.backends.cuda._runtime import STATE, handle_value
-    from hrr.backends.kernargs import packed_extra
-    if STATE.ready:
-        err = modules.launch_packed(handle_value(function), grid, block, shared, handle_value(stream), kernargs)
+    if _STATE.ready:
+        err = _launch_packed(_handle_value(function), grid, block, shared, _handle_value(stream), kernargs)
         if err is not None:
             if err:
                 _hip_api._tls.last = err
             return (err,)
-    return hip.hipModuleLaunchKernel(function, *grid, *block, shared, stream, None, packed_extra(kernargs))
+    return hip.hipModuleLaunchKernel(function, *grid, *block, shared, stream, None, _packed_extra(kernargs))
 
 
 launch_kernargs.stands_for = hip.hipModuleLaunchKernel   # type: ignore[attr-defined]

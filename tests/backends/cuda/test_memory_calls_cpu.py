@@ -193,7 +193,8 @@ def test_launch_kernargs_makes_the_launch_hip_would_and_keeps_the_last_error(cud
     hip_way = hip.hipModuleLaunchKernel(F, 2, 1, 1, 64, 1, 1, 16, S, None, packed_extra(kernargs))
     direct = backend.launch_kernargs(F, (2, 1, 1), (64, 1, 1), 16, S, kernargs)
     assert hip_way == direct == (E.hipSuccess,)
-    assert log[-2] == log[-1] and log[-1][1] == "cuLaunchKernel" and log[-1][2][:9] == (0x55, 2, 1, 1, 64, 1, 1, 16, 0x51)
+    assert log[-2] == log[-1] and log[-1][1] == "cuLaunchKernel"
+    assert log[-1][2][:9] == (0x55, 2, 1, 1, 64, 1, 1, 16, 0x51)
     assert seen == [(1, 2, None, kernargs)] * 2   # CUDA's BUFFER_POINTER, BUFFER_SIZE, END (0)
     results["cuLaunchKernel"] = (1,)             # CUDA_ERROR_INVALID_VALUE
     assert backend.launch_kernargs(F, (1, 1, 1), (2048, 1, 1), 0, None, kernargs) == (E.hipErrorInvalidValue,)
