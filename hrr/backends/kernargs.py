@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import sys
 import threading
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import attrs
 
@@ -184,6 +185,58 @@ def packed_extra(kernargs: bytes) -> PackedKernargs:
     return words
 
 
+#: The process's address space as one byte view: a slice of it reads app memory with no
+#: ctypes object per read (``_reader``). Made lazily; nothing is read until sliced.
+_MEMORY: memoryview | None = None
+#: The most parameters a layout gets a compiled reader for (past that, the loop).
+_MAX_READER_PARAMS = 256
+_READERS: dict[KernelLayout, Callable[[Sequence], bytes | None] | None] = {}
+
+
+def _memory() -> memoryview:
+    global _MEMORY
+    if _MEMORY is None:
+        _MEMORY = memoryview((ctypes.c_char * sys.maxsize).from_address(0)).cast("B")
+    return _MEMORY
+
+
+def _reader(layout: KernelLayout) -> Callable[[Sequence], bytes | None] | None:
+    """The layout's compiled kernelParams reader, made once per layout: ``read(entries)``
+    gives the kernarg bytes for a list or tuple of argument addresses (ints), or None when
+    the entries are not all positive ints below the view's end (the loop in
+    ``pack_kernel_args`` then reads them, or says why it cannot). None: no reader for this
+    layout (parameters overlapping or out of order, or too many)."""
+    if layout in _READERS:
+        return _READERS[layout]
+    params = layout.params
+    read: Callable[[Sequence], bytes | None] | None = None
+    ordered = all(a.offset + a.size <= b.offset for a, b in zip(params, params[1:], strict=False))
+    if ordered and len(params) <= _MAX_READER_PARAMS:
+        n = len(params)
+        names = [f"p{i}" for i in range(n)]
+        pieces, at = [], 0
+        for name, p in zip(names, params, strict=True):
+            if p.offset > at:
+                pieces.append(repr(bytes(p.offset - at)))
+            pieces.append(f"m[{name}:{name} + {p.size}]")
+            at = p.offset + p.size
+        checks = " and ".join(f"type({x}) is int and {x} > 0" for x in names) or "True"
+        unpack = "".join(f"{x}, " for x in names)
+        source = (f"def read(kp):\n"
+                  f"    if len(kp) != {n}:\n"
+                  f"        if len(kp) < {n}:\n            return None\n"
+                  f"        kp = kp[:{n}]\n"
+                  + (f"    {unpack}= kp\n" if n else "")
+                  + f"    if not ({checks}):\n        return None\n"
+                  f"    out = join(({''.join(x + ', ' for x in pieces)}))\n"
+                  f"    return out if len(out) == {layout.size} else None\n")
+        ns: dict[str, Any] = {"m": _memory(), "join": b"".join}
+        exec(compile(source, "<hrr kernelParams reader>", "exec"), ns)  # noqa: S102 - our own source
+        read = ns["read"]
+    _READERS[layout] = read
+    return read
+
+
 def pack_kernel_args(layout: KernelLayout, kernel_params: Any = None, extra: Any = None) -> bytes:
     """Normalise a launch's arguments, in any hip-python form, to the kernarg bytes.
 
@@ -192,6 +245,15 @@ def pack_kernel_args(layout: KernelLayout, kernel_params: Any = None, extra: Any
     gives its bytes without reading them back (capture packed them for this layout)."""
     if type(extra) is PackedKernargs and kernel_params is None and len(extra.kernargs) == layout.size:
         return extra.kernargs
+    if extra is None and (type(kernel_params) is list or type(kernel_params) is tuple):
+        try:
+            read = _READERS[layout]
+        except KeyError:
+            read = _reader(layout)
+        if read is not None:
+            out = read(kernel_params)
+            if out is not None:
+                return out
     has_params = kernel_params is not None and not (isinstance(kernel_params, (list, tuple))
                                                     and len(kernel_params) == 0 and extra is not None)
     if extra is not None and has_params:

@@ -264,6 +264,10 @@ class CaptureSession:
     def launch_watched(self) -> bool:
         return bool(self.ctx._launch_impls)   # noqa: SLF001 - read per launch: no property call
 
+    def launch_scope(self) -> int:
+        """Which launches get a LaunchInfo (``hrr.pipeline.capture.LAUNCH_NONE/HOST/ALL``)."""
+        return self.ctx.launch_scope
+
     # ------------------------------------------------------------------ bookkeeping
     def row_effects(self, row: Api) -> list[Any]:
         """What a call of ``row`` does to the session beyond its roles' bookkeeping, from

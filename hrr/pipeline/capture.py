@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import msgpack
 import pluggy
 
+from hrr.capture.allocations import DEVICE
 from hrr.inventory import CONTENT_KINDS, KINDS_BY_NAME
 from hrr.pipeline.context import CallInfo, LaunchInfo
 from hrr.pipeline.hookspecs import CAPTURE_HOOKS
@@ -34,6 +35,9 @@ BeforeWatcher = Callable[[CallInfo], Any]
 #: ``after(call, result)``: runs after a watched call returned ``result`` (its tuple).
 AfterWatcher = Callable[[CallInfo, tuple], Any]
 _MESSAGE_CHARS = 500
+#: ``CaptureContext.launch_scope``: no launch hook; hooks that act only on launches with a
+#: pointer word into a non-device allocation; a hook that sees every launch.
+LAUNCH_NONE, LAUNCH_HOST, LAUNCH_ALL = 0, 1, 2
 
 
 class RowWatchers:
@@ -80,6 +84,10 @@ class CaptureContext:
         # Resolved once, in pluggy's call order: launches are a hot path.
         self._launch_impls = [(plugin, fn, "ctx" in args)
                               for plugin, fn, args in _impls(pm, "hrr_capture_launch")]
+        self._host_only: set[str] = set()   # see launches_into_host_memory_only
+        #: What launches the enabled launch hooks see (read per launch, kept by _rescope):
+        #: LAUNCH_NONE, LAUNCH_HOST (only those pointing into host memory) or LAUNCH_ALL.
+        self.launch_scope = LAUNCH_ALL if self._launch_impls else LAUNCH_NONE
 
     # -- set-up -----------------------------------------------------------------------
     def start(self) -> None:
@@ -138,6 +146,19 @@ class CaptureContext:
         no LaunchInfo)."""
         return bool(self._launch_impls)
 
+    def launches_into_host_memory_only(self, plugin: str) -> None:
+        """Declare that ``plugin``'s ``hrr_capture_launch`` does nothing for a launch none of
+        whose pointer words points into a non-device allocation (``launch.pointers``, kind
+        other than DEVICE): such launches are not handed to it, and while every enabled
+        launch hook says so, capture builds no LaunchInfo for them."""
+        self._host_only.add(plugin)
+        self._rescope()
+
+    def _rescope(self) -> None:
+        impls = self._launch_impls
+        self.launch_scope = (LAUNCH_NONE if not impls else LAUNCH_HOST
+                             if all(i[0] in self._host_only for i in impls) else LAUNCH_ALL)
+
     # -- services for stages -----------------------------------------------------------
     def content_allowed(self, kind: str) -> bool:
         """Whether bytes of data kind ``kind`` may be written (decided at start)."""
@@ -183,6 +204,7 @@ class CaptureContext:
         self.plugin_failures.append(entry)
         self._drop_watchers(plugin)
         self._launch_impls = [i for i in self._launch_impls if i[0] != plugin]
+        self._rescope()
         sys.stderr.write(f"hrr: plugin {plugin!r} raised {type(exc).__name__} in {hook}; "
                          f"it is disabled for the rest of this capture "
                          f"(the manifest's plugin_failures names it)\n")
@@ -277,7 +299,14 @@ class CaptureContext:
     def run_launch(self, launch: LaunchInfo) -> dict[str, list] | None:
         """Every ``hrr_capture_launch``; the records they made, by plugin."""
         records: dict[str, list] | None = None
+        host_only = self._host_only
+        into_host: bool | None = None   # asked once, only if a hook needs to know
         for plugin, fn, wants_ctx in self._launch_impls:
+            if plugin in host_only:
+                if into_host is None:
+                    into_host = any(p.kind != DEVICE for p in launch.pointers)
+                if not into_host:
+                    continue
             try:
                 rec = fn(ctx=self, launch=launch) if wants_ctx else fn(launch=launch)
             except Exception as exc:  # noqa: BLE001
