@@ -29,6 +29,7 @@ PARAM_KINDS = (POINTER, VALUE, STRUCT, UNKNOWN)
 
 #: ctypes char array types by length, made when a layout with a parameter that long is.
 _CHARS: dict[int, Any] = {}
+_UNMADE: Any = object()   # a layout's reader not made yet
 
 
 class LaunchArgsError(ValueError):
@@ -55,6 +56,10 @@ class KernelLayout:
     #: (start, end, size) per parameter: how a kernelParams entry is read
     #: (``_CHARS[size].from_address(addr).raw``, a third of string_at's cost).
     reads: tuple[tuple[int, int, int], ...] = attrs.field(init=False, eq=False, repr=False)
+
+    #: The compiled kernelParams reader (``_reader``), made at the first launch that can use
+    #: it: ``_UNMADE`` until then, None for a layout that has none.
+    reader: Any = attrs.field(init=False, eq=False, repr=False, default=_UNMADE)
 
     @size.default
     def _size(self) -> int:
@@ -190,7 +195,6 @@ def packed_extra(kernargs: bytes) -> PackedKernargs:
 _MEMORY: memoryview | None = None
 #: The most parameters a layout gets a compiled reader for (past that, the loop).
 _MAX_READER_PARAMS = 256
-_READERS: dict[KernelLayout, Callable[[Sequence], bytes | None] | None] = {}
 
 
 def _memory() -> memoryview:
@@ -206,8 +210,8 @@ def _reader(layout: KernelLayout) -> Callable[[Sequence], bytes | None] | None:
     the entries are not all positive ints below the view's end (the loop in
     ``pack_kernel_args`` then reads them, or says why it cannot). None: no reader for this
     layout (parameters overlapping or out of order, or too many)."""
-    if layout in _READERS:
-        return _READERS[layout]
+    if layout.reader is not _UNMADE:
+        return layout.reader
     params = layout.params
     read: Callable[[Sequence], bytes | None] | None = None
     ordered = all(a.offset + a.size <= b.offset for a, b in zip(params, params[1:], strict=False))
@@ -233,7 +237,7 @@ def _reader(layout: KernelLayout) -> Callable[[Sequence], bytes | None] | None:
         ns: dict[str, Any] = {"m": _memory(), "join": b"".join}
         exec(compile(source, "<hrr kernelParams reader>", "exec"), ns)  # noqa: S102 - our own source
         read = ns["read"]
-    _READERS[layout] = read
+    object.__setattr__(layout, "reader", read)   # frozen: a cache, outside eq and hash
     return read
 
 
@@ -246,9 +250,8 @@ def pack_kernel_args(layout: KernelLayout, kernel_params: Any = None, extra: Any
     if type(extra) is PackedKernargs and kernel_params is None and len(extra.kernargs) == layout.size:
         return extra.kernargs
     if extra is None and (type(kernel_params) is list or type(kernel_params) is tuple):
-        try:
-            read = _READERS[layout]
-        except KeyError:
+        read = layout.reader
+        if read is _UNMADE:
             read = _reader(layout)
         if read is not None:
             out = read(kernel_params)
