@@ -68,6 +68,7 @@ class CaptureSession:
             plugins if plugins is not None else parse_plugin_list(config.plugins))
         self.writer = self._open_writer()
         self.ctx = CaptureContext(self.pm, self)
+        self._register_fork_locks()   # its watch lock too: plugins may subscribe on any thread
         self.run_launch = self.ctx.run_launch   # a role service, called per launch
         self.ctx.start()
         self.writer.update_manifest(**self._manifest_fields())
@@ -149,7 +150,8 @@ class CaptureSession:
 
     # ------------------------------------------------------------------ fork
     def _fork_locks(self) -> tuple[Any, ...]:
-        return (self.allocations.lock,)
+        ctx = getattr(self, "ctx", None)   # made after the first registration
+        return (self.allocations.lock,) if ctx is None else (self.allocations.lock, ctx.watch_lock)
 
     def _register_fork_locks(self) -> None:
         """Have every fork take this session's locks: after the backend's (a host function

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import msgpack
@@ -78,6 +79,10 @@ class CaptureContext:
         self.before_watchers: dict[str, list[tuple[str, BeforeWatcher]]] = {}
         self.after_watchers: dict[str, list[tuple[str, AfterWatcher]]] = {}
         self._rows: dict[str, RowWatchers] = {}
+        #: Held while the watcher tables change: a plugin may subscribe on any thread once
+        #: it has work (the session registers it as a fork lock; it is held briefly and
+        #: nothing else is taken under it).
+        self.watch_lock = threading.Lock()
         self._content: dict[str, bool] = {}
         self.disabled: set[str] = set()
         self.plugin_failures: list[dict[str, str]] = []
@@ -119,22 +124,24 @@ class CaptureContext:
         a catalogued call is never called."""
         if plugin in self.disabled:
             return
-        for api in apis:
-            if before is not None:
-                self.before_watchers.setdefault(api, []).append((plugin, before))
-            if after is not None:
-                self.after_watchers.setdefault(api, []).append((plugin, after))
-            self._refresh(api)
+        with self.watch_lock:
+            for api in apis:
+                if before is not None:
+                    self.before_watchers.setdefault(api, []).append((plugin, before))
+                if after is not None:
+                    self.after_watchers.setdefault(api, []).append((plugin, after))
+                self._refresh(api)
 
     def row_watchers(self, api: str) -> RowWatchers:
         """The live watchers of ``api`` (one object per call, updated in place)."""
-        cell = self._rows.get(api)
-        if cell is None:
-            cell = self._rows[api] = RowWatchers()
-            self._refresh(api)
-        return cell
+        with self.watch_lock:
+            cell = self._rows.get(api)
+            if cell is None:
+                cell = self._rows[api] = RowWatchers()
+                self._refresh(api)
+            return cell
 
-    def _refresh(self, api: str) -> None:
+    def _refresh(self, api: str) -> None:   # under watch_lock
         cell = self._rows.get(api)
         if cell is not None:
             cell.before = tuple(self.before_watchers.get(api, ()))
@@ -219,15 +226,16 @@ class CaptureContext:
         """Remove every watcher of ``plugin`` (new lists, so a thread iterating the old
         one is unaffected)."""
         tables: tuple[dict[str, list[Any]], ...] = (self.before_watchers, self.after_watchers)
-        for table in tables:
-            for api, entries in list(table.items()):
-                kept = [e for e in entries if e[0] != plugin]
-                if len(kept) != len(entries):
-                    if kept:
-                        table[api] = kept
-                    else:
-                        table.pop(api, None)
-                    self._refresh(api)
+        with self.watch_lock:
+            for table in tables:
+                for api, entries in list(table.items()):
+                    kept = [e for e in entries if e[0] != plugin]
+                    if len(kept) != len(entries):
+                        if kept:
+                            table[api] = kept
+                        else:
+                            table.pop(api, None)
+                        self._refresh(api)
 
     def _record_ok(self, plugin: str, hook: str, rec: Any) -> bool:
         """A record must be msgpack-native (the archive writer would otherwise raise out

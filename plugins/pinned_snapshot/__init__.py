@@ -343,6 +343,9 @@ class PinnedSnapshotPlugin:
     # ------------------------------------------------------------------ capture
     @hookimpl
     def hrr_capture_start(self, ctx: CaptureContext) -> None:
+        # Its launch hook has nothing to do for a launch pointing into no host memory (and
+        # nothing at all when snapshots are off).
+        ctx.launches_into_host_memory_only(NAME)
         self.enabled = bool(ctx.config.host_snapshots)
         if not self.enabled:
             return
@@ -367,8 +370,6 @@ class PinnedSnapshotPlugin:
             NAME, launching(), before=lambda call: tracker.begin_call(),
             after=lambda call, result: tracker.end_call(int(result[0]) == 0))
         ctx.watch(NAME, destroying("device"), after=_reset_watcher(tracker))
-        # Its launch hook has nothing to do for a launch pointing into no host memory.
-        ctx.launches_into_host_memory_only(NAME)
 
     def begin_call(self) -> None:
         """Another stage's snapshotting call (graph_capture's hipGraphLaunch) begins."""
