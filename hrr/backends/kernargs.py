@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import struct
 import sys
 import threading
 from typing import Any, Callable, Sequence
@@ -80,8 +81,28 @@ class KernelLayout:
         return cls(tuple(ParamSpec(int(o), int(s), str(k), str(n)) for o, s, k, n in rows))
 
 
+class WordOffsets(tuple):
+    """``pointer_word_offsets``' answer: the offsets (a tuple), with ``unpack(kernargs)``
+    reading every word at them in one call, and ``last``, where capture's scan keeps its
+    last answer for these words (``CaptureSession.scan_pointers``)."""
+
+    unpack: Callable[[bytes], tuple[int, ...]]
+    last: Any = None
+
+
+def _words_reader(offsets: tuple[int, ...]) -> Callable[[bytes], tuple[int, ...]]:
+    if all(b - a >= 8 for a, b in zip(offsets, offsets[1:], strict=False)):
+        fmt, at = "<", 0
+        for off in offsets:
+            fmt += f"{off - at}xQ" if off > at else "Q"
+            at = off + 8
+        return struct.Struct(fmt).unpack_from
+    u64 = struct.Struct("<Q").unpack_from
+    return lambda kernargs: tuple(u64(kernargs, off)[0] for off in offsets)
+
+
 @functools.lru_cache(maxsize=1024)
-def pointer_word_offsets(layout: KernelLayout) -> tuple[int, ...]:
+def pointer_word_offsets(layout: KernelLayout) -> WordOffsets:
     """Offsets of the 8-byte kernarg words that may hold a pointer: whole pointer
     parameters, and every aligned word of by-value structs and unknown parameters.
     Computed once per layout (capture asks on every launch)."""
@@ -92,7 +113,9 @@ def pointer_word_offsets(layout: KernelLayout) -> tuple[int, ...]:
         elif p.kind in (STRUCT, UNKNOWN) and p.size >= 8:
             start = (p.offset + 7) & ~7
             offsets.extend(range(start, p.offset + p.size - 7, 8))
-    return tuple(offsets)
+    out = WordOffsets(offsets)
+    out.unpack = _words_reader(out)
+    return out
 
 
 def _is_raw_extra(extra: Sequence) -> bool:
@@ -292,5 +315,5 @@ def kernarg_array(kernargs: bytes) -> tuple[Any, Any]:
 
 
 __all__ = ["ParamSpec", "KernelLayout", "LaunchArgsError", "pack_kernel_args", "extra_bytes",
-           "pointer_word_offsets", "PackedKernargs", "packed_extra",
+           "pointer_word_offsets", "WordOffsets", "PackedKernargs", "packed_extra",
            "kernarg_array", "POINTER", "VALUE", "STRUCT", "UNKNOWN", "Pointer"]
