@@ -220,10 +220,14 @@ _MEMORY: memoryview | None = None
 _MAX_READER_PARAMS = 256
 
 
-def _memory() -> memoryview:
+def _memory() -> memoryview | None:
+    """The address-space view (None where ctypes cannot make one: no reader then)."""
     global _MEMORY
     if _MEMORY is None:
-        _MEMORY = memoryview((ctypes.c_char * sys.maxsize).from_address(0)).cast("B")
+        try:
+            _MEMORY = memoryview((ctypes.c_char * sys.maxsize).from_address(0)).cast("B")
+        except (OverflowError, ValueError, TypeError, MemoryError):
+            return None
     return _MEMORY
 
 
@@ -238,7 +242,8 @@ def _reader(layout: KernelLayout) -> Callable[[Sequence], bytes | None] | None:
     params = layout.params
     read: Callable[[Sequence], bytes | None] | None = None
     ordered = all(a.offset + a.size <= b.offset for a, b in zip(params, params[1:], strict=False))
-    if ordered and len(params) <= _MAX_READER_PARAMS:
+    memory = _memory()
+    if ordered and len(params) <= _MAX_READER_PARAMS and memory is not None:
         n = len(params)
         names = [f"p{i}" for i in range(n)]
         pieces, at = [], 0
@@ -257,7 +262,7 @@ def _reader(layout: KernelLayout) -> Callable[[Sequence], bytes | None] | None:
                   + f"    if not ({checks}):\n        return None\n"
                   f"    out = join(({''.join(x + ', ' for x in pieces)}))\n"
                   f"    return out if len(out) == {layout.size} else None\n")
-        ns: dict[str, Any] = {"m": _memory(), "join": b"".join}
+        ns: dict[str, Any] = {"m": memory, "join": b"".join}
         exec(compile(source, "<hrr kernelParams reader>", "exec"), ns)  # noqa: S102 - our own source
         read = ns["read"]
     object.__setattr__(layout, "reader", read)   # frozen: a cache, outside eq and hash
