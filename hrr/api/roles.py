@@ -36,6 +36,7 @@ from hrr.backends.hiptypes import (ENUM_TYPES, HANDLE_TYPES, PointerConversionEr
 from hrr.backends.codefile import read_code_file
 from hrr.backends.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
 from hrr.events.model import Event
+from hrr.pipeline.capture import LAUNCH_ALL, LAUNCH_NONE
 from hrr.pipeline.context import EventRefused, LaunchInfo
 
 Encoder = Callable[[tuple], Any]               # app args -> wire value (or a callable of the result)
@@ -98,6 +99,10 @@ class CaptureServices(Protocol):
 
     def run_launch(self, info: LaunchInfo) -> dict | None:
         """The plugins' records for a launch."""
+
+    def launch_scope(self) -> int:
+        """0: no stage sees launches; 1: only launches with a pointer word into non-device
+        memory; 2: every launch (``hrr.pipeline.capture.LAUNCH_*``)."""
 
 
 class ReplayServices(Protocol):
@@ -1577,7 +1582,8 @@ class LaunchCodec:
     def encoder(self, row: Api, cap: CaptureServices) -> Callable[[tuple], tuple[dict, dict | None, bytes | None]]:
         """``enc(args) -> (extra.launch, plugin records or None, kernarg bytes or None)``: the
         bytes, packed once, are what the backend is handed too (``kernargs.packed_extra``).
-        A ``LaunchInfo`` is made only while a stage implements ``hrr_capture_launch``."""
+        A ``LaunchInfo`` is made only while a stage implements ``hrr_capture_launch`` and
+        would act on this launch (``CaptureContext.launches_into_host_memory_only``)."""
         shape = row.launch
         assert shape is not None
         func_at = _first(row, "handle", "function")
@@ -1587,7 +1593,7 @@ class LaunchCodec:
         params_at = row.param_index(shape.kernel_params)
         extra_at = row.param_index(shape.extra) if shape.extra else None
         function_info, scan, run_launch = cap.function_info, cap.scan_pointers, cap.run_launch
-        watched, name, handles, new = cap.launch_watched, row.name, _HANDLE_TYPES, tuple.__new__
+        scope_of, name, handles, new = cap.launch_scope, row.name, _HANDLE_TYPES, tuple.__new__
         # A launch replayed through a call without ``extra`` (a cooperative launch) is
         # handed kernelParams into its kernarg bytes: it needs each parameter's offset.
         target = CATALOGUE.get(row.replays_as or row.name, row).launch
@@ -1619,8 +1625,15 @@ class LaunchCodec:
             if offsets_too:
                 wire["offsets"] = [q.offset for q in layout.params]
             pointers, wire["ptrs"] = scan(offsets, kernargs) if offsets else ((), [])
-            if not watched():
-                return wire, None, kernargs
+            scope = scope_of()
+            if scope != LAUNCH_ALL:
+                if scope == LAUNCH_NONE:
+                    return wire, None, kernargs
+                for p in pointers:   # only hooks that act on launches into host memory
+                    if p.kind != DEVICE:
+                        break
+                else:
+                    return wire, None, kernargs
             stream: Any = a[stream_at] if stream_at is not None else None
             info = new(LaunchInfo, (name, func._value if type(func) in handles else handle_or_zero(func),
                                     kernel, layout, kernargs, tuple(pointers),

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import struct
+import sys
 import threading
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import attrs
 
@@ -28,6 +30,7 @@ PARAM_KINDS = (POINTER, VALUE, STRUCT, UNKNOWN)
 
 #: ctypes char array types by length, made when a layout with a parameter that long is.
 _CHARS: dict[int, Any] = {}
+_UNMADE: Any = object()   # a layout's reader not made yet
 
 
 class LaunchArgsError(ValueError):
@@ -55,6 +58,10 @@ class KernelLayout:
     #: (``_CHARS[size].from_address(addr).raw``, a third of string_at's cost).
     reads: tuple[tuple[int, int, int], ...] = attrs.field(init=False, eq=False, repr=False)
 
+    #: The compiled kernelParams reader (``_reader``), made at the first launch that can use
+    #: it: ``_UNMADE`` until then, None for a layout that has none.
+    reader: Any = attrs.field(init=False, eq=False, repr=False, default=_UNMADE)
+
     @size.default
     def _size(self) -> int:
         return max((p.offset + p.size for p in self.params), default=0)
@@ -74,8 +81,28 @@ class KernelLayout:
         return cls(tuple(ParamSpec(int(o), int(s), str(k), str(n)) for o, s, k, n in rows))
 
 
+class WordOffsets(tuple):
+    """``pointer_word_offsets``' answer: the offsets (a tuple), with ``unpack(kernargs)``
+    reading every word at them in one call, and ``last``, where capture's scan keeps its
+    last answer for these words (``CaptureSession.scan_pointers``)."""
+
+    unpack: Callable[[bytes], tuple[int, ...]]
+    last: Any = None
+
+
+def _words_reader(offsets: tuple[int, ...]) -> Callable[[bytes], tuple[int, ...]]:
+    if all(b - a >= 8 for a, b in zip(offsets, offsets[1:], strict=False)):
+        fmt, at = "<", 0
+        for off in offsets:
+            fmt += f"{off - at}xQ" if off > at else "Q"
+            at = off + 8
+        return struct.Struct(fmt).unpack_from
+    u64 = struct.Struct("<Q").unpack_from
+    return lambda kernargs: tuple(u64(kernargs, off)[0] for off in offsets)
+
+
 @functools.lru_cache(maxsize=1024)
-def pointer_word_offsets(layout: KernelLayout) -> tuple[int, ...]:
+def pointer_word_offsets(layout: KernelLayout) -> WordOffsets:
     """Offsets of the 8-byte kernarg words that may hold a pointer: whole pointer
     parameters, and every aligned word of by-value structs and unknown parameters.
     Computed once per layout (capture asks on every launch)."""
@@ -86,7 +113,9 @@ def pointer_word_offsets(layout: KernelLayout) -> tuple[int, ...]:
         elif p.kind in (STRUCT, UNKNOWN) and p.size >= 8:
             start = (p.offset + 7) & ~7
             offsets.extend(range(start, p.offset + p.size - 7, 8))
-    return tuple(offsets)
+    out = WordOffsets(offsets)
+    out.unpack = _words_reader(out)
+    return out
 
 
 def _is_raw_extra(extra: Sequence) -> bool:
@@ -184,6 +213,62 @@ def packed_extra(kernargs: bytes) -> PackedKernargs:
     return words
 
 
+#: The process's address space as one byte view: a slice of it reads app memory with no
+#: ctypes object per read (``_reader``). Made lazily; nothing is read until sliced.
+_MEMORY: memoryview | None = None
+#: The most parameters a layout gets a compiled reader for (past that, the loop).
+_MAX_READER_PARAMS = 256
+
+
+def _memory() -> memoryview | None:
+    """The address-space view (None where ctypes cannot make one: no reader then)."""
+    global _MEMORY
+    if _MEMORY is None:
+        try:
+            _MEMORY = memoryview((ctypes.c_char * sys.maxsize).from_address(0)).cast("B")
+        except (OverflowError, ValueError, TypeError, MemoryError):
+            return None
+    return _MEMORY
+
+
+def _reader(layout: KernelLayout) -> Callable[[Sequence], bytes | None] | None:
+    """The layout's compiled kernelParams reader, made once per layout: ``read(entries)``
+    gives the kernarg bytes for a list or tuple of argument addresses (ints), or None when
+    the entries are not all positive ints below the view's end (the loop in
+    ``pack_kernel_args`` then reads them, or says why it cannot). None: no reader for this
+    layout (parameters overlapping or out of order, or too many)."""
+    if layout.reader is not _UNMADE:
+        return layout.reader
+    params = layout.params
+    read: Callable[[Sequence], bytes | None] | None = None
+    ordered = all(a.offset + a.size <= b.offset for a, b in zip(params, params[1:], strict=False))
+    memory = _memory()
+    if ordered and len(params) <= _MAX_READER_PARAMS and memory is not None:
+        n = len(params)
+        names = [f"p{i}" for i in range(n)]
+        pieces, at = [], 0
+        for name, p in zip(names, params, strict=True):
+            if p.offset > at:
+                pieces.append(repr(bytes(p.offset - at)))
+            pieces.append(f"m[{name}:{name} + {p.size}]")
+            at = p.offset + p.size
+        checks = " and ".join(f"type({x}) is int and {x} > 0" for x in names) or "True"
+        unpack = "".join(f"{x}, " for x in names)
+        source = (f"def read(kp):\n"
+                  f"    if len(kp) != {n}:\n"
+                  f"        if len(kp) < {n}:\n            return None\n"
+                  f"        kp = kp[:{n}]\n"
+                  + (f"    {unpack}= kp\n" if n else "")
+                  + f"    if not ({checks}):\n        return None\n"
+                  f"    out = join(({''.join(x + ', ' for x in pieces)}))\n"
+                  f"    return out if len(out) == {layout.size} else None\n")
+        ns: dict[str, Any] = {"m": memory, "join": b"".join}
+        exec(compile(source, "<hrr kernelParams reader>", "exec"), ns)  # noqa: S102 - our own source
+        read = ns["read"]
+    object.__setattr__(layout, "reader", read)   # frozen: a cache, outside eq and hash
+    return read
+
+
 def pack_kernel_args(layout: KernelLayout, kernel_params: Any = None, extra: Any = None) -> bytes:
     """Normalise a launch's arguments, in any hip-python form, to the kernarg bytes.
 
@@ -192,6 +277,14 @@ def pack_kernel_args(layout: KernelLayout, kernel_params: Any = None, extra: Any
     gives its bytes without reading them back (capture packed them for this layout)."""
     if type(extra) is PackedKernargs and kernel_params is None and len(extra.kernargs) == layout.size:
         return extra.kernargs
+    if extra is None and (type(kernel_params) is list or type(kernel_params) is tuple):
+        read = layout.reader
+        if read is _UNMADE:
+            read = _reader(layout)
+        if read is not None:
+            out = read(kernel_params)
+            if out is not None:
+                return out
     has_params = kernel_params is not None and not (isinstance(kernel_params, (list, tuple))
                                                     and len(kernel_params) == 0 and extra is not None)
     if extra is not None and has_params:
@@ -227,5 +320,5 @@ def kernarg_array(kernargs: bytes) -> tuple[Any, Any]:
 
 
 __all__ = ["ParamSpec", "KernelLayout", "LaunchArgsError", "pack_kernel_args", "extra_bytes",
-           "pointer_word_offsets", "PackedKernargs", "packed_extra",
+           "pointer_word_offsets", "WordOffsets", "PackedKernargs", "packed_extra",
            "kernarg_array", "POINTER", "VALUE", "STRUCT", "UNKNOWN", "Pointer"]

@@ -31,9 +31,13 @@ class AllocationTable:
         # The same lists, for a hot path that inlines find (never reassigned, only changed
         # in place): capture's scan of a launch's pointer words.
         self.starts, self.allocs = self._starts, self._allocs
+        #: Bumped by every change (under the lock, before it): an answer computed from the
+        #: table while it still reads the same number is current (capture's scan caches one).
+        self.version = 0
 
     def add(self, alloc: Allocation) -> None:
         with self.lock:
+            self.version += 1
             self.remove(alloc.base)
             i = bisect.bisect_left(self._starts, alloc.base)
             self._starts.insert(i, alloc.base)
@@ -42,6 +46,7 @@ class AllocationTable:
     def clear(self) -> None:
         """Forget every range (the device was reset)."""
         with self.lock:
+            self.version += 1
             self._starts.clear()
             self._allocs.clear()
 
@@ -51,6 +56,7 @@ class AllocationTable:
             i = bisect.bisect_left(self._starts, base)
             if i == len(self._starts) or self._starts[i] != base:
                 return None
+            self.version += 1
             del self._starts[i]
             gone = self._allocs.pop(i)
             for alias in [a for a in self._allocs if a.owner == base and a.base != base]:

@@ -173,11 +173,12 @@ def _source(row: Api, roles: list[str], outs: list[str], *, deferred: bool,
         code += ["wire_launch, launch_records, kernargs = _launch(args)",
                  "if launch_records:",
                  "    records = {**(records or {}), **launch_records}"]
-    items = []
+    items, local = [], set()
     for i, role in enumerate(roles):
         if role in _INLINE:
             if "{v}" in _INLINE[role]:
                 code.append(f"a{i} = args[{i}]")
+                local.add(i)
             items.append(_INLINE[role].format(v=f"a{i}"))
         else:
             items.append(f"_e{i}(args)")
@@ -185,7 +186,7 @@ def _source(row: Api, roles: list[str], outs: list[str], *, deferred: bool,
     if handoff is not None:
         params_at, extra_at = handoff
         backend_args = ", ".join("None" if k == params_at else "_packed(kernargs)" if k == extra_at
-                                 else f"args[{k}]" for k in range(n))
+                                 else f"a{k}" if k in local else f"args[{k}]" for k in range(n))
         code += ["if kernargs is None:", "    result = _real(*args)", "else:",
                  f"    result = _real({backend_args})"]
     else:

@@ -17,7 +17,7 @@ from typing import Any
 from hrr.api.catalogue import Api
 from hrr.api.roles import gather_rows
 from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, buffer_nbytes, handle_or_zero
-from hrr.backends.kernargs import KernelLayout, pointer_word_offsets
+from hrr.backends.kernargs import KernelLayout, WordOffsets, pointer_word_offsets
 from hrr.capture.allocations import Allocation, AllocationTable
 from hrr.capture.recorder import Recorder
 from hrr.config import Config
@@ -68,6 +68,7 @@ class CaptureSession:
             plugins if plugins is not None else parse_plugin_list(config.plugins))
         self.writer = self._open_writer()
         self.ctx = CaptureContext(self.pm, self)
+        self._register_fork_locks()   # its watch lock too: plugins may subscribe on any thread
         self.run_launch = self.ctx.run_launch   # a role service, called per launch
         self.ctx.start()
         self.writer.update_manifest(**self._manifest_fields())
@@ -149,7 +150,8 @@ class CaptureSession:
 
     # ------------------------------------------------------------------ fork
     def _fork_locks(self) -> tuple[Any, ...]:
-        return (self.allocations.lock,)
+        ctx = getattr(self, "ctx", None)   # made after the first registration
+        return (self.allocations.lock,) if ctx is None else (self.allocations.lock, ctx.watch_lock)
 
     def _register_fork_locks(self) -> None:
         """Have every fork take this session's locks: after the backend's (a host function
@@ -192,13 +194,22 @@ class CaptureSession:
 
     def scan_pointers(self, offsets: tuple[int, ...], kernargs: bytes) -> tuple[list[PointerWord], list[list]]:
         """The kernarg words at ``offsets`` (``kernargs.pointer_word_offsets`` of the kernel's
-        layout, kept per function) that point into a live allocation, and their wire form."""
+        layout, kept per function) that point into a live allocation, and their wire form.
+        The last answer for a layout's offsets is kept on them and given again while the
+        words and the allocation table are the same (the lists are shared: read only)."""
+        table = self.allocations
+        version = table.version   # read first: a change during the scan makes the answer stale
+        if type(offsets) is WordOffsets:
+            words = offsets.unpack(kernargs)
+            last = offsets.last
+            if last is not None and last[0] is table and last[1] == version and last[2] == words:
+                return last[3], last[4]
+        else:
+            words = tuple(_u64(kernargs, off)[0] for off in offsets)
         found: list[PointerWord] = []
         wire: list[list] = []
-        table = self.allocations
         starts, allocs = table.starts, table.allocs   # AllocationTable.find, inline
-        for off in offsets:
-            word = _u64(kernargs, off)[0]
+        for off, word in zip(offsets, words, strict=True):
             i = _bisect(starts, word) - 1 if word else -1
             try:
                 alloc = allocs[i] if i >= 0 else None
@@ -208,6 +219,8 @@ class CaptureSession:
                 base = alloc.base
                 found.append(_new(PointerWord, (off, base, word - base, alloc.kind)))
                 wire.append([off, base, word - base])
+        if type(offsets) is WordOffsets:
+            offsets.last = (table, version, words, found, wire)
         return found, wire
 
     # ------------------------------------------------------------------ role services
@@ -263,6 +276,10 @@ class CaptureSession:
 
     def launch_watched(self) -> bool:
         return bool(self.ctx._launch_impls)   # noqa: SLF001 - read per launch: no property call
+
+    def launch_scope(self) -> int:
+        """Which launches get a LaunchInfo (``hrr.pipeline.capture.LAUNCH_NONE/HOST/ALL``)."""
+        return self.ctx.launch_scope
 
     # ------------------------------------------------------------------ bookkeeping
     def row_effects(self, row: Api) -> list[Any]:

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 import msgpack
 import pluggy
 
+from hrr.capture.allocations import DEVICE
 from hrr.inventory import CONTENT_KINDS, KINDS_BY_NAME
 from hrr.pipeline.context import CallInfo, LaunchInfo
 from hrr.pipeline.hookspecs import CAPTURE_HOOKS
@@ -34,6 +36,9 @@ BeforeWatcher = Callable[[CallInfo], Any]
 #: ``after(call, result)``: runs after a watched call returned ``result`` (its tuple).
 AfterWatcher = Callable[[CallInfo, tuple], Any]
 _MESSAGE_CHARS = 500
+#: ``CaptureContext.launch_scope``: no launch hook; hooks that act only on launches with a
+#: pointer word into a non-device allocation; a hook that sees every launch.
+LAUNCH_NONE, LAUNCH_HOST, LAUNCH_ALL = 0, 1, 2
 
 
 class RowWatchers:
@@ -74,12 +79,20 @@ class CaptureContext:
         self.before_watchers: dict[str, list[tuple[str, BeforeWatcher]]] = {}
         self.after_watchers: dict[str, list[tuple[str, AfterWatcher]]] = {}
         self._rows: dict[str, RowWatchers] = {}
+        #: Held while the watcher tables change: a plugin may subscribe on any thread once
+        #: it has work (the session registers it as a fork lock; it is held briefly and
+        #: nothing else is taken under it).
+        self.watch_lock = threading.Lock()
         self._content: dict[str, bool] = {}
         self.disabled: set[str] = set()
         self.plugin_failures: list[dict[str, str]] = []
         # Resolved once, in pluggy's call order: launches are a hot path.
         self._launch_impls = [(plugin, fn, "ctx" in args)
                               for plugin, fn, args in _impls(pm, "hrr_capture_launch")]
+        self._host_only: set[str] = set()   # see launches_into_host_memory_only
+        #: What launches the enabled launch hooks see (read per launch, kept by _rescope):
+        #: LAUNCH_NONE, LAUNCH_HOST (only those pointing into host memory) or LAUNCH_ALL.
+        self.launch_scope = LAUNCH_ALL if self._launch_impls else LAUNCH_NONE
 
     # -- set-up -----------------------------------------------------------------------
     def start(self) -> None:
@@ -111,22 +124,24 @@ class CaptureContext:
         a catalogued call is never called."""
         if plugin in self.disabled:
             return
-        for api in apis:
-            if before is not None:
-                self.before_watchers.setdefault(api, []).append((plugin, before))
-            if after is not None:
-                self.after_watchers.setdefault(api, []).append((plugin, after))
-            self._refresh(api)
+        with self.watch_lock:
+            for api in apis:
+                if before is not None:
+                    self.before_watchers.setdefault(api, []).append((plugin, before))
+                if after is not None:
+                    self.after_watchers.setdefault(api, []).append((plugin, after))
+                self._refresh(api)
 
     def row_watchers(self, api: str) -> RowWatchers:
         """The live watchers of ``api`` (one object per call, updated in place)."""
-        cell = self._rows.get(api)
-        if cell is None:
-            cell = self._rows[api] = RowWatchers()
-            self._refresh(api)
-        return cell
+        with self.watch_lock:
+            cell = self._rows.get(api)
+            if cell is None:
+                cell = self._rows[api] = RowWatchers()
+                self._refresh(api)
+            return cell
 
-    def _refresh(self, api: str) -> None:
+    def _refresh(self, api: str) -> None:   # under watch_lock
         cell = self._rows.get(api)
         if cell is not None:
             cell.before = tuple(self.before_watchers.get(api, ()))
@@ -137,6 +152,19 @@ class CaptureContext:
         """Whether an enabled stage implements ``hrr_capture_launch`` (else capture builds
         no LaunchInfo)."""
         return bool(self._launch_impls)
+
+    def launches_into_host_memory_only(self, plugin: str) -> None:
+        """Declare that ``plugin``'s ``hrr_capture_launch`` does nothing for a launch none of
+        whose pointer words points into a non-device allocation (``launch.pointers``, kind
+        other than DEVICE): such launches are not handed to it, and while every enabled
+        launch hook says so, capture builds no LaunchInfo for them."""
+        self._host_only.add(plugin)
+        self._rescope()
+
+    def _rescope(self) -> None:
+        impls = self._launch_impls
+        self.launch_scope = (LAUNCH_NONE if not impls else LAUNCH_HOST
+                             if all(i[0] in self._host_only for i in impls) else LAUNCH_ALL)
 
     # -- services for stages -----------------------------------------------------------
     def content_allowed(self, kind: str) -> bool:
@@ -183,6 +211,7 @@ class CaptureContext:
         self.plugin_failures.append(entry)
         self._drop_watchers(plugin)
         self._launch_impls = [i for i in self._launch_impls if i[0] != plugin]
+        self._rescope()
         sys.stderr.write(f"hrr: plugin {plugin!r} raised {type(exc).__name__} in {hook}; "
                          f"it is disabled for the rest of this capture "
                          f"(the manifest's plugin_failures names it)\n")
@@ -197,15 +226,16 @@ class CaptureContext:
         """Remove every watcher of ``plugin`` (new lists, so a thread iterating the old
         one is unaffected)."""
         tables: tuple[dict[str, list[Any]], ...] = (self.before_watchers, self.after_watchers)
-        for table in tables:
-            for api, entries in list(table.items()):
-                kept = [e for e in entries if e[0] != plugin]
-                if len(kept) != len(entries):
-                    if kept:
-                        table[api] = kept
-                    else:
-                        table.pop(api, None)
-                    self._refresh(api)
+        with self.watch_lock:
+            for table in tables:
+                for api, entries in list(table.items()):
+                    kept = [e for e in entries if e[0] != plugin]
+                    if len(kept) != len(entries):
+                        if kept:
+                            table[api] = kept
+                        else:
+                            table.pop(api, None)
+                        self._refresh(api)
 
     def _record_ok(self, plugin: str, hook: str, rec: Any) -> bool:
         """A record must be msgpack-native (the archive writer would otherwise raise out
@@ -277,7 +307,14 @@ class CaptureContext:
     def run_launch(self, launch: LaunchInfo) -> dict[str, list] | None:
         """Every ``hrr_capture_launch``; the records they made, by plugin."""
         records: dict[str, list] | None = None
+        host_only = self._host_only
+        into_host: bool | None = None   # asked once, only if a hook needs to know
         for plugin, fn, wants_ctx in self._launch_impls:
+            if plugin in host_only:
+                if into_host is None:
+                    into_host = any(p.kind != DEVICE for p in launch.pointers)
+                if not into_host:
+                    continue
             try:
                 rec = fn(ctx=self, launch=launch) if wants_ctx else fn(launch=launch)
             except Exception as exc:  # noqa: BLE001

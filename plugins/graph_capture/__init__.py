@@ -71,6 +71,9 @@ class CaptureState:
         self.graphs: dict[int, frozenset[int]] = {}
         self.execs: dict[int, frozenset[int]] = {}
         self.nodes: dict[int, int] = {}   # graph node → its graph (nodes made node by node)
+        #: Called once, under the lock, when the first capture begins (capture watches
+        #: launches' errors from then on: before it no stream can be invalidated).
+        self.first_begin: Callable[[], None] | None = None
 
     # -- queries --------------------------------------------------------------------------
     def capture_of(self, stream_value: int) -> _Capture | None:
@@ -103,6 +106,9 @@ class CaptureState:
     # -- transitions ----------------------------------------------------------------------
     def begin(self, stream: int, mode: int) -> None:
         with self.lock:
+            first, self.first_begin = self.first_begin, None
+            if first is not None:   # before the stream is capturing: no launch into it unwatched
+                first()
             self.streams[stream] = _Capture(stream, mode)
 
     def end(self, stream: int, graph: int | None) -> None:
@@ -222,6 +228,12 @@ class GraphCapturePlugin:
         for names, make in _capture_watchers():
             for name in sorted(names):
                 ctx.watch(NAME, (name,), after=make(state, api_row(name)))
+        # A launch error invalidates the capture of its stream: watched from the first
+        # capture on (until then there is nothing to invalidate).
+        state.first_begin = lambda: _watch_launches(ctx, state)
+        # Its launch hook acts only on pinned pointers of a launch into a capturing stream or
+        # of a kernel node.
+        ctx.launches_into_host_memory_only(NAME)
         for name in sorted(with_effect("launch_graph")):
             self._watch_graph_launch(ctx, api_row(name))
         self._node_rows = adding_kernel_nodes()
@@ -441,6 +453,11 @@ def _on_launch(state: CaptureState, row: Api) -> AfterWatcher:
     return after
 
 
+def _watch_launches(ctx: CaptureContext, state: CaptureState) -> None:
+    for name in sorted(launching()):
+        ctx.watch(NAME, (name,), after=_on_launch(state, api_row(name)))
+
+
 def _on_device_reset(state: CaptureState, row: Api) -> AfterWatcher:
     def after(call: CallInfo, result: tuple) -> None:
         if int(result[0]) == 0:
@@ -455,7 +472,7 @@ def _capture_watchers() -> list[tuple[frozenset[str], Callable[[CaptureState, Ap
             (with_effect("end_capture"), _on_end), (with_effect("record_event"), _on_record),
             (with_effect("wait_event"), _on_wait), (creating("graph_exec"), _on_instantiate),
             (destroying("graph_exec"), _on_destroy("graph_exec")), (destroying("graph"), _on_destroy("graph")),
-            (launching(), _on_launch), (creating("graph_node"), _on_node), (_graph_copies(), _on_graph_copy)]
+            (creating("graph_node"), _on_node), (_graph_copies(), _on_graph_copy)]
 
 
 # --------------------------------------------------------------- replay-side transitions

@@ -101,6 +101,9 @@ class Tracker:
         self.max_bytes = max_bytes
         self.chunk_bytes = chunk_bytes
         self.chunks_written = 0
+        #: Called once, under the lock, when the first allocation is tracked (the plugin
+        #: subscribes to launches then: until there is one, a launch leaves nothing pending).
+        self.first_tracked: Callable[[], None] | None = None
         # This thread's call in flight: the records it made, which become their
         # allocations' last only once the call has returned success (see end_call).
         self._pending = threading.local()
@@ -110,6 +113,9 @@ class Tracker:
         if not base:
             return
         with self.lock:
+            first, self.first_tracked = self.first_tracked, None
+            if first is not None:   # before the entry exists: no launch snapshots it unwatched
+                first()
             stale = self.table.find(base)
             if stale is not None:  # memory freed behind capture's back: evict
                 self._drop(stale.owner or stale.base)
@@ -337,6 +343,9 @@ class PinnedSnapshotPlugin:
     # ------------------------------------------------------------------ capture
     @hookimpl
     def hrr_capture_start(self, ctx: CaptureContext) -> None:
+        # Its launch hook has nothing to do for a launch pointing into no host memory (and
+        # nothing at all when snapshots are off).
+        ctx.launches_into_host_memory_only(NAME)
         self.enabled = bool(ctx.config.host_snapshots)
         if not self.enabled:
             return
@@ -355,8 +364,11 @@ class PinnedSnapshotPlugin:
         ctx.watch(NAME, releasing(), before=lambda call: tracker.begin_free(address_or_zero(call.args[0])),
                   after=lambda call, result: tracker.end_free(address_or_zero(call.args[0]),
                                                               int(result[0]) == 0))
-        ctx.watch(NAME, launching(), before=lambda call: tracker.begin_call(),
-                  after=lambda call, result: tracker.end_call(int(result[0]) == 0))
+        # A launch's records wait for its return (end_call): watched from the first
+        # tracked allocation on, as no launch before it can make one.
+        tracker.first_tracked = lambda: ctx.watch(
+            NAME, launching(), before=lambda call: tracker.begin_call(),
+            after=lambda call, result: tracker.end_call(int(result[0]) == 0))
         ctx.watch(NAME, destroying("device"), after=_reset_watcher(tracker))
 
     def begin_call(self) -> None:

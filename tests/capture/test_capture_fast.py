@@ -4,12 +4,14 @@ from __future__ import annotations
 import collections
 import ctypes
 import sys
+from importlib import metadata
 
 import attrs
 import numpy as np
 import pytest
 from hrrtest import archive_calls, capture, fresh_backend, replay, text
 
+import hrr.pipeline.manager as manager
 from hrr.api.catalogue import CATALOGUE
 from hrr.api.roles import OUT_ROLES, PARAM_ROLES
 from hrr.archive import open_archive, open_process_writer
@@ -118,17 +120,86 @@ def test_packed_extra_is_a_raw_extra_any_backend_reads():
     assert extra_bytes(big) == b"\x02" * 10000
 
 
+def _launcher(hip, pinned: bool):
+    """A fill_u32 launch whose pointer argument is device memory or pinned host memory,
+    set up once: ``launch()`` makes it."""
+    mod = hip.hipModuleLoadData(sim.builtin_code_object())[1]
+    fill = hip.hipModuleGetFunction(mod, b"fill_u32")[1]
+    s = hip.hipStreamCreate()[1]
+    d = hip.hipHostMalloc(64, 0)[1] if pinned else hip.hipMalloc(64)[1]
+    words = (ctypes.c_void_p(int(d)), ctypes.c_uint32(3), ctypes.c_uint32(16))
+    params = [ctypes.addressof(w) for w in words]
+
+    def launch():
+        assert hip.hipModuleLaunchKernel(fill, 1, 1, 1, 32, 1, 1, 0, s, params, None)[0] == 0
+    launch.keep = (words, params)   # type: ignore[attr-defined]
+    return launch
+
+
 def test_no_launch_info_without_a_launch_hook(tmp_path):
-    """With no stage implementing hrr_capture_launch nothing builds or dispatches one; with
-    the built-in plugins (both implement it) the launch reaches them."""
-    for plugins, dispatched in (([], False), (None, True)):
-        (tmp_path / str(dispatched)).mkdir()
-        s = _session(tmp_path / str(dispatched), plugins)
+    """With no stage implementing hrr_capture_launch nothing builds or dispatches one; the
+    built-in plugins (both implement it, both act only on launches into host memory) get
+    a launch that points into pinned memory, and nothing is built for one that does not."""
+    for plugins, pinned, dispatched in (([], True, False), (None, False, False), (None, True, True)):
+        where = tmp_path / f"{plugins}-{pinned}"
+        where.mkdir()
+        s = _session(where, plugins)
         try:
-            seen = _python_calls(lambda: _fill_app([3])(s.hip, None, sim), n=1)   # noqa: B023
+            launch = _launcher(s.hip, pinned)
+            seen = _python_calls(launch, n=1)
             assert ("run_launch" in seen) is dispatched, seen
+            assert seen["hrr_capture_launch"] == (2 if dispatched else 0), seen
         finally:
             s.close()
+
+
+def test_a_launch_hook_that_wants_every_launch_gets_every_launch(tmp_path, monkeypatch):
+    """A plugin that does not say it acts only on launches into host memory sees every
+    launch; the built-in ones beside it still see only those."""
+    real = manager.installed_plugins
+
+    def installed():
+        return {**real(), "every": metadata.EntryPoint("every", "launch_plugins:EveryLaunch",
+                                                       manager.ENTRY_POINT_GROUP)}
+    monkeypatch.setattr(manager, "installed_plugins", installed)
+    s = _session(tmp_path, None)
+    try:
+        device, host = _launcher(s.hip, False), _launcher(s.hip, True)
+        assert _python_calls(device, n=1)["hrr_capture_launch"] == 1
+        assert _python_calls(host, n=1)["hrr_capture_launch"] == 3
+        assert s.ctx.pm.get_plugin("every").kernels == ["fill_u32"] * 2
+    finally:
+        s.close()
+
+
+def test_launch_watchers_are_subscribed_once_they_have_work(tmp_path):
+    """pinned_snapshot watches launches from the first tracked pinned allocation on, and
+    graph_capture from the first stream capture: before that a device-only launch costs
+    the wrapper, its encoder and one append, and no watcher."""
+    s = _session(tmp_path, None)
+    cell = s.ctx.row_watchers("hipModuleLaunchKernel")
+    try:
+        launch, bare = _launcher(s.hip, False), _launcher(s.backend.hip, False)
+        launch()
+        seen = _python_calls(launch) - _python_calls(bare)
+        assert seen == collections.Counter({
+            "wrapper": 1, "encode": 1, "function_info": 1, "pack_kernel_args": 1, "scan_pointers": 1,
+            "launch_scope": 1, "packed_extra": 1, "append_call": 1}), seen
+        assert (cell.before, cell.after) == ((), ())
+        p = s.hip.hipHostMalloc(64, 0)[1]
+        assert [w[0] for w in cell.before] == [w[0] for w in cell.after] == ["pinned_snapshot"]
+        stream = s.hip.hipStreamCreate()[1]
+        mode = s.hip.hipStreamCaptureMode.hipStreamCaptureModeGlobal
+        assert s.hip.hipStreamBeginCapture(stream, mode)[0] == 0
+        assert [w[0] for w in cell.after] == ["pinned_snapshot", "graph_capture"]
+        assert s.hip.hipStreamEndCapture(stream)[0] == 0
+        s.hip.hipHostMalloc(64, 0)                       # subscribed once only
+        assert s.hip.hipStreamBeginCapture(stream, mode)[0] == 0
+        assert len(cell.before) == 1 and len(cell.after) == 2
+        assert s.hip.hipStreamEndCapture(stream)[0] == 0
+        s.hip.hipHostFree(p)
+    finally:
+        s.close()
 
 
 def test_a_watcher_subscribed_after_wrapping_is_called(tmp_path):

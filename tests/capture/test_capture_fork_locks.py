@@ -83,6 +83,8 @@ def test_lock_ranks_order_the_fork_handler(session):
     order = [rank for rank, _ in forking.fork_locks()]
     assert order == sorted(order)
     assert ranks[id(session.allocations.lock)] == forking.RANK_SESSION
+    # plugins subscribe to calls once they have work, under their own (plugin-rank) locks
+    assert ranks[id(session.ctx.watch_lock)] == forking.RANK_SESSION
     assert id(session.writer._lock) not in ranks   # taken in the writers' phase, after every rank
     tracker = session.ctx.shared["pinned_snapshot"].tracker.lock
     assert ranks[id(tracker)] == forking.RANK_PLUGIN
@@ -93,5 +95,7 @@ def test_closed_session_no_longer_takes_its_lock(tmp_path):
     cfg = attrs.evolve(config(), backend="sim", content_mode="content")
     s = CaptureSession(be, cfg, str(tmp_path / "arch"), plugins=[])
     assert any(lock is s.allocations.lock for _, lock in forking.fork_locks())
+    assert any(lock is s.ctx.watch_lock for _, lock in forking.fork_locks())
     s.close()
     assert not any(lock is s.allocations.lock for _, lock in forking.fork_locks())
+    assert not any(lock is s.ctx.watch_lock for _, lock in forking.fork_locks())
