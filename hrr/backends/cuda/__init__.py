@@ -20,6 +20,8 @@ from hrr.backends.cuda._runtime import STATE as _STATE
 from hrr.backends.cuda._runtime import handle_value as _handle_value
 from hrr.backends.cuda.modules import kernel_layout
 from hrr.backends.cuda.modules import launch_packed as _launch_packed
+from hrr.backends.hiptypes import ihipModuleSymbol_t as _Function
+from hrr.backends.hiptypes import ihipStream_t as _Stream
 from hrr.backends.kernargs import packed_extra as _packed_extra
 
 NAME = "cuda"
@@ -40,7 +42,9 @@ def launch_kernargs(function: Any, grid: tuple, block: tuple, shared: int, strea
     with ``kernargs`` as its packed arguments, without the hip surface in between (replay's
     launch runner): the same driver call, result and last error."""
     if _STATE.ready:
-        err = _launch_packed(_handle_value(function), grid, block, shared, _handle_value(stream), kernargs)
+        fh = function._value if type(function) is _Function else _handle_value(function)
+        sh = 0 if stream is None else stream._value if type(stream) is _Stream else _handle_value(stream)
+        err = _launch_packed(fh, grid, block, shared, sh, kernargs)
         if err is not None:
             if err:
                 _hip_api._tls.last = err

@@ -18,10 +18,10 @@ from hrr.backends.codefile import buffer_or_address
 from hrr.backends.hiptypes import hipError_t
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
-from hrr.backends.cuda._runtime import driver, handle_value
+from hrr.backends.cuda._runtime import driver, ensure_context, handle_value
 from hrr.backends.cuda.builtin import BUILTIN_LAYOUTS, is_builtin_image
 from hrr.backends.kernargs import (UNKNOWN, KernelLayout, LaunchArgsError, PackedKernargs, ParamSpec, kernarg_array,
-                                   pack_kernel_args, packed_extra)
+                                   pack_kernel_args)
 
 E = ht.hipError_t
 CU_LAUNCH_PARAM_END = 0
@@ -191,12 +191,35 @@ def launch_packed(fh: int, grid: tuple, block: tuple, shared: int, stream: int, 
     size: the error (hipError_t); None when the function or the size is not that (the
     caller then goes through ``hip``, which says why)."""
     layout = _layouts.get(fh)
-    if layout is None or len(kernargs) != layout.size or not kernargs:
+    n = len(kernargs)
+    if layout is None or n != layout.size or not n:
         return None
-    res = driver().cuLaunchKernel(fh, *grid, *block, shared, stream, None, _cuda_extra(packed_extra(kernargs)))
-    return hip_error(res[0])
+    h = getattr(_launches, "h", None)
+    if h is None or n > len(h.view):
+        h = _launches.h = _LaunchBuffer(max(n, 4096))
+    h.view[:n] = kernargs
+    h.size.value = n
+    ensure_context()
+    gx, gy, gz = grid
+    bx, by, bz = block
+    res = S.drv.cuLaunchKernel(fh, gx, gy, gz, bx, by, bz, shared, stream, None, h.extra)[0]
+    return SUCCESS if res == 0 else hip_error(res)
 
 
+class _LaunchBuffer:
+    """One thread's kernarg buffer and CUDA extra array (BUFFER_POINTER, SIZE, END) for
+    ``launch_packed``: the driver copies the arguments during the launch call."""
+
+    def __init__(self, capacity: int) -> None:
+        self.buf = ctypes.create_string_buffer(capacity)
+        self.view = memoryview(self.buf).cast("B")
+        self.size = ctypes.c_size_t(0)
+        self.words = (ctypes.c_void_p * 5)(1, ctypes.addressof(self.buf), 2, ctypes.addressof(self.size),
+                                           CU_LAUNCH_PARAM_END)
+        self.extra = ctypes.addressof(self.words)
+
+
+_launches = threading.local()
 _handoff = threading.local()
 
 

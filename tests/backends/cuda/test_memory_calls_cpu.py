@@ -176,11 +176,11 @@ def test_launch_kernargs_makes_the_launch_hip_would_and_keeps_the_last_error(cud
                                                               ParamSpec(8, 4, VALUE, "n"))))
     kernargs = (0xABC0).to_bytes(8, "little") + (9).to_bytes(4, "little")
     seen = []
-    real = modules.driver
+    real = modules.S.drv
 
     class Spy:
         def __getattr__(self, fn):
-            call = getattr(real(), fn)
+            call = getattr(real, fn)
 
             def spy(*args):
                 if fn == "cuLaunchKernel":   # the bytes the extra array points at, while they live
@@ -189,12 +189,12 @@ def test_launch_kernargs_makes_the_launch_hip_would_and_keeps_the_last_error(cud
                     seen.append((words[0], words[2], words[4], ctypes.string_at(words[1], size)))
                 return call(*args)
             return spy
-    monkeypatch.setattr(modules, "driver", Spy)
+    monkeypatch.setattr(modules.S, "drv", Spy())
     hip_way = hip.hipModuleLaunchKernel(F, 2, 1, 1, 64, 1, 1, 16, S, None, packed_extra(kernargs))
     direct = backend.launch_kernargs(F, (2, 1, 1), (64, 1, 1), 16, S, kernargs)
     assert hip_way == direct == (E.hipSuccess,)
-    assert log[-2] == log[-1] and log[-1][1] == "cuLaunchKernel"
-    assert log[-1][2][:9] == (0x55, 2, 1, 1, 64, 1, 1, 16, 0x51)
+    assert log[-2][1] == log[-1][1] == "cuLaunchKernel" and log[-2][2][:10] == log[-1][2][:10]
+    assert log[-1][2][:10] == (0x55, 2, 1, 1, 64, 1, 1, 16, 0x51, None)
     assert seen == [(1, 2, None, kernargs)] * 2   # CUDA's BUFFER_POINTER, BUFFER_SIZE, END (0)
     results["cuLaunchKernel"] = (1,)             # CUDA_ERROR_INVALID_VALUE
     assert backend.launch_kernargs(F, (1, 1, 1), (2048, 1, 1), 0, None, kernargs) == (E.hipErrorInvalidValue,)
