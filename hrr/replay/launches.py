@@ -31,6 +31,15 @@ def _triple(v: Any) -> bool:
         and type(v[2]) is int and 0 <= v[0] < _U32 and 0 <= v[1] < _U32 and 0 <= v[2] < _U32
 
 
+def _args_check(n: int, ints: tuple[int, ...], dims: tuple[int, ...], nones: tuple[int, ...]) -> Callable[..., bool]:
+    """``ok(*args)``: the row's recorded arguments, one check each, unrolled once per row."""
+    terms = [f"type(a{i}) is int" for i in ints] + [f"_triple(a{i})" for i in dims] + [f"a{i} is None" for i in nones]
+    source = f"def ok({', '.join(f'a{i}' for i in range(n))}):\n    return {' and '.join(terms) or 'True'}\n"
+    ns: dict[str, Any] = {"_triple": _triple}
+    exec(compile(source, "<hrr launch arguments check>", "exec"), ns)  # noqa: S102 - our own source
+    return ns["ok"]
+
+
 def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> Callable[[list], bool] | None:
     """``run(v) -> bool`` for ``row``'s launch records (True: replayed; False: declined,
     nothing done), or None when ``row`` has no fast path. ``hooks``: the per-event hooks
@@ -59,6 +68,7 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
     ints = tuple(i for i in sorted(known) if len(grid_at) == 3 or (i not in grid_at and i not in block_at))
     dims = () if len(grid_at) == 3 else (grid_at[0], block_at[0])
     nones = tuple(i for i in range(n) if i not in known)
+    args_ok = _args_check(n, ints, dims, nones)
     functions, streams = rep.handles.table("function"), rep.handles.table("stream")
     memory, translate = rep.memory, rep.memory.translate
     translated: dict[int, int] = {}   # capture address -> replay's, while memory.version holds
@@ -98,15 +108,8 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
                                                                      and 0 <= gz < u32 and 0 <= bx < u32
                                                                      and 0 <= by < u32 and 0 <= bz < u32):
             return False
-        for i in ints:
-            if type(args[i]) is not int:
-                return False
-        for i in dims:
-            if not _triple(args[i]):
-                return False
-        for i in nones:
-            if args[i] is not None:
-                return False
+        if not args_ok(*args):
+            return False
         shared = args[shared_at]
         if not 0 <= shared < 1 << 63:
             return False
