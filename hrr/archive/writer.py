@@ -7,7 +7,9 @@ open batch frame (format version 2): each record's bytes are copied in with its 
 last, so a record is either whole or starts with a zero byte, which readers take as the end.
 The batch is closed (its count, length and one xxh3 checksum written, type byte last) when
 it reaches BATCH_RECORDS records or BATCH_BYTES bytes, at ``flush()`` (sync points), at
-fork and at close. The file is reserved on
+fork and at close. ``append_call``, capture's hot path, checks one bound for a thread
+already declared in the open batch (``_limit``: room, size cap, batch bytes) and leaves the
+rest (a new batch or thread, growth, the cap, a stop, format 1) to its slow path. The file is reserved on
 disk (``posix_fallocate``) in growing steps *before* each mapping, so a full disk or the
 file-size limit is an error at growth time instead of a SIGBUS; the unused reserved tail
 stays zero, which readers take as the end of the stream. ``close`` writes the trailer into
@@ -99,6 +101,10 @@ class ProcessWriter:
         self._lock = threading.Lock()      # mapping, position, counts, manifest, dedup set
         self._io_lock = threading.Lock()   # close and stop; always taken before _lock
         self._packer = msgpack.Packer(use_bin_type=True)
+        # append_call packs with a packer that takes only the exact types (list, int, str, dict...):
+        # the same bytes for a fifth fewer instructions; anything else is packed again by _packer.
+        self._strict = msgpack.Packer(use_bin_type=True, strict_types=True)
+        self._packb = self._strict.pack
         self._events = 0
         self._known: set[tuple[str, str]] = set()   # (kind, name) known to be on disk
         self._made_dirs: set[str] = set()
@@ -121,8 +127,12 @@ class ProcessWriter:
             raise ArchiveError(f"cannot write format version {format_version}", where=root)
         self.format_version = format_version
         self._batch_start = -1             # offset of the open batch's frame header; -1: none open
-        self._batch_n = 0                  # records in the open batch
-        self._threads: dict[int, int] = {}   # thread id -> index in the open batch
+        self._batch_first = 0              # _events when the open batch was opened
+        self._batch_full = 0               # the open batch is full once _events reaches this
+        self._limit = -1                   # append_call's fast path writes a record ending here or before
+        # thread id -> index in the open batch; empty whenever no batch is open or recording is
+        # off (append_call's fast path relies on it)
+        self._threads: dict[int, int] = {}
         apis = api_table()
         self._api_numbers = {name: i for i, name in enumerate(apis)}
         self._api_names = apis
@@ -198,36 +208,12 @@ class ProcessWriter:
             else:
                 record = escape_record(record)
             try:
-                payload = self._packer.pack(record)
-            except (TypeError, ValueError, OverflowError) as exc:
-                self._packer.reset()
+                payload = self._pack_any(record)
+            except ArchiveError:
                 if new_tid is not None:
                     del self._threads[new_tid]
-                raise ArchiveError(f"record is not msgpack-native: {exc}", where=self.path,
-                                   hint=_NATIVE_HINT) from None
-            n = len(payload)
-            start = self._batch_start
-            pos = self._pos
-            begin = pos if start >= 0 else pos + FRAME_HEADER.size
-            end = begin + n
-            if n > MAX_RECORD_BYTES or end + TRAILER_RESERVE > self._cap \
-                    or end + self._stored > self._check_at:
-                if not self._slow_room(n, end, end - pos):
-                    if new_tid is not None:
-                        del self._threads[new_tid]   # numbered for a record never written
-                    return
-            mm = self._mm
-            # No Python-level call from here to the counters: a signal handler (close_on_signal)
-            # sees either none or all of this record.
-            mm[begin + 1:end] = payload[1:]
-            mm[begin] = payload[0]         # last: the record exists once its first byte is non-zero
-            if start < 0:
-                self._batch_start = start = pos
-            self._pos = end
-            self._events += 1
-            self._batch_n += 1
-            if self._batch_n >= BATCH_RECORDS or end - start >= BATCH_BYTES:
-                self._close_batch()
+                raise
+            self._place_new(payload, new_tid)
 
     def append_call(self, api: int, args: Any, err: int, outs: Any, extra: Any) -> int:
         """Append one call's record and return its sequence number: capture's hot path.
@@ -240,75 +226,122 @@ class ProcessWriter:
         with self._lock:
             seq = self.seq
             self.seq = seq + 1
-            if self._off:
-                if self.incomplete is not None:
-                    self._not_recorded += 1
-                return seq
-            tid = _get_ident()
-            if self.format_version == 1:
-                self._append_v1([seq, tid, self._api_names[api], args, err, outs, extra])
-                return seq
-            t: Any = self._threads.get(tid)
-            new_tid = t is None
-            if new_tid:
-                self._threads[tid] = len(self._threads)
-                t = [tid]
+            # The thread map holds only threads declared in the open batch: a hit means format
+            # 2, recording on and a batch open, so the common call checks one more thing, that
+            # the record ends at or before _limit (room, size cap, batch bytes: see _set_limit).
+            t = self._threads.get(_get_ident())
+            if t is None:
+                return self._append_call_slow(seq, api, args, err, outs, extra)
             try:
-                payload = self._packer.pack([seq, t, api, args, err, outs, extra])
-            except (TypeError, ValueError, OverflowError) as exc:
-                self._packer.reset()
-                if new_tid:
-                    del self._threads[tid]
-                raise ArchiveError(f"record is not msgpack-native: {exc}", where=self.path,
-                                   hint=_NATIVE_HINT) from None
-            n = len(payload)
-            start = self._batch_start
+                payload = self._packb([seq, t, api, args, err, outs, extra])
+            except (TypeError, ValueError, OverflowError):
+                self._strict.reset()
+                payload = self._pack_any([seq, t, api, args, err, outs, extra])
             pos = self._pos
-            begin = pos if start >= 0 else pos + FRAME_HEADER.size
-            end = begin + n
-            if n > MAX_RECORD_BYTES or end + TRAILER_RESERVE > self._cap \
-                    or end + self._stored > self._check_at:
-                if not self._slow_room(n, end, end - pos):
-                    if new_tid:
-                        del self._threads[tid]
-                    return seq
+            end = pos + len(payload)
+            if end > self._limit:
+                self._place(payload)
+                return seq
             mm = self._mm
-            # As in append: no Python-level call from the first byte to the counters.
-            mm[begin + 1:end] = payload[1:]
-            mm[begin] = payload[0]
-            if start < 0:
-                self._batch_start = start = pos
+            # No call from the first byte to the counters: a signal handler (close_on_signal)
+            # sees either none or all of this record.
+            mm[pos + 1:end] = payload[1:]
+            mm[pos] = 0x97                 # last: a 7-item list's first byte (msgpack fixarray)
             self._pos = end
-            self._events += 1
-            self._batch_n += 1
-            if self._batch_n >= BATCH_RECORDS or end - start >= BATCH_BYTES:
+            self._events = n = self._events + 1
+            if n >= self._batch_full:
                 self._close_batch()
             return seq
+
+    def _append_call_slow(self, seq: int, api: int, args: Any, err: int, outs: Any,
+                          extra: Any) -> int:   # caller holds _lock
+        """append_call for a thread new to the batch, no batch open, format 1 or recording off."""
+        if self._off:
+            if self.incomplete is not None:
+                self._not_recorded += 1
+            return seq
+        tid = _get_ident()
+        if self.format_version == 1:
+            self._append_v1([seq, tid, self._api_names[api], args, err, outs, extra])
+            return seq
+        t: Any = self._threads.get(tid)
+        new_tid = None
+        if t is None:
+            new_tid = tid
+            self._threads[tid] = len(self._threads)
+            t = [tid]
+        try:
+            payload = self._pack_any([seq, t, api, args, err, outs, extra])
+        except ArchiveError:
+            if new_tid is not None:
+                del self._threads[new_tid]
+            raise
+        self._place_new(payload, new_tid)
+        return seq
+
+    def _pack_any(self, record: Any) -> bytes:   # caller holds _lock
+        """``record`` packed by the packer that takes tuples and subclasses (of int, str, ...) too."""
+        try:
+            return self._packer.pack(record)
+        except (TypeError, ValueError, OverflowError) as exc:
+            self._packer.reset()
+            raise ArchiveError(f"record is not msgpack-native: {exc}", where=self.path,
+                               hint=_NATIVE_HINT) from None
 
     def api_number(self, name: str) -> int:
         """The number :meth:`append_call` takes for the call (or pseudo-event) ``name``."""
         return self._api_numbers[name]
 
-    def _slow_room(self, n: int, end: int, more: int) -> bool:   # caller holds _lock
-        """The checks append's fast path skips: record size, size cap and warning, growth."""
+    def _place_new(self, payload: bytes, new_tid: int | None) -> None:   # caller holds _lock
+        """:meth:`_place`, forgetting ``new_tid`` (declared in ``payload``) if the record is not written."""
+        placed = False
+        try:
+            placed = self._place(payload)
+        finally:
+            if new_tid is not None and not placed:
+                self._threads.pop(new_tid, None)   # numbered for a record never written
+
+    def _place(self, payload: bytes) -> bool:   # caller holds _lock; format 2, recording on
+        """Copy a packed record into the open batch (opening one), first byte last, closing
+        the batch when full; False (counted) when the size cap or the disk refused it."""
+        n = len(payload)
         if n > MAX_RECORD_BYTES:
             raise LimitExceeded(f"record of {n} bytes is over {MAX_RECORD_BYTES}",
                                 where=f"{self.path} record {self._events}",
                                 hint="store large data with put_blob and record its name")
-        return self._room(end, more)
+        start = self._batch_start
+        pos = self._pos
+        begin = pos if start >= 0 else pos + FRAME_HEADER.size
+        end = begin + n
+        if end + TRAILER_RESERVE > self._cap or end + self._stored > self._check_at:
+            if not self._room(end, end - pos):
+                return False
+        mm = self._mm
+        # As in append_call: no call from the first byte to the counters.
+        mm[begin + 1:end] = payload[1:]
+        mm[begin] = payload[0]             # last: the record exists once its first byte is non-zero
+        if start < 0:
+            self._batch_first = self._events
+            self._batch_full = self._events + BATCH_RECORDS
+            self._batch_start = start = pos
+        self._pos = end
+        self._events += 1
+        if self._events >= self._batch_full or end - start >= BATCH_BYTES:
+            self._close_batch()
+        else:
+            self._set_limit()
+        return True
 
-    def _pack_record(self, record: Any) -> bytes:   # caller holds _lock
-        try:
-            payload = self._packer.pack(record)
-        except (TypeError, ValueError, OverflowError) as exc:
-            self._packer.reset()
-            raise ArchiveError(f"record is not msgpack-native: {exc}", where=self.path,
-                               hint=_NATIVE_HINT) from None
-        if len(payload) > MAX_RECORD_BYTES:
-            raise LimitExceeded(f"record of {len(payload)} bytes is over {MAX_RECORD_BYTES}",
-                                where=f"{self.path} record {self._events}",
-                                hint="store large data with put_blob and record its name")
-        return payload
+    def _set_limit(self) -> None:   # caller holds _lock
+        """Set _limit: where a record may end for append_call to write it with no other check.
+
+        It keeps the trailer's reserve inside the mapping, the blobs and events under the size
+        cap's (or warning's) check, the open batch under BATCH_BYTES and a record under
+        MAX_RECORD_BYTES (a record never ends further from the batch's start than its size).
+        Lower is always safe (the slow path checks all); it must be lowered whenever _stored grows."""
+        start = self._batch_start
+        self._limit = -1 if start < 0 else min(self._cap - TRAILER_RESERVE, self._check_at - self._stored,
+                                               start + min(BATCH_BYTES - 1, MAX_RECORD_BYTES))
 
     def _room(self, end: int, more: int) -> bool:   # caller holds _lock
         """Make the mapping reach ``end`` (+ the trailer's reserve); False (counted) when the
@@ -326,7 +359,11 @@ class ProcessWriter:
         return True
 
     def _append_v1(self, record: Any) -> None:   # caller holds _lock
-        payload = self._pack_record(record)
+        payload = self._pack_any(record)
+        if len(payload) > MAX_RECORD_BYTES:
+            raise LimitExceeded(f"record of {len(payload)} bytes is over {MAX_RECORD_BYTES}",
+                                where=f"{self.path} record {self._events}",
+                                hint="store large data with put_blob and record its name")
         n = len(payload)
         start = self._pos
         body = start + FRAME_HEADER.size
@@ -346,7 +383,7 @@ class ProcessWriter:
             return
         mm = self._mm
         body = start + FRAME_HEADER.size
-        n = self._batch_n
+        n = self._events - self._batch_first
         if n:
             payload = mm[body:self._pos]
             head = FRAME_HEADER.pack(FRAME_EVENT, n.to_bytes(3, "little"), len(payload),
@@ -354,7 +391,6 @@ class ProcessWriter:
             mm[start + 1:body] = head[1:]
             mm[start] = FRAME_EVENT
         self._batch_start = -1
-        self._batch_n = 0
         self._threads.clear()
 
     def flush(self) -> None:
@@ -423,6 +459,7 @@ class ProcessWriter:
         if self.incomplete is not None:
             return
         self._off = True
+        self._threads.clear()              # append_call's fast path off too
         self.incomplete = {"reason": reason, "events_recorded": self._events}
         if not self._closed and not self._inert:
             try:   # give back the reserved tail, so that the manifest (and later the trailer) fit
@@ -469,6 +506,7 @@ class ProcessWriter:
                     self._counts[f"{prefix}s"] += 1
                     self._counts[f"{prefix.split('_')[0]}_bytes"] += nbytes
                     self._stored += nbytes
+                    self._set_limit()
         return name
 
     def _put_packed(self, name: str, data: Any, nbytes: int) -> str:   # caller holds _lock
@@ -488,6 +526,7 @@ class ProcessWriter:
         self._counts["blobs"] += 1
         self._counts["blob_bytes"] += nbytes
         self._stored += nbytes + ENTRY.size
+        self._set_limit()
         return name
 
     # -- manifest and close ---------------------------------------------------------------
@@ -532,7 +571,7 @@ class ProcessWriter:
                 return
             if self._mm is not None:
                 self._close_batch()    # safe without the lock too: append's state changes never straddle a call
-            if self._batch_start >= 0 and self._batch_n == 0:
+            if self._batch_start >= 0 and self._events == self._batch_first:
                 self._pos = self._batch_start
             self._closed = self._off = True
             if self._pack is not None:
@@ -605,6 +644,7 @@ class ProcessWriter:
     def _become_inert(self) -> None:
         """In a forked child: unmap and close the parent's file; write nothing ever again."""
         self._inert = self._off = True
+        self._threads.clear()
         if self._pack is not None:
             self._pack.close()   # the child's fds only; the parent keeps appending to its pack
             self._pack = None

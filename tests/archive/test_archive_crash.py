@@ -148,9 +148,14 @@ CHILD = textwrap.dedent("""
     import os, sys
     from hrr.archive import open_process_writer
     w = open_process_writer(sys.argv[1], os.getpid(), {"backend": "sim"})
+    calls = sys.argv[2] == "append_call"
+    api = w.api_number("hipMemcpy")
     i = 0
     while True:
-        w.append([i, "hipMemcpy", {"payload": bytes(i % 251), "n": i}])
+        if calls:
+            w.append_call(api, [bytes(i % 251)], 0, [i], {})
+        else:
+            w.append([i, "hipMemcpy", {"payload": bytes(i % 251), "n": i}])
         if i % 50 == 0:
             w.put_blob(os.urandom(4096))
         os.write(1, b"%d\\n" % i)     # reported only once append has returned
@@ -158,12 +163,13 @@ CHILD = textwrap.dedent("""
 """)
 
 
+@pytest.mark.parametrize("how", ["append", "append_call"])
 @pytest.mark.parametrize("after", [0, 700, 6000])
-def test_sigkill_keeps_every_appended_record(tmp_path, after):
+def test_sigkill_keeps_every_appended_record(tmp_path, after, how):
     """Killed right after the writer's n-th append returned: that record is in the file, and
     so is every record before it (no buffer, no flush: the mapped pages outlive the process)."""
     root = str(tmp_path / "a")
-    child = subprocess.Popen([sys.executable, "-c", CHILD, root], stdout=subprocess.PIPE)
+    child = subprocess.Popen([sys.executable, "-c", CHILD, root, how], stdout=subprocess.PIPE)
     reported = -1
     for line in child.stdout:
         reported = int(line)
