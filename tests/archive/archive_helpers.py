@@ -47,3 +47,18 @@ def frame_at(record, version: int) -> int:
     """Offset of the frame holding ``record`` when each record has its own frame: v1 records
     are named by their frame's offset, v2 records by their own bytes' offset."""
     return record.offset - (0 if version == 1 else FRAME_HEADER.size)
+
+
+class LoggedMap:
+    """Stands in for a writer's mapping (``w._mm``) and logs each write as (start, stop)."""
+
+    def __init__(self, mm, log):
+        self.mm, self.log = mm, log
+
+    def __setitem__(self, key, value):
+        start, stop = (key.start, key.stop) if isinstance(key, slice) else (key, key + 1)
+        self.log.append((start, stop))
+        self.mm[key] = value
+
+    def __getitem__(self, key):
+        return self.mm[key]

@@ -11,7 +11,7 @@ import threading
 import numpy as np
 import pytest
 
-from archive_helpers import pid_dir
+from archive_helpers import LoggedMap, pid_dir
 from hrr.archive import Record, open_archive, open_process_writer
 from hrr.archive import writer as writer_mod
 from hrr.archive.format import FRAME_EVENT, FRAME_HEADER
@@ -184,27 +184,12 @@ def test_a_record_over_the_size_limit_leaves_the_thread_numbering_whole(tmp_path
     assert [(v[5][0], v[1]) for v in got] == expect
 
 
-class _LoggedMap:
-    """Stands in for the writer's mapping and logs each write as (start, stop)."""
-
-    def __init__(self, mm, log):
-        self.mm, self.log = mm, log
-
-    def __setitem__(self, key, value):
-        start, stop = (key.start, key.stop) if isinstance(key, slice) else (key, key + 1)
-        self.log.append((start, stop))
-        self.mm[key] = value
-
-    def __getitem__(self, key):
-        return self.mm[key]
-
-
 def test_the_fast_path_writes_a_record_first_byte_last(tmp_path):
     w = _writer(tmp_path)
     get = w.api_number("hipGetDevice")
     w.append_call(get, [], 0, [0], {})       # declares the thread: the next call takes the fast path
     log: list = []
-    w._mm = _LoggedMap(w._mm, log)
+    w._mm = LoggedMap(w._mm, log)
     w.append_call(get, [b"abc"], 0, [1], {})
     w._mm = w._mm.mm
     assert len(log) == 2 and log[1][1] - log[1][0] == 1 and log[1][1] == log[0][0]   # rest, then first byte

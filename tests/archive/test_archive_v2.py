@@ -9,7 +9,7 @@ import threading
 import msgpack
 import pytest
 
-from archive_helpers import as_lists, pid_dir, write_archive
+from archive_helpers import LoggedMap, as_lists, pid_dir, write_archive
 from hrr.archive import BadRecord, Record, open_archive, open_process_writer, repair
 from hrr.archive import writer as writer_mod
 from hrr.archive.format import (FILE_HEADER, FRAME_EVENT, FRAME_HEADER, HEADER_SEED_TYPE, MAGIC, checksum,
@@ -234,21 +234,6 @@ def test_version_1_archives_still_read_and_repair(tmp_path):
         assert a.processes[0].clean and a.processes[0].version == 1
 
 
-class _OrderedMap:
-    """Stands in for the writer's mapping and logs each write as (start, stop)."""
-
-    def __init__(self, mm, log):
-        self.mm, self.log = mm, log
-
-    def __setitem__(self, key, value):
-        start, stop = (key.start, key.stop) if isinstance(key, slice) else (key, key + 1)
-        self.log.append((start, stop))
-        self.mm[key] = value
-
-    def __getitem__(self, key):
-        return self.mm[key]
-
-
 def test_a_record_and_a_frame_header_are_each_written_first_byte_last(tmp_path):
     """What a kill mid-copy leaves must read as the end of the stream: the byte that makes a
     record (or a closed frame) visible is written after all of its other bytes."""
@@ -256,7 +241,7 @@ def test_a_record_and_a_frame_header_are_each_written_first_byte_last(tmp_path):
     w = open_process_writer(root, 4242, {"backend": "sim"})
     w.append(EVENTS[0])
     log: list = []
-    w._mm = _OrderedMap(w._mm, log)
+    w._mm = LoggedMap(w._mm, log)
     w.append(EVENTS[1])
     assert len(log) == 2 and log[1][1] - log[1][0] == 1 and log[1][1] == log[0][0]   # rest, then first byte
     log.clear()
