@@ -29,15 +29,17 @@ class ReplayMemory:
     def __init__(self) -> None:
         self._table = AllocationTable()
         self._by_base: dict[int, ReplayAllocation] = {}
-        self.version = 0   # bumped by every change: a cache of translations is good while it holds
+
+    @property
+    def version(self) -> int:
+        """Moves with every change (the table's count): a cache of translations is good while it holds."""
+        return self._table.version
 
     def add(self, alloc: ReplayAllocation, owner: int = 0) -> None:
-        self.version += 1
         self._table.add(Allocation(alloc.capture_base, alloc.size, alloc.kind, owner))
         self._by_base[alloc.capture_base] = alloc
 
     def remove(self, capture_base: int) -> ReplayAllocation | None:
-        self.version += 1
         if self._table.remove(capture_base) is None:
             return None
         gone = self._by_base.pop(capture_base, None)
@@ -49,7 +51,6 @@ class ReplayMemory:
     def clear(self) -> int:
         """Forget every allocation (the device was reset); returns the host bytes they
         held against the budget."""
-        self.version += 1
         charged = sum(a.charged for a in self._by_base.values())
         self._table.clear()
         self._by_base.clear()
