@@ -62,24 +62,11 @@ static void raw_exit(int code) {
   for (;;) syscall(SYS_exit, code);   /* not exit_group: strict mode allows only exit */
 }
 
-static int write_all(int fd, const void *buf, size_t n) {
-  const unsigned char *p = (const unsigned char *)buf;
+/* Moves all n bytes (a read that meets the end of the pipe, or a write that moves
+   nothing, fails the transfer). */
+static int move_all(int fd, unsigned char *p, size_t n, int reading) {
   while (n) {
-    long got = raw_write(fd, p, n);
-    if (got < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    p += got;
-    n -= (size_t)got;
-  }
-  return 0;
-}
-
-static int read_all(int fd, void *buf, size_t n) {
-  unsigned char *p = (unsigned char *)buf;
-  while (n) {
-    long got = raw_read(fd, p, n);
+    long got = reading ? raw_read(fd, p, n) : raw_write(fd, p, n);
     if (got == 0) return -1;
     if (got < 0) {
       if (errno == EINTR) continue;
@@ -90,6 +77,9 @@ static int read_all(int fd, void *buf, size_t n) {
   }
   return 0;
 }
+
+static int write_all(int fd, const void *buf, size_t n) { return move_all(fd, (unsigned char *)buf, n, 0); }
+static int read_all(int fd, void *buf, size_t n) { return move_all(fd, (unsigned char *)buf, n, 1); }
 
 static void on_fault(int signo, siginfo_t *info, void *context) {
   struct fault f;
