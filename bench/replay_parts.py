@@ -23,7 +23,6 @@ import bench  # noqa: E402
 from hrr.archive import Limits, open_archive  # noqa: E402
 from hrr.backends import cuda, load_backend  # noqa: E402
 from hrr.backends.cuda import modules  # noqa: E402
-from hrr.backends.kernargs import packed_extra  # noqa: E402
 from hrr.replay.engine import ReplayOptions, _raw_events  # noqa: E402
 from hrr.replay.run import replay_archive  # noqa: E402
 
@@ -83,7 +82,10 @@ def main() -> None:
     direct = per_call(lambda: real(launcher.fill, (1, 1, 1), (32, 1, 1), 0, launcher.stream, kernargs))
     be.hip.hipStreamSynchronize(launcher.stream)
     drv, fh, stream = modules.S.drv, int(launcher.fill), int(launcher.stream)
-    extra = modules._cuda_extra(packed_extra(kernargs))
+    buf = modules._LaunchBuffer(len(kernargs))   # what launch_packed hands the driver
+    buf.view[:len(kernargs)] = kernargs
+    buf.size.value = len(kernargs)
+    extra = buf.extra
     alone = per_call(lambda: drv.cuLaunchKernel(fh, 1, 1, 1, 32, 1, 1, 0, stream, None, extra))
     be.hip.hipStreamSynchronize(launcher.stream)
     program = per_call(lambda: be.hip.hipModuleLaunchKernel(launcher.fill, 1, 1, 1, 32, 1, 1, 0, launcher.stream,

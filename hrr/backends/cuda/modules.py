@@ -20,8 +20,7 @@ from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda._runtime import driver, ensure_context, handle_value
 from hrr.backends.cuda.builtin import BUILTIN_LAYOUTS, is_builtin_image
-from hrr.backends.kernargs import (UNKNOWN, KernelLayout, LaunchArgsError, PackedKernargs, ParamSpec, kernarg_array,
-                                   pack_kernel_args)
+from hrr.backends.kernargs import UNKNOWN, KernelLayout, LaunchArgsError, ParamSpec, pack_kernel_args
 
 E = ht.hipError_t
 CU_LAUNCH_PARAM_END = 0
@@ -165,24 +164,15 @@ def launch(fh: int, grid: tuple, block: tuple, shared: Any, stream: int, kernel_
     layout = _layouts.get(fh)
     if layout is None:
         return (missing,)
-    if type(extra) is PackedKernargs and kernel_params is None and len(extra.kernargs) == layout.size > 0:
-        # capture's or replay's handoff: the bytes already lie in the thread's buffer
-        res = driver().cuLaunchKernel(fh, *grid, *block, int(shared), stream, None, _cuda_extra(extra))
-        return (hip_error(res[0]),)
-    try:
+    try:   # capture's or replay's handoff (a PackedKernargs) gives its bytes as they are
         kernarg = pack_kernel_args(layout, kernel_params, extra)
     except (LaunchArgsError, ht.PointerConversionError, ValueError):
         return (E.hipErrorInvalidValue,)
-    drv = driver()
     if kernarg:
-        arr, keep = kernarg_array(kernarg)
-        arr[4] = CU_LAUNCH_PARAM_END  # CUDA's END is 0, HIP's is 3
-        extra_arg = ctypes.addressof(arr)
-    else:
-        arr = keep = None
-        extra_arg = 0
-    res = drv.cuLaunchKernel(fh, *grid, *block, int(shared), stream, None, extra_arg)
-    del arr, keep
+        err = launch_packed(fh, grid, block, int(shared), stream, kernarg)
+        if err is not None:
+            return (err,)
+    res = driver().cuLaunchKernel(fh, *grid, *block, int(shared), stream, None, 0)
     return (hip_error(res[0]),)
 
 
@@ -220,19 +210,6 @@ class _LaunchBuffer:
 
 
 _launches = threading.local()
-_handoff = threading.local()
-
-
-def _cuda_extra(words: PackedKernargs) -> int:
-    """The address of CUDA's extra array for a ``PackedKernargs``: the same buffer and size
-    words, ended by CUDA's END (0; HIP's is 3). One per thread, remade when its handoff is."""
-    got = getattr(_handoff, "pair", None)
-    if got is None or got[0] is not words:
-        arr = (ctypes.c_void_p * 5)(words[0], words[1], words[2], words[3], CU_LAUNCH_PARAM_END)
-        got = _handoff.pair = (words, arr, ctypes.addressof(arr))
-    return got[2]
-
-
 def host_fn_address(fn: Any) -> int:
     """hip-python's hipHostFn_t rules, except that a ctypes function object gives its
     code address (and is kept alive) rather than the address of the ctypes object."""
