@@ -168,12 +168,10 @@ def launch(fh: int, grid: tuple, block: tuple, shared: Any, stream: int, kernel_
         kernarg = pack_kernel_args(layout, kernel_params, extra)
     except (LaunchArgsError, ht.PointerConversionError, ValueError):
         return (E.hipErrorInvalidValue,)
-    if kernarg:
-        err = launch_packed(fh, grid, block, int(shared), stream, kernarg)
-        if err is not None:
-            return (err,)
-    res = driver().cuLaunchKernel(fh, *grid, *block, int(shared), stream, None, 0)
-    return (hip_error(res[0]),)
+    if not kernarg:
+        res = driver().cuLaunchKernel(fh, *grid, *block, int(shared), stream, None, 0)
+        return (hip_error(res[0]),)
+    return (_launch_bytes(fh, grid, block, int(shared), stream, kernarg),)
 
 
 def launch_packed(fh: int, grid: tuple, block: tuple, shared: int, stream: int, kernargs: bytes) -> Any:
@@ -184,6 +182,12 @@ def launch_packed(fh: int, grid: tuple, block: tuple, shared: int, stream: int, 
     n = len(kernargs)
     if layout is None or n != layout.size or not n:
         return None
+    return _launch_bytes(fh, grid, block, shared, stream, kernargs)
+
+
+def _launch_bytes(fh: int, grid: tuple, block: tuple, shared: int, stream: int, kernargs: bytes) -> Any:
+    """cuLaunchKernel with ``kernargs`` (not empty) copied into the thread's buffer: the hipError_t."""
+    n = len(kernargs)
     h = getattr(_launches, "h", None)
     if h is None or n > len(h.view):
         h = _launches.h = _LaunchBuffer(max(n, 4096))
@@ -210,6 +214,8 @@ class _LaunchBuffer:
 
 
 _launches = threading.local()
+
+
 def host_fn_address(fn: Any) -> int:
     """hip-python's hipHostFn_t rules, except that a ctypes function object gives its
     code address (and is kept alive) rather than the address of the ctypes object."""
