@@ -8,6 +8,8 @@ process and takes the median of the rounds. It prints one line per figure and wr
 
   call_overhead_us          added per cheap call (hipGetDevice) when captured, all plugins
   launch_overhead_us        added per small launch (no pinned argument), all plugins
+  call_overhead_floor_us,   what the least recorder Python allows (bench/floor.py) adds to the
+  launch_overhead_floor_us  same calls in the same rounds: the floor under the two keys above
   snapshot_unchanged_ratio  added per launch reading an unchanged pinned buffer (64 MiB)
                             / one xxh3-128 pass over as many bytes
   snapshot_changed_bytes    archive bytes added by one launch after 4 KiB of it changed
@@ -51,7 +53,9 @@ import xxhash
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
+sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))   # bench/floor.py, when loaded by path
 
+from floor import MinimalRecorder  # noqa: E402
 from hrr.archive import open_process_writer  # noqa: E402
 from hrr.backends import load_backend  # noqa: E402
 from hrr.capture.session import CaptureSession  # noqa: E402
@@ -177,6 +181,7 @@ def bench_calls(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], 
     """call_overhead_us and archive_bytes_per_event, with the v2 and the v1 writer."""
     caps = {"v2": Capture(be, None), "v1": Capture(be, None, format_version=1)}
     sizes: dict[str, list[float]] = {"v2": [], "v1": []}
+    floor = MinimalRecorder(be.hip)
 
     def captured(name: str) -> float:
         cap = caps[name]
@@ -186,37 +191,45 @@ def bench_calls(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], 
         return t
 
     med = alternate({"bare": lambda: timed(lambda: cheap_calls(be.hip, sz.calls)),
-                     "v2": lambda: captured("v2"), "v1": lambda: captured("v1")}, sz.rounds)
+                     "v2": lambda: captured("v2"), "v1": lambda: captured("v1"),
+                     "floor": lambda: timed(lambda: cheap_calls(floor, sz.calls))}, sz.rounds)
     for cap in caps.values():
         cap.close()
         cap.remove()
+    floor.close()
     per = {k: v / sz.calls * 1e6 for k, v in med.items()}
     out["call_overhead_us"] = per["v2"] - per["bare"]
+    out["call_overhead_floor_us"] = per["floor"] - per["bare"]
     out["call_overhead_us_format1"] = per["v1"] - per["bare"]
     out["archive_bytes_per_event"] = statistics.median(sizes["v2"])
     out["archive_bytes_per_event_format1"] = statistics.median(sizes["v1"])
     say(f"cheap call (hipGetDevice x{sz.calls}, all plugins, median of {sz.rounds}): uncaptured "
         f"{per['bare']:.2f} us; captured {per['v2']:.2f} us (+{out['call_overhead_us']:.2f}), "
         f"{out['archive_bytes_per_event']:.1f} B/event; with the v1 writer {per['v1']:.2f} us "
-        f"(+{out['call_overhead_us_format1']:.2f}), {out['archive_bytes_per_event_format1']:.1f} B/event")
+        f"(+{out['call_overhead_us_format1']:.2f}), {out['archive_bytes_per_event_format1']:.1f} B/event; "
+        f"the least a Python recorder adds (bench/floor.py) +{out['call_overhead_floor_us']:.2f}")
 
 
 def bench_launches(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:
     """launch_overhead_us: small launches with no pinned argument, all plugins."""
     cap = Capture(be, None)
-    bare, captured = Launcher(be.hip, be), Launcher(cap.hip, be)
-    bare.run(5)
-    captured.run(5)
-    med = alternate({"bare": lambda: timed(lambda: bare.run(sz.launches)),
-                     "captured": lambda: timed(lambda: captured.run(sz.launches))}, sz.rounds)
-    bare.close()
-    captured.close()
+    floor = MinimalRecorder(be.hip)
+    launchers = {"bare": Launcher(be.hip, be), "captured": Launcher(cap.hip, be), "floor": Launcher(floor, be)}
+    for launcher in launchers.values():
+        launcher.run(5)
+    med = alternate({name: functools.partial(lambda ln: timed(lambda: ln.run(sz.launches)), launcher)
+                     for name, launcher in launchers.items()}, sz.rounds)
+    for launcher in launchers.values():
+        launcher.close()
     cap.close()
     cap.remove()
+    floor.close()
     per = {k: v / sz.launches * 1e6 for k, v in med.items()}
     out["launch_overhead_us"] = per["captured"] - per["bare"]
+    out["launch_overhead_floor_us"] = per["floor"] - per["bare"]
     say(f"small launch (fill_u32 x{sz.launches}, all plugins, median of {sz.rounds}): uncaptured "
-        f"{per['bare']:.2f} us, captured {per['captured']:.2f} us (+{out['launch_overhead_us']:.2f})")
+        f"{per['bare']:.2f} us, captured {per['captured']:.2f} us (+{out['launch_overhead_us']:.2f}); "
+        f"the least a Python recorder adds (bench/floor.py) +{out['launch_overhead_floor_us']:.2f}")
 
 
 def bench_snapshots(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:

@@ -5,7 +5,9 @@ not move (BENCHMARKS.md), for comparing two trees side by side.
 
 WHAT is any of ``launch`` (capture's addition to a small sim launch, and the uncaptured
 launch itself), ``call`` (one cheap call captured, then replayed) and ``append`` (the
-archive writer's ``append_call`` alone); all three by default. ``--tree`` measures another
+archive writer's ``append_call`` alone); all three by default. ``floor`` (asked by name) sets
+what capture adds to a cheap call and to a small launch beside what the least recorder
+Python allows adds (``bench/floor.py``). ``--tree`` measures another
 checkout of hrr (``git archive REV | tar -x -C DIR``, then ``ln -s plugins DIR/hrr_plugins``)
 with this interpreter. Each figure is the main thread's instruction count of a run with
 N2 calls less one with N1, over N2 - N1: start-up, imports and set-up cancel out.
@@ -30,12 +32,19 @@ def workload(tree: str, what: str, n: int) -> None:
     from hrr.backends import load_backend  # noqa: PLC0415
     be = load_backend("sim")
     be.reset_device()
-    if what in ("launch-bare", "launch-captured"):
+    if what in ("launch-bare", "launch-captured", "launch-floor", "get-bare", "get-captured", "get-floor"):
         cap = bench.Capture(be, None)
-        launcher = bench.Launcher(cap.hip if what == "launch-captured" else be.hip, be)
-        launcher.run(50)
-        launcher.run(n)
-        launcher.close()
+        hip = {"bare": be.hip, "captured": cap.hip}.get(what.split("-")[1])
+        if hip is None:
+            from floor import MinimalRecorder  # noqa: PLC0415 - bench/floor.py (HERE is on the path)
+            hip = MinimalRecorder(be.hip)
+        if what.startswith("launch"):
+            launcher = bench.Launcher(hip, be)
+            launcher.run(50)
+            launcher.run(n)
+            launcher.close()
+        else:
+            bench.cheap_calls(hip, n)
         cap.close()
     elif what == "call":
         from hrr.replay.engine import ReplayOptions  # noqa: PLC0415
@@ -94,6 +103,12 @@ def main() -> None:
         if what == "launch":
             bare, captured = per_call(tree, "launch-bare"), per_call(tree, "launch-captured")
             print(f"small sim launch: uncaptured {bare:,.0f} instructions, capture adds {captured - bare:,.0f}")
+        elif what == "floor":
+            for name, label in (("get", "cheap call (hipGetDevice)"), ("launch", "small sim launch")):
+                bare = per_call(tree, f"{name}-bare")
+                captured, least = per_call(tree, f"{name}-captured") - bare, per_call(tree, f"{name}-floor") - bare
+                print(f"{label}: capture adds {captured:,.0f} instructions, the least Python recorder "
+                      f"(bench/floor.py) {least:,.0f}")
         elif what == "call":
             print(f"cheap call captured, then replayed: {per_call(tree, 'call'):,.0f} instructions")
         elif what == "append":
