@@ -37,7 +37,6 @@ from hrr.pipeline import (
     destroying,
     handle_or_zero,
     hookimpl,
-    launching,
     param_at,
     result_at,
     with_effect,
@@ -47,16 +46,14 @@ from hrr_plugins.pinned_snapshot.records import restore
 
 NAME = "graph_capture"
 KIND = "graph_launch_snapshot"
-_INVALIDATING_ERRORS = (900, 901)  # hipErrorStreamCaptureUnsupported / Invalidated
 
 
 class _Capture:
-    __slots__ = ("invalidated", "mode", "origin", "pinned_addrs", "streams")
+    __slots__ = ("mode", "origin", "pinned_addrs", "streams")
 
     def __init__(self, origin: int, mode: int) -> None:
         self.origin, self.mode = origin, mode
         self.streams: set[int] = {origin}
-        self.invalidated = False
         self.pinned_addrs: set[int] = set()   # capture side: addresses the graph's kernels read
 
 
@@ -71,9 +68,6 @@ class CaptureState:
         self.graphs: dict[int, frozenset[int]] = {}
         self.execs: dict[int, frozenset[int]] = {}
         self.nodes: dict[int, int] = {}   # graph node → its graph (nodes made node by node)
-        #: Called once, under the lock, when the first capture begins (capture watches
-        #: launches' errors from then on: before it no stream can be invalidated).
-        self.first_begin: Callable[[], None] | None = None
 
     # -- queries --------------------------------------------------------------------------
     def capture_of(self, stream_value: int) -> _Capture | None:
@@ -106,9 +100,6 @@ class CaptureState:
     # -- transitions ----------------------------------------------------------------------
     def begin(self, stream: int, mode: int) -> None:
         with self.lock:
-            first, self.first_begin = self.first_begin, None
-            if first is not None:   # before the stream is capturing: no launch into it unwatched
-                first()
             self.streams[stream] = _Capture(stream, mode)
 
     def end(self, stream: int, graph: int | None) -> None:
@@ -137,12 +128,6 @@ class CaptureState:
             if cap is not None and stream and stream not in self.streams:
                 cap.streams.add(stream)
                 self.streams[stream] = cap
-
-    def invalidate(self, stream: int) -> None:
-        with self.lock:
-            cap = self.streams.get(stream)
-            if cap is not None:
-                cap.invalidated = True
 
     def note_pinned(self, stream: int, addrs: list[int]) -> None:
         with self.lock:
@@ -228,9 +213,6 @@ class GraphCapturePlugin:
         for names, make in _capture_watchers():
             for name in sorted(names):
                 ctx.watch(NAME, (name,), after=make(state, api_row(name)))
-        # A launch error invalidates the capture of its stream: watched from the first
-        # capture on (until then there is nothing to invalidate).
-        state.first_begin = lambda: _watch_launches(ctx, state)
         # Its launch hook acts only on pinned pointers of a launch into a capturing stream or
         # of a kernel node.
         ctx.launches_into_host_memory_only(NAME)
@@ -311,11 +293,9 @@ class GraphCapturePlugin:
         self._replay_after = _replay_transitions(state)
         self._graph_launch_stream = {name: _event_reader(api_row(name), _stream_at(api_row(name)))
                                      for name in with_effect("launch_graph")}
-        # Its per-event hooks act on graph launches carrying its records, on capture-state
-        # transitions, and on a kernel launch only when it failed (it may end a capture).
-        launches = set(launching())
-        ctx.watch(NAME, [name for name in self._replay_after if name not in launches])
-        ctx.watch(NAME, [name for name in self._replay_after if name in launches], only="failed")
+        # Its per-event hooks act on graph launches carrying its records and on capture-state
+        # transitions: a kernel launch makes no call into it.
+        ctx.watch(NAME, list(self._replay_after))
         ctx.watch(NAME, self._graph_launch_stream, only="records")
 
     @hookimpl
@@ -444,20 +424,6 @@ def _graph_copies() -> frozenset[str]:
     return frozenset(made) | with_effect("update_exec")
 
 
-def _on_launch(state: CaptureState, row: Api) -> AfterWatcher:
-    stream_at = _stream_at(row)
-
-    def after(call: CallInfo, result: tuple) -> None:
-        if int(result[0]) in _INVALIDATING_ERRORS:
-            state.invalidate(handle_or_zero(call.args[stream_at]))
-    return after
-
-
-def _watch_launches(ctx: CaptureContext, state: CaptureState) -> None:
-    for name in sorted(launching()):
-        ctx.watch(NAME, (name,), after=_on_launch(state, api_row(name)))
-
-
 def _on_device_reset(state: CaptureState, row: Api) -> AfterWatcher:
     def after(call: CallInfo, result: tuple) -> None:
         if int(result[0]) == 0:
@@ -517,20 +483,10 @@ def _replay_wait(state: CaptureState, row: Api) -> Transition:
     return wait
 
 
-def _replay_launch(state: CaptureState, row: Api) -> Transition:
-    stream_of = _event_reader(row, _stream_at(row))
-
-    def launch(event: Event, err: int) -> None:
-        if err in _INVALIDATING_ERRORS:
-            state.invalidate(stream_of(event))
-    return launch
-
-
 def _replay_transitions(state: CaptureState) -> dict[str, Transition]:
     """Call name → what its replayed event does to ``state``."""
     makers = [(with_effect("begin_capture"), _replay_begin), (with_effect("end_capture"), _replay_end),
-              (with_effect("record_event"), _replay_record), (with_effect("wait_event"), _replay_wait),
-              (launching(), _replay_launch)]
+              (with_effect("record_event"), _replay_record), (with_effect("wait_event"), _replay_wait)]
     return {name: make(state, api_row(name)) for names, make in makers for name in names}
 
 

@@ -146,7 +146,8 @@ def test_replay_side_tables_come_from_the_rows(extra_rows):
     graphs.hrr_replay_start(ctx)
     # Their per-event hooks see the new rows too (ctx.watch names calls by the same queries).
     assert "hipTestLaunch" in watched["pinned_snapshot"]
-    assert {"hipTestLaunch", "hipTestGraphLaunch", "hipTestBeginCapture"} <= watched["graph_capture"]
+    assert {"hipTestGraphLaunch", "hipTestBeginCapture"} <= watched["graph_capture"]
+    assert "hipTestLaunch" not in watched["graph_capture"]   # a kernel launch changes no capture state
     assert pinned.launch_streams["hipTestLaunch"] == catalogue.CATALOGUE["hipModuleLaunchKernel"].param_index("stream")
     assert "hipTestGraphLaunch" in graphs._graph_launch_stream
 
