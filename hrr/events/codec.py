@@ -28,6 +28,7 @@ from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE
 from hrr.errors import FormatError
+from hrr.events.launch import LAUNCH_FIELDS, launch_map
 from hrr.events.model import PSEUDO_EVENTS, Event
 
 WIRE_FIELDS = ("seq", "tid", "api", "args", "err", "outs", "extra")
@@ -97,7 +98,8 @@ def _layout(v: object) -> bool:
         and type(r[2]) is str and type(r[3]) is str for r in v)
 
 
-# launch map: key -> (check, description). "kernargs"/"ptrs" are absent when "error" says why.
+# launch fields: name -> (check, description). "kernargs"/"ptrs" are absent when "error" says
+# why. The list form (events/launch.py) is read as the map of its fields, by position.
 LAUNCH_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
     "kernel": (lambda v: v is None or type(v) is str, "a string"),
     "grid": (_int_list(3), "a list of 3 ints"),
@@ -112,6 +114,7 @@ LAUNCH_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
 
 
 def _launch(v: object) -> bool:
+    v = launch_map(v)    # a list of 4, 5 or 6 items: its fields by position
     if type(v) is not dict or not all(k in LAUNCH_KEYS for k in v):
         return False
     # One pointer word per aligned 8 bytes of kernargs at most: checked before the walk.
@@ -119,6 +122,21 @@ def _launch(v: object) -> bool:
     if type(v.get("ptrs")) is list and len(v["ptrs"]) > words:
         return False
     return all(LAUNCH_KEYS[k][0](x) for k, x in v.items())
+
+
+def _launch_list_problem(v: list) -> str:
+    """What is wrong with a list-form ``extra.launch`` that failed :func:`_launch`, the item named."""
+    names = LAUNCH_FIELDS.get(len(v))
+    if names is None:
+        return (f"event field extra.launch has {len(v)} items, it must be [kernel, grid, block, kernargs, ptrs], "
+                "the same with offsets, or [kernel, grid, block, error]")
+    for i, (name, x) in enumerate(zip(names, v, strict=True)):
+        check, description = LAUNCH_KEYS[name]
+        if name == "ptrs" and type(x) is list and len(x) > len(v[3]) // 8:   # v[3]: checked bytes
+            return f"event field extra.launch[{i}] (ptrs) has {len(x)} words, more than kernargs' {len(v[3]) // 8}"
+        if not check(x):
+            return f"event field extra.launch[{i}] ({name}) must be {description}"
+    return "event field extra.launch is malformed"   # not reached: _launch failed on an item above
 
 
 def _records(v: object) -> bool:
@@ -255,6 +273,8 @@ def _schema_problem(value: Any) -> str | None:
             return f"event field extra has an unknown key {str(key)[:64]!r}"
         check, description = EXTRA_KEYS[key]
         if not check(v):
+            if key == "launch" and type(v) is list:
+                return _launch_list_problem(v)
             return f"event field extra.{key} must be {description}"
     return None
 
