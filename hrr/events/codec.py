@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE
 from hrr.errors import FormatError
-from hrr.events.launch import LAUNCH_FIELDS, launch_map
+from hrr.events.launch import LAUNCH_FIELDS
 from hrr.events.model import PSEUDO_EVENTS, Event
 
 WIRE_FIELDS = ("seq", "tid", "api", "args", "err", "outs", "extra")
@@ -89,7 +89,10 @@ def _int_list(n: int | None) -> Callable[[object], bool]:
 
 
 def _ptr_words(v: object) -> bool:
-    return type(v) is list and all(_int_list(3)(w) for w in v)
+    return type(v) is list and all(_int3(w) for w in v)
+
+
+_int3 = _int_list(3)   # built once: a check per pointer word made no closure each
 
 
 def _layout(v: object) -> bool:
@@ -114,7 +117,16 @@ LAUNCH_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
 
 
 def _launch(v: object) -> bool:
-    v = launch_map(v)    # a list of 4, 5 or 6 items: its fields by position
+    if type(v) is list:   # format 3: the fields by position (LAUNCH_FIELDS), no map built
+        names = LAUNCH_FIELDS.get(len(v))
+        if names is None:
+            return False
+        if len(v) > 4 and type(v[4]) is list and len(v[4]) > (len(v[3]) // 8 if type(v[3]) is bytes else 0):
+            return False   # one pointer word per 8 kernarg bytes at most: checked before the walk
+        for name, x in zip(names, v, strict=True):
+            if not LAUNCH_KEYS[name][0](x):
+                return False
+        return True
     if type(v) is not dict or not all(k in LAUNCH_KEYS for k in v):
         return False
     # One pointer word per aligned 8 bytes of kernargs at most: checked before the walk.
