@@ -9,7 +9,8 @@ Schema (DESIGN.md, "Event records"):
 
     seq    int >= 0                 tid   int             api  catalogue name or pseudo-event
     args   list of wire values      err   int             outs list of wire values
-    extra  map whose keys are among EXTRA_KEYS, each of the type listed there
+    extra  map whose keys are among EXTRA_KEYS, each of the type listed there; extra.launch
+           is format 3's list of fields by position or formats 1-2's map (events/launch.py)
 
 A wire value is None, bool, int, a finite float, str, bytes or a list of at most MAX_WIRE_LIST wire
 values nested at most MAX_WIRE_DEPTH deep (a copy endpoint ``[tag, addr, nbytes, blob]``
