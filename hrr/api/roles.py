@@ -35,6 +35,7 @@ from hrr.backends.hiptypes import (ENUM_TYPES, HANDLE_TYPES, PointerConversionEr
                                    handle_or_zero)
 from hrr.backends.codefile import read_code_file
 from hrr.backends.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
+from hrr.events.launch import launch_map
 from hrr.events.model import Event
 from hrr.pipeline.capture import LAUNCH_ALL, LAUNCH_NONE
 from hrr.pipeline.context import EventRefused, LaunchInfo
@@ -1579,9 +1580,10 @@ class LaunchCodec:
     rewrites those words to its own allocations and issues ``Api.replays_as`` (or the
     row itself) with the bytes as a raw ``extra`` array."""
 
-    def encoder(self, row: Api, cap: CaptureServices) -> Callable[[tuple], tuple[dict, dict | None, bytes | None]]:
-        """``enc(args) -> (extra.launch, plugin records or None, kernarg bytes or None)``: the
-        bytes, packed once, are what the backend is handed too (``kernargs.packed_extra``).
+    def encoder(self, row: Api, cap: CaptureServices) -> Callable[[tuple], tuple[list, dict | None, bytes | None]]:
+        """``enc(args) -> (extra.launch, plugin records or None, kernarg bytes or None)``:
+        extra.launch in its list form (events/launch.py); the bytes, packed once, are what
+        the backend is handed too (``kernargs.packed_extra``).
         A ``LaunchInfo`` is made only while a stage implements ``hrr_capture_launch`` and
         would act on this launch (``CaptureContext.launches_into_host_memory_only``)."""
         shape = row.launch
@@ -1605,26 +1607,23 @@ class LaunchCodec:
         if not scalars and (len(grid_at) != 1 or len(block_at) != 1):
             raise ValueError(f"{row.name}: a launch shape is three parameters or one dim3")
 
-        def encode(a: tuple) -> tuple[dict, dict | None, bytes | None]:
+        def encode(a: tuple) -> tuple[list, dict | None, bytes | None]:
             func: Any = a[func_at] if func_at is not None else None
             kernel, layout, offsets = function_info(func)
             if scalars:
                 grid, block = [a[gx], a[gy], a[gz]], [a[bx], a[by], a[bz]]
             else:
                 grid, block = dim3_list(a[gx]), dim3_list(a[bx])
-            wire: dict = {"kernel": kernel, "grid": grid, "block": block}
             if layout is None:
-                wire["error"] = "the kernel's parameter layout is unknown"
-                return wire, None, None
+                return [kernel, grid, block, "the kernel's parameter layout is unknown"], None, None
             try:
                 kernargs = pack_kernel_args(layout, a[params_at], a[extra_at] if extra_at is not None else None)
             except (LaunchArgsError, PointerConversionError, ValueError, OSError) as exc:
-                wire["error"] = f"launch arguments could not be read: {exc}"
-                return wire, None, None
-            wire["kernargs"] = kernargs
+                return [kernel, grid, block, f"launch arguments could not be read: {exc}"], None, None
+            pointers, ptrs = scan(offsets, kernargs) if offsets else ((), [])
+            wire = [kernel, grid, block, kernargs, ptrs]
             if offsets_too:
-                wire["offsets"] = [q.offset for q in layout.params]
-            pointers, wire["ptrs"] = scan(offsets, kernargs) if offsets else ((), [])
+                wire.append([q.offset for q in layout.params])
             scope = scope_of()
             if scope != LAUNCH_ALL:
                 if scope == LAUNCH_NONE:
@@ -1656,7 +1655,7 @@ class LaunchCodec:
         by_params = target.launch is not None and target.launch.extra is None
 
         def decode(call: Call) -> tuple[list, Any]:
-            launch = call.extra.get("launch")
+            launch = launch_map(call.extra.get("launch"))
             if not isinstance(launch, dict) or not isinstance(launch.get("kernargs"), bytes):
                 why = launch.get("error") if isinstance(launch, dict) else None
                 raise bad(f"launch arguments were not recorded ({brief(why) if why else 'no kernarg bytes'})")

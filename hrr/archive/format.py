@@ -5,7 +5,10 @@ events.bin = file header, then frames back to back (see DESIGN.md, "The archive"
     file header  MAGIC (8) | version u32 LE | header_len u32 LE | header_sum u64 LE | header msgpack
     frame        type u8 | count u24 LE | payload_len u32 LE | payload_sum u64 LE | payload
 
-Version 2 (written): an event frame holds ``count`` msgpack records back to back under one
+Version 3 (written): version 2's framing; a kernel launch's ``extra.launch`` is a list with
+fixed positions (hrr/events/launch.py) where versions 1 and 2 wrote a map. Readers take
+either form in any version: the number tells an older hrr that it cannot read the archive.
+Version 2 (read; as 3, launches as maps): an event frame holds ``count`` msgpack records back to back under one
 checksum (count 0 reads as 1); a record may name its API by number (the header's ``apis``
 list) and its thread by a per-frame index (see :func:`encode_record`). A frame whose type
 byte is 0 is the writer's open batch: its records follow, each whole once its first byte
@@ -26,8 +29,8 @@ import xxhash
 from hrr.errors import FormatError
 
 MAGIC = b"HRREVT\r\n"            # CR LF catches text-mode / line-ending mangling
-FORMAT_VERSION = 2
-READ_VERSIONS = (1, 2)           # every events.bin version this hrr reads
+FORMAT_VERSION = 3
+READ_VERSIONS = (1, 2, 3)        # every events.bin version this hrr reads
 EVENTS_FILE = "events.bin"
 MANIFEST_FILE = "manifest.json"
 BLOBS_DIR = "blobs"

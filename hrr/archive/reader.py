@@ -231,6 +231,8 @@ class ProcessArchive:
     def _read_manifest(self, tolerate: bool) -> tuple[dict[str, Any], str | None]:
         where = os.path.join(self.path, MANIFEST_FILE)
         fallback = manifest_mod.default_manifest(self.pid, (self.header or {}).get("backend", "unknown"))
+        if self.version:   # a rebuilt manifest names the version events.bin is written in
+            fallback["format_version"] = self.version
         try:
             fd, st = open_file_nofollow(MANIFEST_FILE, self._dir_fd)
         except FileNotFoundError:

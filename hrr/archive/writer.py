@@ -72,7 +72,9 @@ def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[
     ``max_bytes``/``warn_bytes``: size cap and warning threshold of this pid directory
     (None: none; default: HRR_MAX_ARCHIVE_BYTES / HRR_WARN_ARCHIVE_BYTES via hrr.config).
     ``pack_blobs``: small blobs go into a pack file (default: HRR_PACK_BLOBS, on).
-    ``format_version``: 1 writes one frame per record (for tests and benchmarks of the old format).
+    ``format_version``: 1 writes one frame per record (for tests and benchmarks of the old format);
+    2 writes version 3's frames under a version 2 header (for tests of archives an older hrr
+    wrote: the records, launches as maps, are the caller's).
     """
     from hrr.config import config
     return ProcessWriter(os.fspath(root), pid, header, manifest or {},
@@ -123,7 +125,7 @@ class ProcessWriter:
         self._stored = 0                   # bytes of blobs, code objects and pack entries written
         self._pack: PackWriter | None = None
         self._pack_below = SMALL_BLOB if pack_blobs else 0   # blobs smaller than this go into the pack
-        if format_version not in (1, FORMAT_VERSION):
+        if format_version not in (1, 2, FORMAT_VERSION):
             raise ArchiveError(f"cannot write format version {format_version}", where=root)
         self.format_version = format_version
         self._batch_start = -1             # offset of the open batch's frame header; -1: none open

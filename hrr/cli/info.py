@@ -17,6 +17,7 @@ from typing import Any
 
 from hrr.api.catalogue import CATALOGUE
 from hrr.archive import BadRecord, Limits, open_archive
+from hrr.events.launch import launch_map
 
 MAX_PRINT_DEPTH = 8        # deeper values print as a placeholder
 MAX_PRINT_ITEMS = 64       # longer lists/maps are cut, with a count of what was left out
@@ -187,7 +188,7 @@ class ProcessCounts:
                     self._blob(chunk[1])
 
     def _launch(self, ev: Any, facts: _RowFacts, extra: dict) -> None:
-        launch = extra.get("launch")
+        launch = launch_map(extra.get("launch"))
         kernel = launch.get("kernel") if isinstance(launch, dict) else None
         if not isinstance(kernel, str):
             fn = ev.args[0] if ev.args else None

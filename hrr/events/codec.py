@@ -9,7 +9,8 @@ Schema (DESIGN.md, "Event records"):
 
     seq    int >= 0                 tid   int             api  catalogue name or pseudo-event
     args   list of wire values      err   int             outs list of wire values
-    extra  map whose keys are among EXTRA_KEYS, each of the type listed there
+    extra  map whose keys are among EXTRA_KEYS, each of the type listed there; extra.launch
+           is format 3's list of fields by position or formats 1-2's map (events/launch.py)
 
 A wire value is None, bool, int, a finite float, str, bytes or a list of at most MAX_WIRE_LIST wire
 values nested at most MAX_WIRE_DEPTH deep (a copy endpoint ``[tag, addr, nbytes, blob]``
@@ -28,6 +29,7 @@ from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE
 from hrr.errors import FormatError
+from hrr.events.launch import LAUNCH_FIELDS
 from hrr.events.model import PSEUDO_EVENTS, Event
 
 WIRE_FIELDS = ("seq", "tid", "api", "args", "err", "outs", "extra")
@@ -88,7 +90,10 @@ def _int_list(n: int | None) -> Callable[[object], bool]:
 
 
 def _ptr_words(v: object) -> bool:
-    return type(v) is list and all(_int_list(3)(w) for w in v)
+    return type(v) is list and all(_int3(w) for w in v)
+
+
+_int3 = _int_list(3)   # built once: a check per pointer word made no closure each
 
 
 def _layout(v: object) -> bool:
@@ -97,7 +102,8 @@ def _layout(v: object) -> bool:
         and type(r[2]) is str and type(r[3]) is str for r in v)
 
 
-# launch map: key -> (check, description). "kernargs"/"ptrs" are absent when "error" says why.
+# launch fields: name -> (check, description). "kernargs"/"ptrs" are absent when "error" says
+# why. The list form (events/launch.py) is read as the map of its fields, by position.
 LAUNCH_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
     "kernel": (lambda v: v is None or type(v) is str, "a string"),
     "grid": (_int_list(3), "a list of 3 ints"),
@@ -112,6 +118,16 @@ LAUNCH_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
 
 
 def _launch(v: object) -> bool:
+    if type(v) is list:   # format 3: the fields by position (LAUNCH_FIELDS), no map built
+        names = LAUNCH_FIELDS.get(len(v))
+        if names is None:
+            return False
+        if len(v) > 4 and type(v[4]) is list and len(v[4]) > (len(v[3]) // 8 if type(v[3]) is bytes else 0):
+            return False   # one pointer word per 8 kernarg bytes at most: checked before the walk
+        for name, x in zip(names, v, strict=True):
+            if not LAUNCH_KEYS[name][0](x):
+                return False
+        return True
     if type(v) is not dict or not all(k in LAUNCH_KEYS for k in v):
         return False
     # One pointer word per aligned 8 bytes of kernargs at most: checked before the walk.
@@ -119,6 +135,21 @@ def _launch(v: object) -> bool:
     if type(v.get("ptrs")) is list and len(v["ptrs"]) > words:
         return False
     return all(LAUNCH_KEYS[k][0](x) for k, x in v.items())
+
+
+def _launch_list_problem(v: list) -> str:
+    """What is wrong with a list-form ``extra.launch`` that failed :func:`_launch`, the item named."""
+    names = LAUNCH_FIELDS.get(len(v))
+    if names is None:
+        return (f"event field extra.launch has {len(v)} items, it must be [kernel, grid, block, kernargs, ptrs], "
+                "the same with offsets, or [kernel, grid, block, error]")
+    for i, (name, x) in enumerate(zip(names, v, strict=True)):
+        check, description = LAUNCH_KEYS[name]
+        if name == "ptrs" and type(x) is list and len(x) > len(v[3]) // 8:   # v[3]: checked bytes
+            return f"event field extra.launch[{i}] (ptrs) has {len(x)} words, more than kernargs' {len(v[3]) // 8}"
+        if not check(x):
+            return f"event field extra.launch[{i}] ({name}) must be {description}"
+    return "event field extra.launch is malformed"   # not reached: _launch failed on an item above
 
 
 def _records(v: object) -> bool:
@@ -255,6 +286,8 @@ def _schema_problem(value: Any) -> str | None:
             return f"event field extra has an unknown key {str(key)[:64]!r}"
         check, description = EXTRA_KEYS[key]
         if not check(v):
+            if key == "launch" and type(v) is list:
+                return _launch_list_problem(v)
             return f"event field extra.{key} must be {description}"
     return None
 

@@ -25,6 +25,7 @@ import attrs
 from hrr.api.catalogue import CATALOGUE, Api
 from hrr.archive import Limits, open_archive
 from hrr.cli import exitcodes
+from hrr.events.launch import launch_map
 from hrr.inspect.records import Call, Skipped, calls
 
 # As diff(1) and cmp(1) (0 equal, 1 differ), trouble as every hrr command reports an unreadable archive.
@@ -214,6 +215,7 @@ class _Normaliser:
         return out
 
     def _launch(self, launch: Any) -> Any:
+        launch = launch_map(launch)   # either wire form: the same fields
         if not isinstance(launch, dict):
             return self.generic(launch)
         out = {k: self.generic(v) for k, v in launch.items() if k not in ("kernargs", "ptrs")}

@@ -22,6 +22,7 @@ import attrs
 from hrr.api.catalogue import CATALOGUE, Api
 from hrr.archive import Limits, open_archive
 from hrr.errors import UsageError
+from hrr.events.launch import launch_map
 
 #: enum name -> {value: member name} (hip-python's enums or hrr's mirrors); see _enum_names.
 _ENUM_NAMES: dict[str, dict[int, str]] = {}
@@ -280,6 +281,7 @@ def _snapshots(records: Any) -> Any:
 
 
 def _launch(names: _Names, launch: Any, fn: Any) -> dict[str, Any]:
+    launch = launch_map(launch)   # either wire form: the same entry
     if not isinstance(launch, dict):
         return {"kernel": names.kernels.get(fn), "malformed": _plain(launch)}
     out: dict[str, Any] = {"kernel": _plain(launch.get("kernel", names.kernels.get(fn)))}

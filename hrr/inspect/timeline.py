@@ -20,6 +20,7 @@ from typing import IO, Any, Callable
 from hrr import __version__
 from hrr.api.catalogue import CATALOGUE, Api
 from hrr.archive import Limits, open_archive
+from hrr.events.launch import launch_map
 from hrr.inspect.records import Call, Skipped, calls
 
 TICK_US = 1000        # virtual µs between consecutive records
@@ -148,7 +149,7 @@ class _Process:
     def _device_work(self, c: Call, row: Api) -> tuple[str, str, dict[str, Any]] | None:
         """(name, category, args) of the device operation this call enqueues, if any."""
         if row.launch is not None:
-            launch = c.extra.get("launch")
+            launch = launch_map(c.extra.get("launch"))
             launch = launch if isinstance(launch, dict) else {}
             kernel = launch.get("kernel")
             if not isinstance(kernel, str):

@@ -2,8 +2,9 @@
 
 A launch of a call whose replay hands the kernel its argument bytes through ``extra``
 (``hipModuleLaunchKernel``, ``hipLaunchKernel``), recorded in capture's common shape (no
-plugin records; every field of the type capture writes; its function, stream and pointer
-words all known to replay), is replayed here in one pass: the record is validated as it
+plugin records; ``extra.launch`` format 3's list ``[kernel, grid, block, kernargs, ptrs]``
+or formats 1 and 2's map of those five; every field of the type capture writes; its
+function, stream and pointer words all known to replay), is replayed here in one pass: the record is validated as it
 is read, its pointer words rewritten, and the backend called with the bytes as capture
 hands them (``kernargs.packed_extra``: a backend copies them during the call, HIP's rule),
 or, where the backend offers it, through its ``launch_kernargs`` (cuda: the driver's launch
@@ -90,12 +91,17 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
                 or type(extra) is not dict or len(extra) != 1:
             return False
         launch = extra.get("launch")
-        if type(launch) is not dict or len(launch) != 5:
-            return False
-        try:
-            kernel, grid, block, kernargs, ptrs = (launch["kernel"], launch["grid"], launch["block"],
-                                                   launch["kernargs"], launch["ptrs"])
-        except KeyError:
+        if type(launch) is list:     # format 3: [kernel, grid, block, kernargs, ptrs]
+            if len(launch) != 5:
+                return False
+            kernel, grid, block, kernargs, ptrs = launch
+        elif type(launch) is dict and len(launch) == 5:    # formats 1 and 2: the same fields by name
+            try:
+                kernel, grid, block, kernargs, ptrs = (launch["kernel"], launch["grid"], launch["block"],
+                                                       launch["kernargs"], launch["ptrs"])
+            except KeyError:
+                return False
+        else:
             return False
         if (kernel is not None and type(kernel) is not str) or type(kernargs) is not bytes \
                 or type(ptrs) is not list or len(ptrs) > len(kernargs) >> 3 \

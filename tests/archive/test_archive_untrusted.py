@@ -32,12 +32,12 @@ def test_unknown_version_is_refused_before_anything_else(tmp_path):
     root = str(tmp_path / "a")
     write_archive(root)
     path = _events(root)
-    _patch(path, 8, struct.pack("<I", 3))
+    _patch(path, 8, struct.pack("<I", 4))
     _patch(path, 12, struct.pack("<I", 0xFFFFFFFF))      # a header length the reader must not trust yet
     with pytest.raises(FormatError) as exc:
         open_archive(root)
     msg = str(exc.value)
-    assert "unknown format version 3" in msg and path in msg and "offset 8" in msg
+    assert "unknown format version 4" in msg and path in msg and "offset 8" in msg
 
 
 def test_bad_magic_is_refused(tmp_path):
@@ -211,7 +211,7 @@ def _set_manifest(root, **changes):
 @pytest.mark.parametrize("field,value", [("host_snapshots", "yes"), ("pid", "4242"), ("clean_shutdown", 1),
                                          ("content_mode", "everything"), ("plugins", {"a": 1}),
                                          ("unreplayable_apis", [{"api": "hipFoo"}]), ("counts", {"events": -1}),
-                                         ("format_version", 3), ("pid", 1)])
+                                         ("format_version", 4), ("pid", 1)])
 def test_manifest_field_types_are_checked(tmp_path, field, value):
     root = str(tmp_path / "a")
     write_archive(root)

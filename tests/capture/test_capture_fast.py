@@ -21,6 +21,7 @@ from hrr.backends.kernargs import PackedKernargs, extra_bytes, pack_kernel_args,
 from hrr.capture import recorder
 from hrr.capture.session import CaptureSession
 from hrr.config import config
+from hrr.events.launch import launch_map
 
 
 def _session(tmp_path, plugins):
@@ -99,8 +100,8 @@ def test_a_launch_is_packed_once_and_the_backend_gets_the_bytes(tmp_path, monkey
     assert got == [7, 9]
     launches = [r for r in archive_calls(tmp_path) if r[2] == "hipModuleLaunchKernel"]
     assert [h[:2] for h in handed] == [(None, PackedKernargs)] * 2
-    assert [h[2] for h in handed] == [r[6]["launch"]["kernargs"] for r in launches]
-    assert [int.from_bytes(r[6]["launch"]["kernargs"][8:12], "little") for r in launches] == [7, 9]
+    assert [h[2] for h in handed] == [launch_map(r[6]["launch"])["kernargs"] for r in launches]
+    assert [int.from_bytes(launch_map(r[6]["launch"])["kernargs"][8:12], "little") for r in launches] == [7, 9]
     assert packs == [PackedKernargs] * 2     # the backend took the bytes, it did not read them back
     assert all(r[3][9] is None and r[3][1:4] == [1, 1, 1] for r in launches)
     monkeypatch.undo()

@@ -48,7 +48,7 @@ def test_info_json_has_manifest_fields(basic_archive):
     (proc,) = data["processes"]
     m = proc["manifest"]
     assert MANIFEST_FIELDS <= set(m), MANIFEST_FIELDS - set(m)
-    assert m["format_version"] == 2
+    assert m["format_version"] == 3
     assert m["backend"] == "sim"
     assert set(m["plugins"]) == {"privacy"}
     assert m["content_mode"] == "content"

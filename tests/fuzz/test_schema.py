@@ -333,3 +333,37 @@ def test_seq_and_tid_past_64_bits_are_refused_by_the_schema(field, value):
     with pytest.raises(FormatError) as exc:
         event_from_wire(record)
     assert "64-bit range" in exc.value.what
+
+
+def test_a_launch_list_is_checked_as_strictly_as_the_map_of_its_fields():
+    """Format 3's list form of extra.launch and formats 1-2's map: every one-field mutation of
+    a valid launch is accepted or refused alike in both forms (fast and full check agreeing),
+    a refused list naming extra.launch."""
+    import random
+
+    from hrr.events import codec
+    from hrr.events.launch import launch_list, launch_map
+
+    rng = random.Random(13)
+    common = {"kernel": "k", "grid": [1, 2, 3], "block": [4, 1, 1], "kernargs": bytes(16), "ptrs": [[8, 4096, 0]]}
+    bases = [common, {**common, "offsets": [0, 8]}, {"kernel": None, "grid": [1, 1, 1], "block": [1, 1, 1],
+                                                      "error": "the kernel's parameter layout is unknown"}]
+    odd = [None, True, -1, 1.5, "s", b"b", [], [1], [1, 2, 3], [1, 2, True], [[0, 1, 2]], [[0, 1]], [[8, 1, 2]] * 3,
+           [0] * 4097, bytes(7), bytes(24), {}]
+    checked = 0
+    for base in bases:
+        assert launch_map(launch_list(base)) == base
+        for _ in range(300):
+            fields = dict(base)
+            fields[rng.choice(list(fields))] = rng.choice(odd)
+            records = [[4, 7, "hipModuleLaunchKernel", [1, 1, 1, 1, 1, 1, 1, 0, 0, None, None], 0, [],
+                        {"launch": launch}] for launch in (fields, launch_list(fields))]
+            verdicts = [codec._schema_problem(r) for r in records]
+            assert (verdicts[0] is None) == (verdicts[1] is None), (fields, verdicts)
+            assert codec._well_formed(records[1]) == (verdicts[1] is None), fields
+            assert verdicts[1] is None or "extra.launch" in verdicts[1]
+            checked += 1
+    assert checked == 900
+    for cut in (0, 3, 7):   # no list of another length is a launch
+        assert "has" in codec._schema_problem([4, 7, "hipModuleLaunchKernel", [1, 1, 1, 1, 1, 1, 1, 0, 0, None, None],
+                                               0, [], {"launch": [*launch_list(common), 0, 0][:cut]}])

@@ -15,6 +15,7 @@ from hrrtest import only, replay, text
 
 from hrr.api.catalogue import CATALOGUE
 from hrr.events import PSEUDO_D2H_CHECK
+from hrr.events.launch import launch_list
 from hrr.replay.result import Outcome, ReplayResult
 
 KiB, MiB, GiB = 1 << 10, 1 << 20, 1 << 30
@@ -113,6 +114,7 @@ def test_check_of_a_pinned_destination_freed_before_it_never_reads_freed_memory(
 
 # Records of the wrong type or range: (label, a function of (archive, device address)
 # that appends the bad record, the refusal expected for it).
+LAUNCH_AT = "hipModuleLaunchKernel [bad_record]: record 4 at offset 297: event field extra.launch"
 BAD_RECORDS = [
     ("size inf", lambda a, d: a.call("hipMalloc", [float("inf")], outs=[DEVICE_BASE + GiB]),
      "hipMalloc [bad_record]: record 2 at offset 156: event field args[0] (size) must be a finite number"),
@@ -160,6 +162,29 @@ BAD_RECORDS = [
      "hipModuleLaunchKernel [bad_record]: record 4 at offset 297: event field extra.launch must be a map"),
     ("launch word past the kernargs", lambda a, d: _launch_record(a, d, ptrs=[[16, d, 0]]),
      "hipModuleLaunchKernel [bounds]: pointer word at offset 16 lies outside the kernarg buffer"),
+    # Format 3's list form: each item checked as strictly, the refusal naming it (LAUNCH_AT: where).
+    ("list launch ptrs an int", lambda a, d: _launch_record(a, d, ptrs=5, form="list"),
+     LAUNCH_AT + "[4] (ptrs) must be a list of [offset, base, delta] int triples"),
+    ("list launch grid with a bool", lambda a, d: _launch_record(a, d, grid=(True, 1, 1), form="list"),
+     LAUNCH_AT + "[1] (grid) must be a list of 3 ints"),
+    ("list launch kernel an int", lambda a, d: _launch_record(a, d, kernel=5, form="list"),
+     LAUNCH_AT + "[0] (kernel) must be a string"),
+    ("list launch kernargs a string", lambda a, d: _launch_record(a, d, kernargs="x" * 16, form="list"),
+     LAUNCH_AT + "[3] (kernargs) must be bytes"),
+    ("list launch more words than kernargs", lambda a, d: _launch_record(a, d, ptrs=[[0, d, 0]] * 3, form="list"),
+     LAUNCH_AT + "[4] (ptrs) has 3 words, more than kernargs' 2"),
+    ("list launch offsets past the cap", lambda a, d: _launch_record(a, d, offsets=[0] * 4097, form="list"),
+     LAUNCH_AT + "[5] (offsets) must be a list of parameter offsets"),
+    ("list launch error not a string", lambda a, d: _launch_record(a, d, error=b"why", form="list"),
+     LAUNCH_AT + "[3] (error) must be a string"),
+    ("list launch of 3 items", lambda a, d: _launch_record(a, d, form="list", cut=3),
+     LAUNCH_AT + " has 3 items, it must be [kernel, grid, block, kernargs, ptrs]"),
+    ("list launch of 7 items", lambda a, d: _launch_record(a, d, offsets=[0], form="list", more=[1]),
+     LAUNCH_AT + " has 7 items"),
+    ("list launch word past the kernargs", lambda a, d: _launch_record(a, d, ptrs=[[16, d, 0]], form="list"),
+     "hipModuleLaunchKernel [bounds]: pointer word at offset 16 lies outside the kernarg buffer"),
+    ("list launch not read at capture", lambda a, d: _launch_record(a, d, error="no layout", form="list"),
+     "hipModuleLaunchKernel [bad_record]: launch arguments were not recorded ('no layout')"),
     ("sequence number negative", lambda a, d: a.call("hipDeviceSynchronize", [], seq=-1),
      "hipDeviceSynchronize [bad_record]: record 2 at offset 156: event field seq must be a non-negative int"),
     ("args not a list", lambda a, d: a.call("hipMalloc", 5),
@@ -172,12 +197,18 @@ BAD_RECORDS = [
 ]
 
 
-def _launch_record(a: HostileArchive, d: int, ptrs=None, grid=(1, 1, 1)) -> int:
-    """fill_u32(d, 7, 4) on the null stream, with the given pointer words and grid."""
+def _launch_record(a: HostileArchive, d: int, ptrs=None, grid=(1, 1, 1), form="map", cut=None, more=(),
+                   **change) -> int:
+    """fill_u32(d, 7, 4) on the null stream, with the given pointer words and grid (``change``:
+    other fields; ``form`` "list": format 3's list, cut to ``cut`` items, ``more`` appended)."""
     fn = a.function("fill_u32")
     launch = {"kernel": "fill_u32", "grid": list(grid), "block": [1, 1, 1],
               "kernargs": struct.pack("<QII", d, 7, 4), "ptrs": [[0, d, 0]] if ptrs is None else ptrs}
-    return a.call("hipModuleLaunchKernel", [fn, *grid, 1, 1, 1, 0, 0, None, None], extra={"launch": launch})
+    launch.update(change)
+    if "error" in change:
+        del launch["kernargs"], launch["ptrs"]
+    wire = launch if form == "map" else [*launch_list(launch)[:cut], *more]
+    return a.call("hipModuleLaunchKernel", [fn, *grid, 1, 1, 1, 0, 0, None, None], extra={"launch": wire})
 
 
 @pytest.mark.parametrize("label,append,expected", BAD_RECORDS, ids=[b[0] for b in BAD_RECORDS])

@@ -9,6 +9,7 @@ import pytest
 from hostile import D2H, HostileArchive
 from hrrtest import only, replay, text
 
+from hrr.events.launch import launch_list
 from hrr.replay import engine, launches
 
 
@@ -41,18 +42,24 @@ def paths(monkeypatch):
     return seen
 
 
+FORMS = ["list", "map"]   # extra.launch as format 3 writes it, and as formats 1 and 2 did
+
+
 def _fill(a: HostileArchive, fn: int, d: int, value: int, *, args: list | None = None, **change) -> None:
     """fill_u32(d, value, 4) on the null stream, as capture records it (``change``: the
-    launch map's fields replaced)."""
+    launch map's fields replaced), in the archive's ``launch_form``."""
     launch = {"kernel": "fill_u32", "grid": [1, 1, 1], "block": [4, 1, 1],
               "kernargs": struct.pack("<QII", d, value, 4), "ptrs": [[0, d, 0]]}
     launch.update(change)
-    a.call("hipModuleLaunchKernel", args or [fn, 1, 1, 1, 4, 1, 1, 0, 0, None, None], extra={"launch": launch})
+    wire = launch_list(launch) if getattr(a, "launch_form", "map") == "list" else launch
+    a.call("hipModuleLaunchKernel", args or [fn, 1, 1, 1, 4, 1, 1, 0, 0, None, None], extra={"launch": wire})
 
 
-def _archive(tmp_path, launch) -> HostileArchive:
-    """hipInit, a device buffer, ``launch(a, fn, d)``, then a copy back checked against 7s."""
+def _archive(tmp_path, launch, form: str = "map") -> HostileArchive:
+    """hipInit, a device buffer, ``launch(a, fn, d)``, then a copy back checked against 7s;
+    ``_fill`` writes its launches in ``form``."""
     a = HostileArchive(tmp_path / "a")
+    a.launch_form = form
     a.call("hipInit", [0])
     d = a.device(16)
     fn = a.function("fill_u32")
@@ -61,11 +68,12 @@ def _archive(tmp_path, launch) -> HostileArchive:
     return a.close()
 
 
-def test_common_launches_replay_in_one_pass(tmp_path, paths):
+@pytest.mark.parametrize("form", FORMS)
+def test_common_launches_replay_in_one_pass(tmp_path, paths, form):
     def launch(a, fn, d):
         for value in (1, 2, 7):
             _fill(a, fn, d, value)
-    result = replay(_archive(tmp_path, launch).root, backend="sim", strict=True)
+    result = replay(_archive(tmp_path, launch, form).root, backend="sim", strict=True)
     assert result.exit_code == 0 and only(result).checks == (1, 0, 0), text(result)
     assert paths == {"fast": 3, "general": 0}
 
@@ -84,12 +92,16 @@ DECLINED = [
         extra={"launch": {"kernel": "fill_u32", "grid": [1, 1, 1], "block": [4, 1, 1],
                           "kernargs": struct.pack("<QII", d, 7, 4), "ptrs": [[0, d, 0]]}, "n": 3})),
     ("the launch map with an error field", lambda a, fn, d: _fill(a, fn, d, 7, offsets=[0, 8, 12])),
+    ("format 3's list with offsets", lambda a, fn, d: a.call(
+        "hipModuleLaunchKernel", [fn, 1, 1, 1, 4, 1, 1, 0, 0, None, None],
+        extra={"launch": ["fill_u32", [1, 1, 1], [4, 1, 1], struct.pack("<QII", d, 7, 4), [[0, d, 0]], [0, 8, 12]]})),
 ]
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("label,launch", DECLINED, ids=[d[0] for d in DECLINED])
-def test_a_doubted_record_goes_to_the_general_path(tmp_path, paths, label, launch):
-    result = replay(_archive(tmp_path, launch).root, backend="sim", strict=False)
+def test_a_doubted_record_goes_to_the_general_path(tmp_path, paths, label, launch, form):
+    result = replay(_archive(tmp_path, launch, form).root, backend="sim", strict=False)
     assert only(result).checks == (1, 0, 0), text(result)
     assert paths == {"fast": 0, "general": 1}
 
@@ -105,19 +117,29 @@ REFUSED = [
      "lies outside the kernarg buffer"),
     ("a misaligned pointer word", lambda a, fn, d: _fill(a, fn, d, 7, ptrs=[[4, d, 0]]),
      "lies outside the kernarg buffer"),
-    ("a bool in the grid", lambda a, fn, d: _fill(a, fn, d, 7, grid=[True, 1, 1]), "extra.launch must be a map"),
-    ("kernargs as a string", lambda a, fn, d: _fill(a, fn, d, 7, kernargs="x" * 16), "extra.launch must be a map"),
+    # (the map form's refusal, the list form's: it names the item)
+    ("a bool in the grid", lambda a, fn, d: _fill(a, fn, d, 7, grid=[True, 1, 1]),
+     ("extra.launch must be a map", "extra.launch[1] (grid) must be a list of 3 ints")),
+    ("kernargs as a string", lambda a, fn, d: _fill(a, fn, d, 7, kernargs="x" * 16),
+     ("extra.launch must be a map", "extra.launch[3] (kernargs) must be bytes")),
     ("more words than the bytes hold", lambda a, fn, d: _fill(a, fn, d, 7, ptrs=[[0, d, 0]] * 3),
-     "extra.launch must be a map"),
+     ("extra.launch must be a map", "extra.launch[4] (ptrs) has 3 words, more than kernargs' 2")),
+    ("a pointer word of two ints", lambda a, fn, d: _fill(a, fn, d, 7, ptrs=[[0, d]]),
+     ("extra.launch must be a map", "extra.launch[4] (ptrs) must be a list of [offset, base, delta] int triples")),
+    ("a kernel name of bytes", lambda a, fn, d: _fill(a, fn, d, 7, kernel=b"fill_u32"),
+     ("extra.launch must be a map", "extra.launch[0] (kernel) must be a string")),
     ("an argument where none belongs", lambda a, fn, d: _fill(a, fn, d, 7, args=[fn, 1, 1, 1, 4, 1, 1, 0, 0, 5,
                                                                           None]),
      "kernelParams"),
 ]
 
 
+@pytest.mark.parametrize("form", FORMS)
 @pytest.mark.parametrize("label,launch,expected", REFUSED, ids=[r[0] for r in REFUSED])
-def test_a_bad_launch_is_refused_by_the_general_path(tmp_path, paths, label, launch, expected):
-    result = replay(_archive(tmp_path, launch).root, backend="sim", strict=True)
+def test_a_bad_launch_is_refused_by_the_general_path(tmp_path, paths, label, launch, expected, form):
+    if isinstance(expected, tuple):
+        expected = expected[0 if form == "map" else 1]
+    result = replay(_archive(tmp_path, launch, form).root, backend="sim", strict=True)
     refusals = [f"{r.api} [{r.category}]: {r.reason}" for r in only(result).refusals]
     assert len(refusals) == 1 and expected in refusals[0], (refusals, text(result))
     assert paths["fast"] == 0 and result.exit_code == 1

@@ -22,6 +22,7 @@ from hrr.backends.amdgpu import kernel_layouts
 from hrr.backends.hip.modules import Layouts
 from hrr.backends.kernargs import KernelLayout
 from hrr.cli.exitcodes import BACKEND_UNAVAILABLE
+from hrr.events.launch import launch_map
 from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON
 
 HERE = Path(__file__).resolve().parent
@@ -145,7 +146,7 @@ def test_the_layout_comes_from_the_code_object_and_the_kernargs_are_what_hip_pyt
     by_api = {r[2]: r for r in calls(archive)}
     expected = kernel_layouts(CODE_OBJECT.read_bytes())["vadd"]
     assert KernelLayout.from_wire(by_api["hipModuleGetFunction"][6]["layout"]) == expected
-    launch = by_api["hipModuleLaunchKernel"][6]["launch"]
+    launch = launch_map(by_api["hipModuleLaunchKernel"][6]["launch"])
     name, hex_args = logged.split()
     assert name == "vadd" and launch["kernargs"] == bytes.fromhex(hex_args)
     assert [off for off, _base, _delta in launch["ptrs"]] == [0, 8, 16]   # the three pointers, not n
