@@ -57,6 +57,7 @@ sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))   # bench/floor.p
 
 from floor import MinimalRecorder  # noqa: E402
 from hrr.archive import open_process_writer  # noqa: E402
+from hrr.archive.format import FORMAT_VERSION  # noqa: E402
 from hrr.backends import load_backend  # noqa: E402
 from hrr.capture.session import CaptureSession  # noqa: E402
 from hrr.config import config  # noqa: E402
@@ -111,7 +112,7 @@ def alternate(variants: dict[str, Callable[[], float]], rounds: int) -> dict[str
 class Capture:
     """One capture session kept open across rounds, in its own temp directory."""
 
-    def __init__(self, be: Any, plugins: list[str] | None, format_version: int = 2) -> None:
+    def __init__(self, be: Any, plugins: list[str] | None, format_version: int = FORMAT_VERSION) -> None:
         self.root = tempfile.mkdtemp(prefix="hrr-bench-")
         cfg = attrs.evolve(config(), backend=be.NAME, content_mode="content")
         factory = functools.partial(open_process_writer, format_version=format_version)
@@ -178,9 +179,9 @@ def cheap_calls(hip: Any, n: int) -> None:
 
 
 def bench_calls(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:
-    """call_overhead_us and archive_bytes_per_event, with the v2 and the v1 writer."""
-    caps = {"v2": Capture(be, None), "v1": Capture(be, None, format_version=1)}
-    sizes: dict[str, list[float]] = {"v2": [], "v1": []}
+    """call_overhead_us and archive_bytes_per_event, with the current writer (batched frames) and the v1 writer."""
+    caps = {"batched": Capture(be, None), "v1": Capture(be, None, format_version=1)}
+    sizes: dict[str, list[float]] = {"batched": [], "v1": []}
     floor = MinimalRecorder(be.hip)
 
     def captured(name: str) -> float:
@@ -191,20 +192,20 @@ def bench_calls(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], 
         return t
 
     med = alternate({"bare": lambda: timed(lambda: cheap_calls(be.hip, sz.calls)),
-                     "v2": lambda: captured("v2"), "v1": lambda: captured("v1"),
+                     "batched": lambda: captured("batched"), "v1": lambda: captured("v1"),
                      "floor": lambda: timed(lambda: cheap_calls(floor, sz.calls))}, sz.rounds)
     for cap in caps.values():
         cap.close()
         cap.remove()
     floor.close()
     per = {k: v / sz.calls * 1e6 for k, v in med.items()}
-    out["call_overhead_us"] = per["v2"] - per["bare"]
+    out["call_overhead_us"] = per["batched"] - per["bare"]
     out["call_overhead_floor_us"] = per["floor"] - per["bare"]
     out["call_overhead_us_format1"] = per["v1"] - per["bare"]
-    out["archive_bytes_per_event"] = statistics.median(sizes["v2"])
+    out["archive_bytes_per_event"] = statistics.median(sizes["batched"])
     out["archive_bytes_per_event_format1"] = statistics.median(sizes["v1"])
     say(f"cheap call (hipGetDevice x{sz.calls}, all plugins, median of {sz.rounds}): uncaptured "
-        f"{per['bare']:.2f} us; captured {per['v2']:.2f} us (+{out['call_overhead_us']:.2f}), "
+        f"{per['bare']:.2f} us; captured {per['batched']:.2f} us (+{out['call_overhead_us']:.2f}), "
         f"{out['archive_bytes_per_event']:.1f} B/event; with the v1 writer {per['v1']:.2f} us "
         f"(+{out['call_overhead_us_format1']:.2f}), {out['archive_bytes_per_event_format1']:.1f} B/event; "
         f"the least a Python recorder adds (bench/floor.py) +{out['call_overhead_floor_us']:.2f}")
