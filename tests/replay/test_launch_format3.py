@@ -18,7 +18,6 @@ from hrrtest import archive_calls, capture, only, replay, text
 from hrr.archive.format import EVENTS_FILE, FILE_HEADER, MANIFEST_FILE, encode_file_header, join_events, split_events
 from hrr.cli.main import cli
 from hrr.events.launch import launch_list
-from hrr.replay import engine, launches
 
 N = 64
 
@@ -90,27 +89,7 @@ def _as_format_2(src, dst) -> None:
         json.dump(manifest, f)
 
 
-@pytest.fixture
-def fast(monkeypatch):
-    """How many launch records the fast runner replayed."""
-    seen = [0]
-    make = launches.launch_runner
-
-    def counting_runner(*a, **k):
-        run = make(*a, **k)
-        if run is None:
-            return None
-
-        def counted(v):
-            done = run(v)
-            seen[0] += done
-            return done
-        return counted
-    monkeypatch.setattr(engine, "launch_runner", counting_runner)
-    return seen
-
-
-def test_capture_writes_lists_and_they_replay_byte_exact(tmp_path, fast):
+def test_capture_writes_lists_and_they_replay_byte_exact(tmp_path, paths):
     root = tmp_path / "v3"
     out = capture(root, _app(False))
     assert (out == 7).all()
@@ -123,10 +102,10 @@ def test_capture_writes_lists_and_they_replay_byte_exact(tmp_path, fast):
     assert json.loads((pid_dir / MANIFEST_FILE).read_text())["format_version"] == 3
     result = replay(root, backend="sim", strict=True)
     assert result.exit_code == 0 and only(result).checks == (1, 0, 0), text(result)
-    assert fast[0] == 2   # the two hipModuleLaunchKernel records; the cooperative one is the general path's
+    assert paths["fast"] == 2   # the two hipModuleLaunchKernel records; the cooperative one is the general path's
 
 
-def test_the_same_capture_as_format_2_replays_the_same(tmp_path, fast):
+def test_the_same_capture_as_format_2_replays_the_same(tmp_path, paths):
     capture(tmp_path / "v3", _app(False))
     _as_format_2(tmp_path / "v3", tmp_path / "v2")
     assert [type(m) for m in _launches(tmp_path / "v2")] == [dict] * 3
@@ -134,7 +113,7 @@ def test_the_same_capture_as_format_2_replays_the_same(tmp_path, fast):
     result = replay(tmp_path / "v2", backend="sim", strict=True)
     assert result.exit_code == 0 and only(result).checks == (1, 0, 0), text(result)
     assert only(result).calls_replayed == only(replay(tmp_path / "v3", backend="sim", strict=True)).calls_replayed
-    assert fast[0] == 4   # the map form takes the fast path too
+    assert paths["fast"] == 4   # the map form takes the fast path too
 
 
 def _run(*args: str) -> str:

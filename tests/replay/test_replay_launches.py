@@ -10,36 +10,6 @@ from hostile import D2H, HostileArchive
 from hrrtest import only, replay, text
 
 from hrr.events.launch import launch_list
-from hrr.replay import engine, launches
-
-
-@pytest.fixture
-def paths(monkeypatch):
-    """Counts of launch records replayed by the fast runner and by the general path."""
-    seen = {"fast": 0, "general": 0}
-    make = launches.launch_runner
-
-    def counting_runner(*a, **k):
-        run = make(*a, **k)
-        if run is None:
-            return None
-
-        def counted(v):
-            done = run(v)
-            seen["fast"] += done
-            return done
-        return counted
-
-    general = engine.ProcessReplayer._replay_call
-
-    def counting_general(self, plan, v):
-        if plan.row.launch is not None:
-            seen["general"] += 1
-        return general(self, plan, v)
-
-    monkeypatch.setattr(engine, "launch_runner", counting_runner)
-    monkeypatch.setattr(engine.ProcessReplayer, "_replay_call", counting_general)
-    return seen
 
 
 FORMS = ["list", "map"]   # extra.launch as format 3 writes it, and as formats 1 and 2 did
