@@ -24,7 +24,7 @@ import math
 import numbers
 import shlex
 import struct
-from typing import Any, Callable, ClassVar, Protocol, Sequence
+from typing import Any, Callable, ClassVar, NamedTuple, Protocol, Sequence
 
 import numpy as np
 import xxhash
@@ -1586,14 +1586,7 @@ class LaunchCodec:
         the backend is handed too (``kernargs.packed_extra``).
         A ``LaunchInfo`` is made only while a stage implements ``hrr_capture_launch`` and
         would act on this launch (``CaptureContext.launches_into_host_memory_only``)."""
-        shape = row.launch
-        assert shape is not None
-        func_at = _first(row, "handle", "function")
-        grid_at = [row.param_index(n) for n in shape.grid]
-        block_at = [row.param_index(n) for n in shape.block]
-        stream_at = row.param_index(row.stream) if row.stream else None
-        params_at = row.param_index(shape.kernel_params)
-        extra_at = row.param_index(shape.extra) if shape.extra else None
+        func_at, grid_at, block_at, _, stream_at, params_at, extra_at = launch_positions(row)
         function_info, scan, run_launch = cap.function_info, cap.scan_pointers, cap.run_launch
         scope_of, name, handles, new = cap.launch_scope, row.name, _HANDLE_TYPES, tuple.__new__
         # A launch replayed through a call without ``extra`` (a cooperative launch) is
@@ -1644,11 +1637,7 @@ class LaunchCodec:
 
     def decoder(self, row: Api, rep: ReplayServices) -> Callable[[Call], tuple[list, Any]]:
         """``dec(call) -> (the replayed call's arguments, buffers to keep until it returned)``."""
-        shape = row.launch
-        assert shape is not None
-        func_at = _first(row, "handle", "function")
-        shared_at = row.param_index(shape.shared)
-        stream_at = row.param_index(row.stream) if row.stream else None
+        func_at, _, _, shared_at, stream_at, _, _ = launch_positions(row)
         target = CATALOGUE[row.replays_as or row.name]
         place = launch_placer(target, rep)
         own = target is row    # the row's other parameters (e.g. events) pass as decoded
@@ -1693,21 +1682,41 @@ def _kernel_params(kernargs: bytes, offsets: Any) -> tuple[list[int], Any]:
 _HANDLE_TYPES = frozenset(HANDLE_TYPES.values())   # int(h) is h._value: read without a call
 
 
+class LaunchPositions(NamedTuple):
+    """Where a launch row's parts sit among its parameters (indices; None: it has none).
+    ``grid`` and ``block`` are three scalar parameters or one dim3."""
+
+    func: int | None
+    grid: tuple[int, ...]
+    block: tuple[int, ...]
+    shared: int
+    stream: int | None
+    kernel_params: int
+    extra: int | None
+
+
+def launch_positions(row: Api) -> LaunchPositions:
+    """``row``'s launch parts by parameter index (``row.launch`` must be set)."""
+    shape = row.launch
+    assert shape is not None
+    return LaunchPositions(_first(row, "handle", "function"), tuple(row.param_index(x) for x in shape.grid),
+                           tuple(row.param_index(x) for x in shape.block), row.param_index(shape.shared),
+                           row.param_index(row.stream) if row.stream else None,
+                           row.param_index(shape.kernel_params),
+                           row.param_index(shape.extra) if shape.extra else None)
+
+
 def launch_placer(target: Api, rep: ReplayServices) -> Callable[..., list]:
     """``place(func, grid, block, shared, stream, extra, base=None)``: a launch laid out as
     ``target``'s arguments (kernarg bytes through its ``extra``, or its kernelParams)."""
-    shape = target.launch
-    if shape is None:
+    if target.launch is None:
         raise EventRefused(f"{target.name} cannot carry kernarg bytes", category="unsupported")
     n = len(target.params)
-    func_at = _first(target, "handle", "function")
-    grid_at = [target.param_index(x) for x in shape.grid]
-    block_at = [target.param_index(x) for x in shape.block]
-    # kernarg bytes go through ``extra``, or as kernelParams where the target has no extra
-    shared_at, extra_at = target.param_index(shape.shared), target.param_index(shape.extra or shape.kernel_params)
-    stream_at = target.param_index(target.stream) if target.stream else None
+    func_at, grid_at, block_at, shared_at, stream_at, params_at, extra_at = launch_positions(target)
+    if extra_at is None:   # kernarg bytes go through ``extra``, or as kernelParams where the target has no extra
+        extra_at = params_at
 
-    def put(out: list, at: list[int], dims: tuple[int, int, int]) -> None:
+    def put(out: list, at: tuple[int, ...], dims: tuple[int, int, int]) -> None:
         if len(at) == 1:
             out[at[0]] = rep.dim3(*dims)
         else:
@@ -1718,7 +1727,7 @@ def launch_placer(target: Api, rep: ReplayServices) -> Callable[..., list]:
               stream: Any, extra: Any, base: list | None = None) -> list:
         out: list = [None] * n if base is None else list(base)
         if base is not None:
-            out[target.param_index(shape.kernel_params)] = None
+            out[params_at] = None
         if func_at is not None:
             out[func_at] = func
         put(out, grid_at, grid)
@@ -1759,4 +1768,4 @@ def out_role(name: str) -> OutRole:
 __all__ = ["Role", "OutRole", "LaunchCodec", "Call", "CaptureServices", "ReplayServices", "PARAM_ROLES",
            "OUT_ROLES", "LAUNCH", "param_role", "out_role", "byte_counts", "scalar", "number",
            "check_address", "check_size", "check_scalar", "check_triple", "check_fits", "brief", "MAX_SIZE",
-           "launch_placer", "wire_event"]
+           "launch_placer", "launch_positions", "LaunchPositions", "wire_event"]

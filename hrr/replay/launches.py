@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE, Api
-from hrr.api.roles import byte_counts, launch_placer, wire_event
+from hrr.api.roles import byte_counts, launch_placer, launch_positions, wire_event
 from hrr.backends.kernargs import packed_extra
 
 _U64, _U32 = 1 << 64, 1 << 32
@@ -51,11 +51,7 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
     if shape is None or fn is None or target is None or target.launch is None or target.launch.extra is None:
         return None
     n = len(row.params)
-    func_at = next((i for i, p in enumerate(row.params) if p.role == "handle" and p.kind == "function"), None)
-    stream_at = row.param_index(row.stream) if row.stream else None
-    shared_at = row.param_index(shape.shared)
-    grid_at = [row.param_index(x) for x in shape.grid]
-    block_at = [row.param_index(x) for x in shape.block]
+    func_at, grid_at, block_at, shared_at, stream_at, _, _ = launch_positions(row)
     if func_at is None:
         return None
     known = {func_at, shared_at, *grid_at, *block_at, *(() if stream_at is None else (stream_at,))}
