@@ -33,7 +33,7 @@ from hrr.api.catalogue import CATALOGUE, Api, Out
 from hrr.backends.hiptypes import (ENUM_TYPES, HANDLE_TYPES, PointerConversionError, ReplayInstantiateParams,
                                    ReplayKernelNodeParams, ReplayMemsetParams, address_or_zero,
                                    handle_or_zero)
-from hrr.backends.codefile import read_code_file
+from hrr.backends.codefile import buffer_or_address, image_at, read_code_file
 from hrr.backends.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
 from hrr.events.launch import launch_map
 from hrr.events.model import Event
@@ -866,12 +866,24 @@ class Code(Role):
     are stored as hipModuleLoadData's image is; the path itself is never recorded)."""
 
     name = "code"
+    deferred = True   # an image given by address is read once the load succeeded
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         put = cap.put_code_object
         if row.params[i].kind == "file":
             return lambda a: put(_file_image(a[i]))
-        return lambda a: put(a[i])
+
+        def encode(a: tuple) -> Any:
+            try:
+                image = buffer_or_address(a[i]) if a[i] is not None else 0
+            except PointerConversionError:
+                return None   # the backend says what is wrong with it
+            if isinstance(image, bytes):
+                return put(image)
+            # an address (cuda-python passes ``ptx.ctypes.data``): its format says how long
+            # it is; read only after a successful load, when the loader has read it too
+            return lambda result: None if int(result[0]) else put(image_at(image))
+        return encode
 
     def check(self, row: Api, i: int) -> Check:
         def check(v: Any) -> str:

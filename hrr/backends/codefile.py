@@ -2,10 +2,18 @@
 names, and the image argument ``hipModuleLoadData`` takes (a buffer, or an address)."""
 from __future__ import annotations
 
+import ctypes
 import os
+import struct
 from typing import Any
 
 from hrr.backends.hiptypes import as_address
+
+#: The most bytes read at an address for one image (a loader that took more is not followed).
+MAX_IMAGE_AT_ADDRESS = 256 << 20
+_ELF64 = struct.Struct("<32xQQ6xHHHH")       # e_phoff, e_shoff, e_phentsize, e_phnum, e_shentsize, e_shnum
+_FATBIN = struct.Struct("<IHHQ")              # magic, version, header size, size of what follows
+_FATBIN_MAGIC = 0xBA55ED50
 
 
 def buffer_or_address(image: Any) -> bytes | int:
@@ -15,6 +23,40 @@ def buffer_or_address(image: Any) -> bytes | int:
         return bytes(memoryview(image).cast("B"))
     except TypeError:
         return as_address(image)
+
+
+def image_at(addr: int) -> bytes | None:
+    """The code object at process address ``addr`` when its own header says how long it is
+    (hrr's kernel source container, a sim code object, a 64-bit little-endian ELF, a CUDA
+    fat binary), else None. Call it only once a load of ``addr`` succeeded: the loader has
+    read those bytes already, so they are mapped."""
+    if not addr:
+        return None
+    try:
+        size = _image_size(addr, ctypes.string_at(addr, 16))
+    except ValueError:   # a header claiming an impossible length
+        return None
+    if size is None or size > MAX_IMAGE_AT_ADDRESS:
+        return None
+    return ctypes.string_at(addr, size)
+
+
+def _image_size(addr: int, head: bytes) -> int | None:
+    """The length of the image at ``addr`` (``head``: its first 16 bytes) by its format."""
+    from hrr.backends import kernelsource
+    from hrr.backends.sim.kernels import MAGIC as SIM_MAGIC, code_object_size
+
+    if head.startswith(kernelsource.MAGIC):
+        return kernelsource.total_size(ctypes.string_at(addr, kernelsource.PREFIX_BYTES))
+    if head.startswith(SIM_MAGIC):
+        return code_object_size(head[:12])
+    if head.startswith(b"\x7fELF\x02\x01"):
+        phoff, shoff, phentsize, phnum, shentsize, shnum = _ELF64.unpack(ctypes.string_at(addr, _ELF64.size))
+        return max(shoff + shentsize * shnum, phoff + phentsize * phnum, 64)
+    if int.from_bytes(head[:4], "little") == _FATBIN_MAGIC:
+        _magic, _version, header_size, body = _FATBIN.unpack(head)
+        return header_size + body
+    return None
 
 
 def code_file_path(fname: Any) -> str:
@@ -30,4 +72,4 @@ def read_code_file(fname: Any, limit: int | None = None) -> bytes:
         return f.read() if limit is None else f.read(limit + 1)
 
 
-__all__ = ["buffer_or_address", "code_file_path", "read_code_file"]
+__all__ = ["MAX_IMAGE_AT_ADDRESS", "buffer_or_address", "code_file_path", "image_at", "read_code_file"]

@@ -18,7 +18,7 @@ from typing import Any, Callable, Sequence
 import attrs
 
 from hrr.backends.hiptypes import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE,
-                                   HIP_LAUNCH_PARAM_END, Pointer, as_address)
+                                   HIP_LAUNCH_PARAM_END, Pointer, address_or_zero, as_address)
 
 # Parameter kinds. POINTER: a whole pointer argument. VALUE: a scalar that is never a
 # pointer. STRUCT: a by-value aggregate whose aligned words may hold pointers.
@@ -285,6 +285,12 @@ def pack_kernel_args(layout: KernelLayout, kernel_params: Any = None, extra: Any
             out = read(kernel_params)
             if out is not None:
                 return out
+    # A NULL pointer given as 0 or c_void_p() is no argument (cuda-python passes ``extra=0``)
+    if extra is not None and not isinstance(extra, (list, tuple)) and not address_or_zero(extra):
+        extra = None
+    if kernel_params is not None and not isinstance(kernel_params, (list, tuple)) \
+            and not address_or_zero(kernel_params):
+        kernel_params = None
     has_params = kernel_params is not None and not (isinstance(kernel_params, (list, tuple))
                                                     and len(kernel_params) == 0 and extra is not None)
     if extra is not None and has_params:

@@ -85,9 +85,11 @@ class Recorder:
         """A module with everything the backend's ``hip`` (or ``hiprtc``) has, the calls of
         the catalogue rows of that module recorded."""
         mod = types.ModuleType(f"hip.{self.module}", doc=f"hip-python's {self.module} module, recorded by hrr")
-        # __getattr__ too: an uncatalogued HIP name fails as it does on the backend's module
+        # __getattr__ too: an uncatalogued HIP name fails as it does on the backend's module;
+        # and hip-python's names that merely start with "__" (``__hip_texture``: the interop
+        # layer binds them at import), not the module's own dunders
         mod.__dict__.update({k: v for k, v in vars(self.real).items()
-                             if not k.startswith("__") or k == "__getattr__"})
+                             if not (k.startswith("__") and k.endswith("__")) or k == "__getattr__"})
         for row in rows():
             if row.module != self.module:
                 continue

@@ -214,6 +214,9 @@ def _write_into(dest: Any, data: bytes) -> None:
         return
     mv = mv.cast("B")
     n = min(len(data), mv.nbytes)
+    if mv.readonly:   # C writes into a read-only buffer too (cuda-python's nvrtcGetPTX into bytes)
+        ctypes.memmove(ht.buffer_address(dest), data, n)
+        return
     mv[:n] = data[:n]
 
 

@@ -33,6 +33,7 @@ from hrr.backends.hiptypes import (
     CStr,
     as_address,
     as_handle_value,
+    buffer_address,
     hiprtcProgram,
     hiprtcResult,
     ihiprtcLinkState,
@@ -368,8 +369,13 @@ def _write_out(dest: Any, data: bytes) -> None:
             raise RtcError("HIPRTC_ERROR_INVALID_INPUT") from None
         ctypes.memmove(addr, data, len(data))
         return
-    if len(view) < len(data) or view.readonly:
+    if len(view) < len(data):
         raise RtcError("HIPRTC_ERROR_INVALID_INPUT")
+    if view.readonly:
+        # hip-python hands C a read-only buffer's address too, and C writes there: cuda-python
+        # programs fill ``b" " * size`` this way (nvrtcGetPTX), so the sim does the same
+        ctypes.memmove(buffer_address(dest), data, len(data))
+        return
     view[:len(data)] = data
 
 

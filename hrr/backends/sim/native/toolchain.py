@@ -66,6 +66,17 @@ _IGNORED = re.compile(r"^(--offload-arch=.*|--gpu-architecture(=.*)?|-arch=.*|-f
                       r"-Werror|-w|-Wall|-Wextra|-fhip-new-launch-api|-munsafe-fp-atomics|-fno-hip-fp32-correctly-rounded-divide-sqrt|"
                       r"-fhip-fp32-correctly-rounded-divide-sqrt|-D__HIP_PLATFORM_AMD__|-D__HIP_PLATFORM_HCC__|"
                       r"-fcuda-flush-denormals-to-zero|-fno-cuda-flush-denormals-to-zero)$")
+#: nvrtc's spellings, which a cuda-python program hands hiprtc through hip-python's interop
+#: layer: the floating-point ones become the CPU compiler's, the others are accepted and
+#: not passed on (debug info, register limits, device-code linking, PTX-level precision).
+_NVRTC_FLAGS = {"--fmad=false": "-ffp-contract=off", "-fmad=false": "-ffp-contract=off",
+                "--fmad=true": "-ffp-contract=fast", "-fmad=true": "-ffp-contract=fast",
+                "--use_fast_math": "-ffast-math", "-use_fast_math": "-ffast-math"}
+_NVRTC_IGNORED = re.compile(
+    r"^--?(default-device|device-as-default-execution-space|lineinfo|generate-line-info|G|device-debug|"
+    r"restrict|extensible-whole-program|ewp|dlto|dlink-time-opt|extra-device-vectorization|"
+    r"(relocatable-device-code|rdc|ftz|prec-div|prec-sqrt|dopt|maxrregcount|split-compile|ptxas-options|"
+    r"Xptxas|time|device-int128)=.*)$")
 
 
 @attrs.frozen
@@ -396,7 +407,9 @@ def _translate_options(options: list[str] | tuple[str, ...], header_dir: str) ->
         elif opt in ("-ffast-math", "-fno-fast-math", "-ffp-contract=fast", "-ffp-contract=on", "-ffp-contract=off",
                      "-funsafe-math-optimizations", "-fno-unsafe-math-optimizations"):
             flags.append(opt)
-        elif _IGNORED.match(opt):
+        elif opt in _NVRTC_FLAGS:
+            flags.append(_NVRTC_FLAGS[opt])
+        elif _IGNORED.match(opt) or _NVRTC_IGNORED.match(opt):
             continue
         else:
             notes.append(f"note: option '{opt}' ignored by hrr's CPU compiler")

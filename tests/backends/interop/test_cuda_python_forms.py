@@ -1,0 +1,130 @@
+"""The forms a cuda-python program hands HIP through hip-python's interop layer, each run
+by hrr in this venv (no interop installed): nvrtc's option names, ``nvrtcGetPTX`` into a
+``bytes``, ``cuModuleLoadData(ptx.ctypes.data)`` (an image by address, recorded by reading
+it), ``cuLaunchKernel(..., params.ctypes.data, 0)`` (kernelParams by address, a NULL extra
+as 0) and enum members of the interop's own classes (``cudaMemcpyKind``)."""
+from __future__ import annotations
+
+import ctypes
+import enum
+import struct
+
+import numpy as np
+import pytest
+
+from hrr.backends import hiptypes as ht
+from hrr.backends import kernelsource
+from hrr.backends.codefile import image_at
+from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
+from hrr.backends.sim import builtin_code_object
+from hrr.backends.sim.native.toolchain import _translate_options, find_toolchain
+from hrrtest import archive_calls, capture, only, replay, text
+
+SAXPY = b"""\
+extern "C" __global__
+void saxpy(float a, const float *x, const float *y, float *out, size_t n)
+{
+    size_t i = blockIdx.x * blockDim.x + threadIdx.x;
+    for (; i < n; i += (size_t)blockDim.x * gridDim.x)
+        out[i] = a * x[i] + y[i];
+}
+"""
+
+
+def _interop_kind(members: type) -> type:
+    """An enum class as the interop makes one: its own class (hip-python's ``*__Base``
+    where installed), hip-python's member names beside CUDA's, the same values."""
+    base = getattr(ht._real[0], "_hipMemcpyKind__Base", enum.IntEnum) if ht._real else enum.IntEnum
+    return base("cudaMemcpyKind", {"cudaMemcpyHostToDevice": int(members.hipMemcpyHostToDevice),
+                                   "cudaMemcpyDeviceToHost": int(members.hipMemcpyDeviceToHost)})
+
+
+def _cuda_python_app(hip, hiprtc, _backend):
+    """saxpy, in cuda-python's idioms, on hrr's hip (what the interop calls are)."""
+    def ok(result):
+        err, *outs = result
+        assert int(err) == 0, result
+        return outs[0] if len(outs) == 1 else None
+
+    kind = _interop_kind(hip.hipMemcpyKind)
+    prog = ok(hiprtc.hiprtcCreateProgram(SAXPY, b"saxpy.cu", 0, [], []))
+    opts = [b"--fmad=false", b"--gpu-architecture=compute_90", b"-default-device"]
+    ok(hiprtc.hiprtcCompileProgram(prog, len(opts), opts))
+    ptx = b" " * ok(hiprtc.hiprtcGetCodeSize(prog))
+    ok(hiprtc.hiprtcGetCode(prog, ptx))          # C writes into the bytes, as in cuda-python
+    ptx = np.char.array(ptx)
+    module = ok(hip.hipModuleLoadData(ptx.ctypes.data))
+    kernel = ok(hip.hipModuleGetFunction(module, b"saxpy"))
+    n = 1000
+    hx, hy = np.arange(n, dtype=np.float32), np.full(n, 0.25, dtype=np.float32)
+    dx, dy, dout = (ok(hip.hipMalloc(n * 4)) for _ in range(3))
+    ok(hip.hipMemcpy(dx, hx, n * 4, kind.cudaMemcpyHostToDevice))
+    ok(hip.hipMemcpy(dy, hy, n * 4, kind.cudaMemcpyHostToDevice))
+    args = [np.array([1.5], dtype=np.float32), *(np.array([int(p)], dtype=np.uint64) for p in (dx, dy, dout)),
+            np.array([n], dtype=np.uint64)]
+    params = np.array([a.ctypes.data for a in args], dtype=np.uint64)
+    ok(hip.hipModuleLaunchKernel(kernel, 4, 1, 1, 64, 1, 1, 0, None, params.ctypes.data, 0))
+    out = np.empty(n, dtype=np.float32)
+    ok(hip.hipMemcpy(out, dout, n * 4, kind.cudaMemcpyDeviceToHost))
+    return out, np.float32(1.5) * hx + hy
+
+
+@pytest.mark.skipif(find_toolchain() is None, reason="no C++ compiler for the sim's hiprtc here")
+def test_a_cuda_python_style_program_is_recorded_and_replays_strict(tmp_path):
+    out, expected = capture(tmp_path, _cuda_python_app)
+    assert np.array_equal(out, expected)
+    calls = {rec[2]: rec for rec in archive_calls(tmp_path)}
+    assert "hipModuleLaunchKernel" in calls
+    assert isinstance(calls["hipModuleLoadData"][3][0], str)   # the image, read at its address and stored
+    result = replay(tmp_path)
+    assert result.exit_code == 0, text(result)
+    proc = only(result)
+    assert proc.refusals == () and proc.checks_passed == 1, text(result)
+
+
+def test_an_image_at_an_address_is_read_as_long_as_its_format_says():
+    sim = builtin_code_object()
+    source = kernelsource.encode(kernelsource.KernelSource(
+        (kernelsource.SourceUnit("k.cu", b"extern \"C\" __global__ void k() {}", ()),), ()))
+    elf = bytearray(256)     # a 64-bit little-endian ELF: sections end at 64 + 3 * 64
+    elf[:6] = b"\x7fELF\x02\x01"
+    struct.pack_into("<QQ", elf, 32, 0, 64)          # e_phoff, e_shoff
+    struct.pack_into("<HHHH", elf, 54, 56, 0, 64, 3)  # e_phentsize, e_phnum, e_shentsize, e_shnum
+    fatbin = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, 8) + b"payload!" + b"trailing"
+    for image, size in ((sim, len(sim)), (source, len(source)), (bytes(elf), 256), (fatbin, 24)):
+        buf = ctypes.create_string_buffer(image + b"\xff" * 32)
+        assert image_at(ctypes.addressof(buf)) == image[:size]
+    for unknown in (b"// PTX text\n.version 8.0\n", kernelsource.MAGIC + struct.pack("<I", 0xFFFFFFFF)):
+        buf = ctypes.create_string_buffer(unknown + bytes(16))
+        assert image_at(ctypes.addressof(buf)) is None   # no length of its own, or an impossible one
+    assert image_at(0) is None
+
+
+def test_a_null_extra_or_kernel_params_given_as_zero_is_absent():
+    layout = KernelLayout.from_wire([[0, 4, "value", "v"], [8, 8, "pointer", "p"]])
+    value, ptr = ctypes.c_uint32(7), ctypes.c_uint64(0x1000)
+    params = (ctypes.c_void_p * 2)(ctypes.addressof(value), ctypes.addressof(ptr))
+    want = struct.pack("<I4xQ", 7, 0x1000)
+    for extra in (0, ctypes.c_void_p(), None):
+        assert pack_kernel_args(layout, ctypes.addressof(params), extra) == want
+    raw = (ctypes.c_void_p * 5)(1, ctypes.addressof(ctypes.create_string_buffer(want, 16)), 2,
+                                ctypes.addressof(ctypes.c_size_t(16)), 3)
+    with pytest.raises(LaunchArgsError, match="not both"):
+        pack_kernel_args(layout, ctypes.addressof(params), raw)
+    with pytest.raises(LaunchArgsError, match="neither"):
+        pack_kernel_args(layout, 0, 0)
+
+
+def test_nvrtc_options_become_the_cpu_compilers_or_are_accepted():
+    flags, notes = _translate_options(["--fmad=false", "-use_fast_math", "--gpu-architecture=compute_90",
+                                       "-arch=sm_80", "-default-device", "-lineinfo", "-rdc=true",
+                                       "--ptxas-options=-v", "--maxrregcount=32", "--not-an-option"], "")
+    assert "-ffp-contract=off" in flags and "-ffast-math" in flags
+    assert notes == ["note: option '--not-an-option' ignored by hrr's CPU compiler"]
+
+
+def test_the_cuda_backends_hiprtc_writes_into_a_read_only_buffer_too():
+    hiprtc_api = pytest.importorskip("hrr.backends.cuda.hiprtc_api", reason="the cuda extra is not installed")
+    out = b" " * 6
+    hiprtc_api._write_into(out, b"cubin\0")
+    assert out == b"cubin\0"
