@@ -234,33 +234,9 @@ class Pointer:
         return f"<{type(self).__name__} 0x{self._addr:x}>"
 
 
-class DeviceArray(Pointer):
-    """hipMalloc's result, as hip-python's: a 1-D array of ``size`` bytes (``itemsize`` 1,
-    typestr ``B``) on the device, with ``__cuda_array_interface__``."""
-
-    __slots__ = ("size",)
-    itemsize = 1
-    typestr = "B"
-    rank = 1
-    is_read_only = False
-
-    def __init__(self, addr: int, size: int) -> None:
-        super().__init__(addr)
-        self.size = int(size)
-
-    @classmethod
-    def fromObj(cls, obj: Any) -> Any:  # noqa: N802 - hip-python's name
-        """As hip-python's: one byte at the address ``obj`` converts to."""
-        return cls(as_address(obj), 1)
-
-    @property
-    def shape(self) -> tuple[int]:
-        return (self.size,)
-
-    @property
-    def __cuda_array_interface__(self) -> dict:
-        return {"shape": (self.size,), "typestr": "B", "data": (self._addr, False),
-                "strides": None, "offset": 0, "mask": None, "version": 3, "stream": None}
+# hip-python's DeviceArray and the NDBuffer it is (configure, slicing, createRef) live in
+# devicearray.py, which builds on Pointer above.
+from hrr.backends.devicearray import DeviceArray, NDBuffer  # noqa: E402,F401
 
 
 class HandleRef(Pointer):
