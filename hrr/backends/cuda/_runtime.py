@@ -32,6 +32,22 @@ STATE = _State()
 _tls = threading.local()
 
 
+INTEROP_HINT = ("hip-python's interop layer (hip-python-interop) and NVIDIA's cuda-bindings both install "
+                 "cuda.bindings and cannot share one environment: record a cuda-python program on the sim "
+                 "(--backend sim), and replay its archive on cuda from an environment with hrr[cuda] and "
+                 "without the interop (replay needs neither the program nor its packages)")
+
+
+def _nvidia(module: Any) -> Any:
+    """``module`` when it is NVIDIA's; BackendError when ``cuda.bindings`` is hip-python's
+    interop layer (its modules set ``HIP_PYTHON``; their CUDA calls are HIP calls, which
+    under hrr are this backend's own: calling them would never reach a GPU)."""
+    if getattr(module, "HIP_PYTHON", False):
+        raise BackendError(f"{module.__name__} is hip-python's interop layer, not NVIDIA's cuda-bindings",
+                           hint=INTEROP_HINT)
+    return module
+
+
 def bindings() -> tuple[Any, Any]:
     """``(driver, runtime)`` from cuda-bindings, or BackendError when not installed."""
     try:
@@ -39,7 +55,7 @@ def bindings() -> tuple[Any, Any]:
     except Exception as exc:  # noqa: BLE001 - any import failure: the extra is missing
         raise BackendError(f"cuda-bindings cannot be imported ({exc.__class__.__name__}: {exc})",
                            hint=NO_BINDINGS_HINT) from None
-    return driver, runtime
+    return _nvidia(driver), _nvidia(runtime)
 
 
 def nvrtc_module() -> Any:
@@ -48,7 +64,7 @@ def nvrtc_module() -> Any:
     except Exception as exc:  # noqa: BLE001
         raise BackendError(f"cuda-bindings cannot be imported ({exc.__class__.__name__}: {exc})",
                            hint=NO_BINDINGS_HINT) from None
-    return nvrtc
+    return _nvidia(nvrtc)
 
 
 def driver_present() -> bool:
@@ -138,6 +154,9 @@ def gpu_unavailable_reason() -> str | None:
         from cuda.bindings import runtime as rt
     except Exception as exc:  # noqa: BLE001
         return f"cuda-bindings not installed ({exc})"
+    if getattr(rt, "HIP_PYTHON", False):
+        return ("cuda.bindings is hip-python's interop layer here, not NVIDIA's cuda-bindings (the two "
+                "cannot share an environment: record on the sim, replay on cuda from another one)")
     if not driver_present():
         return "no NVIDIA driver (libcuda.so.1) found"
     try:

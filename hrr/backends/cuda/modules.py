@@ -56,13 +56,48 @@ def _image_bytes(image: Any) -> bytes | int:
 
 
 def _unwrap(data: bytes) -> bytes | None:
-    """The cubin inside a kernel source code object (hrr's hiprtc hands those out), or None
-    when it holds none (a program the sim compiled: only its source)."""
+    """The cubin inside a kernel source code object (hrr's hiprtc hands those out); for one
+    that holds none (a program the sim compiled: its source and options only), the cubin
+    of that source compiled here; None when there is none to be had."""
     try:
         ks = kernelsource.decode(data)
     except kernelsource.KernelSourceError:
         return None
-    return ks.native if ks.native_kind.startswith("cubin") and ks.native else None
+    if ks.native_kind.startswith("cubin") and ks.native:
+        return ks.native
+    return _compile_here(ks) if not ks.native_kind and not ks.native else None
+
+
+def _compile_here(ks: kernelsource.KernelSource) -> bytes | None:
+    """The cubin of a one-unit program given as source (a capture on the sim), compiled by
+    this backend's hiprtc with the program's options and name expressions, as the program
+    would have had it on this GPU; None when it does not compile or needs a device-code link
+    (several units)."""
+    from hrr.backends.cuda import hiprtc_api as rtc
+
+    if len(ks.units) != 1:
+        return None
+    (unit,) = ks.units
+    err, prog = rtc.hiprtcCreateProgram(unit.source, unit.name.encode(), len(unit.headers),
+                                        [text for _, text in unit.headers], [name.encode() for name, _ in unit.headers])
+    if int(err):
+        return None
+    try:
+        for expr in ks.name_expressions:
+            rtc.hiprtcAddNameExpression(prog, expr.encode())
+        options = [o.encode() for o in ks.options]
+        if int(rtc.hiprtcCompileProgram(prog, len(options), options)[0]):
+            return None
+        err, code = rtc._code(prog)
+    finally:
+        rtc.hiprtcDestroyProgram(prog)
+    if int(err):
+        return None
+    try:
+        compiled = kernelsource.decode(code)
+    except kernelsource.KernelSourceError:
+        return None
+    return compiled.native if compiled.native_kind == "cubin" and compiled.native else None
 
 
 def load_data(image: Any) -> tuple:

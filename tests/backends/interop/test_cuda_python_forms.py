@@ -8,6 +8,7 @@ from __future__ import annotations
 import ctypes
 import enum
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -128,3 +129,38 @@ def test_the_cuda_backends_hiprtc_writes_into_a_read_only_buffer_too():
     out = b" " * 6
     hiprtc_api._write_into(out, b"cubin\0")
     assert out == b"cubin\0"
+
+
+def test_the_cuda_backend_refuses_the_interop_in_place_of_nvidias_bindings(monkeypatch):
+    """hip-python-interop installs cuda.bindings too: in an environment holding it, the cuda
+    backend names it instead of calling CUDA names that are HIP calls (hrr's own, under hrr)."""
+    bindings = pytest.importorskip("cuda.bindings", reason="the cuda extra is not installed")
+    from hrr.backends.cuda import _runtime
+    from hrr.errors import BackendError
+
+    for name in ("driver", "runtime", "nvrtc"):
+        fake = type(sys)(f"cuda.bindings.{name}")
+        fake.HIP_PYTHON = True   # what the interop's modules set
+        monkeypatch.setitem(sys.modules, f"cuda.bindings.{name}", fake)
+        monkeypatch.setattr(bindings, name, fake, raising=False)
+    assert "hip-python's interop layer" in _runtime.gpu_unavailable_reason()
+    for load in (_runtime.bindings, _runtime.nvrtc_module):
+        with pytest.raises(BackendError, match="interop layer") as caught:
+            load()
+        assert "--backend sim" in caught.value.hint
+
+
+def test_a_sim_captured_program_source_compiles_on_the_cuda_backend_at_load():
+    """Record on the sim (where the interop can run), replay on an NVIDIA GPU: the sim's code
+    object is the program's source and options, which the cuda backend compiles with NVRTC
+    when it is loaded (NVRTC needs no GPU: checked here on its cubin)."""
+    modules = pytest.importorskip("hrr.backends.cuda.modules", reason="the cuda extra is not installed")
+    nvrtc = pytest.importorskip("cuda.bindings.nvrtc", reason="the cuda extra is not installed")
+    if int(nvrtc.nvrtcVersion()[0]) != 0:
+        pytest.skip("NVRTC is not installed")
+    unit = kernelsource.SourceUnit("saxpy.cu", SAXPY, ())
+    sim_image = kernelsource.encode(kernelsource.KernelSource((unit,), ("--fmad=false", "-default-device")))
+    cubin = modules._unwrap(sim_image)
+    assert cubin is not None and cubin.startswith(b"\x7fELF") and b"saxpy" in cubin
+    broken = kernelsource.encode(kernelsource.KernelSource((kernelsource.SourceUnit("x.cu", b"this is not C++"),)))
+    assert modules._unwrap(broken) is None   # hipModuleLoadData then answers hipErrorInvalidImage
