@@ -11,6 +11,7 @@ from hrr.backends.hiptypes import as_address
 
 #: The most bytes read at an address for one image (a loader that took more is not followed).
 MAX_IMAGE_AT_ADDRESS = 256 << 20
+ELF64_MAGIC = b"\x7fELF\x02\x01"            # a 64-bit little-endian ELF
 _ELF64 = struct.Struct("<32xQQ6xHHHH")       # e_phoff, e_shoff, e_phentsize, e_phnum, e_shentsize, e_shnum
 _FATBIN = struct.Struct("<IHHQ")              # magic, version, header size, size of what follows
 _FATBIN_MAGIC = 0xBA55ED50
@@ -41,6 +42,13 @@ def image_at(addr: int) -> bytes | None:
     return ctypes.string_at(addr, size)
 
 
+def elf64_size(header: bytes) -> int:
+    """The length of a 64-bit ELF image from its header's first 62 bytes: where its section
+    or program headers end, whichever is later."""
+    phoff, shoff, phentsize, phnum, shentsize, shnum = _ELF64.unpack(header[:_ELF64.size])
+    return max(shoff + shentsize * shnum, phoff + phentsize * phnum, 64)
+
+
 def _image_size(addr: int, head: bytes) -> int | None:
     """The length of the image at ``addr`` (``head``: its first 16 bytes) by its format."""
     from hrr.backends import kernelsource
@@ -50,9 +58,8 @@ def _image_size(addr: int, head: bytes) -> int | None:
         return kernelsource.total_size(ctypes.string_at(addr, kernelsource.PREFIX_BYTES))
     if head.startswith(SIM_MAGIC):
         return code_object_size(head[:12])
-    if head.startswith(b"\x7fELF\x02\x01"):
-        phoff, shoff, phentsize, phnum, shentsize, shnum = _ELF64.unpack(ctypes.string_at(addr, _ELF64.size))
-        return max(shoff + shentsize * shnum, phoff + phentsize * phnum, 64)
+    if head.startswith(ELF64_MAGIC):
+        return elf64_size(ctypes.string_at(addr, _ELF64.size))
     if int.from_bytes(head[:4], "little") == _FATBIN_MAGIC:
         _magic, _version, header_size, body = _FATBIN.unpack(head)
         return header_size + body
@@ -72,4 +79,5 @@ def read_code_file(fname: Any, limit: int | None = None) -> bytes:
         return f.read() if limit is None else f.read(limit + 1)
 
 
-__all__ = ["MAX_IMAGE_AT_ADDRESS", "buffer_or_address", "code_file_path", "image_at", "read_code_file"]
+__all__ = ["ELF64_MAGIC", "MAX_IMAGE_AT_ADDRESS", "buffer_or_address", "code_file_path", "elf64_size", "image_at",
+           "read_code_file"]

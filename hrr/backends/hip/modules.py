@@ -10,18 +10,16 @@ recorded without a layout, and say why.
 from __future__ import annotations
 
 import ctypes
-import struct
 import threading
 from typing import Any
 
 from hrr.backends.amdgpu import CodeObjectError, kernel_layouts
-from hrr.backends.codefile import buffer_or_address, read_code_file
+from hrr.backends.codefile import ELF64_MAGIC, MAX_IMAGE_AT_ADDRESS, buffer_or_address, elf64_size, read_code_file
 from hrr.backends.hiptypes import handle_or_zero
 from hrr.backends.kernargs import KernelLayout
 
 #: The largest code object read from a bare address (an ELF whose headers claim more is skipped).
-MAX_IMAGE_FROM_ADDRESS = 256 << 20
-_ELF_HEADER = struct.Struct("<4sBBBBB7xHHIQQQIHHHHHH")
+MAX_IMAGE_FROM_ADDRESS = MAX_IMAGE_AT_ADDRESS
 
 
 class Layouts:
@@ -87,12 +85,10 @@ def image_bytes(image: Any) -> bytes:
         return addr
     if not addr:
         raise ValueError("the image is NULL")
-    head = ctypes.string_at(addr, _ELF_HEADER.size)
-    (magic, cls, data, _v, _abi, _abiv, _type, _machine, _version, _entry, phoff, shoff, _flags,
-     _ehsize, phentsize, phnum, shentsize, shnum, _shstrndx) = _ELF_HEADER.unpack(head)
-    if magic != b"\x7fELF" or cls != 2 or data != 1:
+    head = ctypes.string_at(addr, 64)
+    if not head.startswith(ELF64_MAGIC):
         raise ValueError("an image given by address is read only when it is a 64-bit ELF code object")
-    size = max(shoff + shentsize * shnum, phoff + phentsize * phnum, _ELF_HEADER.size)
+    size = elf64_size(head)
     if size > MAX_IMAGE_FROM_ADDRESS:
         raise ValueError(f"the ELF headers claim {size} bytes")
     return ctypes.string_at(addr, size)
