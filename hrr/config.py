@@ -16,6 +16,7 @@ MAX_ARCHIVE_BYTES_ENV = "HRR_MAX_ARCHIVE_BYTES"    # per pid directory: recordin
 WARN_ARCHIVE_BYTES_ENV = "HRR_WARN_ARCHIVE_BYTES"  # per pid directory: one warning past it (1 GiB)
 DEFAULT_WARN_ARCHIVE_BYTES = 1 << 30
 PACK_BLOBS_ENV = "HRR_PACK_BLOBS"                  # small blobs into pack files during capture
+SIM_DEVICE_ENV = "HRR_SIM_DEVICE"                  # the AMD GPU the sim is (hrr.backends.devicemodels)
 
 
 # What marks a process as one ``hrr run``/``hrr capture`` started (the bootstrap acts on it).
@@ -57,6 +58,7 @@ class Config:
     max_archive_bytes: int | None    # None: no cap
     warn_archive_bytes: int | None   # None: no warning
     pack_blobs: bool
+    sim_device: str | None           # HRR_SIM_DEVICE as set (None: unset, the default model)
 
 
 def _byte_count(value: str | None, default: int | None) -> int | None:
@@ -99,4 +101,5 @@ def config() -> Config:
         max_archive_bytes=_byte_count(env.get(MAX_ARCHIVE_BYTES_ENV), None),
         warn_archive_bytes=_byte_count(env.get(WARN_ARCHIVE_BYTES_ENV), DEFAULT_WARN_ARCHIVE_BYTES),
         pack_blobs=env_flag_on(env.get(PACK_BLOBS_ENV), default=True),
+        sim_device=(env.get(SIM_DEVICE_ENV) or "").strip() or None,
     )

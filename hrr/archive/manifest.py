@@ -8,6 +8,7 @@ from hrr.archive.format import FORMAT_VERSION, READ_VERSIONS
 from hrr.errors import FormatError
 
 CONTENT_MODES = ("content", "metadata-only")
+MAX_DEVICE_TEXT = 256   # a device's model, name or target id (hipDeviceProp_t.name holds 256 bytes)
 
 
 def default_manifest(pid: int, backend: str) -> dict[str, Any]:
@@ -65,6 +66,11 @@ OPTIONAL: dict[str, tuple[Any, str]] = {
     # hip-python's own modules the program reached past hrr: its calls through them are missing
     "bypassed_bindings": (lambda v: isinstance(v, list) and all(type(x) is str for x in v),
                           "a list of module names"),
+    # the device the program saw (the sim's model: hrr.backends.devicemodels); older archives
+    # have none
+    "device": (lambda v: isinstance(v, dict) and type(v.get("model")) is str
+               and all(type(x) is str and len(x) <= MAX_DEVICE_TEXT for x in v.values()),
+               "a map with a string model (and name, arch), each at most 256 characters"),
 }
 
 

@@ -88,6 +88,9 @@ class CaptureSession:
             "content_mode": self.ctx.content_mode,
             "host_snapshots": False,
         }
+        describe = getattr(self.backend, "device_manifest", None)
+        if describe is not None:   # the device the program saw, which replay is again (the sim's model)
+            fields["device"] = describe()
         fields.update(self.ctx.manifest_fields())
         return fields
 

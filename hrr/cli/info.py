@@ -373,6 +373,20 @@ def _field(m: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
     return v if isinstance(v, kind) and not (kind is int and type(v) is bool) else f"<bad {key}>"
 
 
+def _device(m: dict[str, Any]) -> str:
+    """The recorded device (the sim's model) as ``, device mi300x (AMD Instinct MI300X,
+    gfx942:sramecc+:xnack-)``; empty when the manifest names none (older archives, other
+    backends). The texts are the archive's: shown with their control characters escaped."""
+    d = m.get("device")
+    if not isinstance(d, dict) or type(d.get("model")) is not str:
+        return ""
+
+    def text(v: Any) -> str:
+        return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(v))[:256]
+    rest = ", ".join(text(d[k]) for k in ("name", "arch") if type(d.get(k)) is str)
+    return f", device {text(d['model'])}" + (f" ({rest})" if rest else "")
+
+
 def render_info(data: dict[str, Any], width: int = 110) -> str:
     """The text form of ``archive_info``: a header line per process and rich tables."""
     from rich.console import Console
@@ -426,7 +440,8 @@ def _process_renderables(p: dict[str, Any]) -> Iterator[Any]:
     plugins = plugins if isinstance(plugins, dict) else {}
     yield ""
     state = "clean" if p["clean"] else "NOT closed (run hrr repair)"
-    yield (f"pid-{p['pid']}: backend {_field(m, 'backend', str)}, format {_field(m, 'format_version', int)}, "
+    yield (f"pid-{p['pid']}: backend {_field(m, 'backend', str)}{_device(m)}, "
+           f"format {_field(m, 'format_version', int)}, "
            f"{_field(m, 'content_mode', str)}, host_snapshots {_field(m, 'host_snapshots', bool)}, "
            f"{state}{', torn' if p['torn'] else ''}")
     yield _table("Process", ["pid", "parent", "backend", "content", "plugins", "closed", "records", "ended"],

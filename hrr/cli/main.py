@@ -40,6 +40,17 @@ def _friendly(fn: Callable) -> Callable:
     return wrapper
 
 
+def _check_sim_device() -> None:
+    """Before anything starts: HRR_SIM_DEVICE naming no sim device model is a usage error
+    (one line naming the models)."""
+    from hrr.backends import devicemodels
+    from hrr.config import config
+
+    name = config().sim_device
+    if name is not None:
+        devicemodels.lookup(name)
+
+
 def _no_archive(path: str) -> ArchiveError:
     return ArchiveError("no such archive", where=path, hint="pass the directory `hrr capture -o` wrote")
 
@@ -200,6 +211,7 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
     from hrr.errors import PluginError
     from hrr.pipeline.manager import load_plugins, parse_plugin_list, warn_broken
 
+    _check_sim_device()
     try:  # a plugin named in --plugins that is unknown or broken: refuse to start, clearly
         loaded = load_plugins(parse_plugin_list(plugins))
     except PluginError as exc:
@@ -329,6 +341,7 @@ def _alive(pid: int) -> bool:
 @_friendly
 def run(backend: str | None, command: tuple[str, ...]) -> None:
     """Run COMMAND with `from hip import hip, hiprtc` on the chosen backend, recording nothing."""
+    _check_sim_device()
     sys.exit(_run_child(command, _child_env("run", backend, {})))
 
 
@@ -385,6 +398,7 @@ def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | 
     from hrr.replay.engine import ReplayOptions
     from hrr.replay.run import WATCHDOG_GRACE_SECONDS, replay_archive, start_watchdog
 
+    _check_sim_device()
     if not os.path.exists(archive):
         raise _no_archive(archive)
     if not (math.isfinite(max_seconds) and max_seconds > 0):

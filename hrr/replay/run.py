@@ -197,12 +197,17 @@ def strict_reasons(stats: ReplayStats, ctx: Any, manifest: dict, missing_plugins
     return reasons
 
 
-def _fresh_device(backend: Any) -> None:
+def _fresh_device(backend: Any, manifest: dict) -> list[str]:
     """Reset the device before a process replays: work an earlier process left queued (its
-    program ended without synchronising) must not run into this one, nor stall it."""
+    program ended without synchronising) must not run into this one, nor stall it. A backend
+    that models devices (the sim) becomes the one the manifest recorded; its notes are returned."""
+    prepare = getattr(backend, "device_for_replay", None)
+    if prepare is not None:
+        return list(prepare(manifest.get("device")))
     reset = getattr(backend, "reset_device", None)
     if reset is not None:
         reset()
+    return []
 
 
 def _past_range_end(processes: list, calls: Any) -> dict[int, str]:
@@ -309,7 +314,7 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
                               "backend is called", where=os.path.join(proc.path, "manifest.json"),
                               hint=f"replay it with --backend {'|'.join(sorted(BACKEND_MODULES))}")
         mod = load_backend(backend_name)
-        _fresh_device(mod)  # each recorded process had a device of its own
+        device_notes = _fresh_device(mod, manifest)  # each recorded process had a device of its own
         names, missing = _plugins_for(manifest, plugins)
         # A recorded plugin that is broken here is skipped like a missing one (one warning line).
         loaded = load_plugins(names, required=plugins is not None)
@@ -348,7 +353,7 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
             outcome = (Outcome.FAILED if stats.checks_failed or stats.failures
                        else Outcome.REFUSED if reasons else Outcome.OK)
         finish(_process_result(proc.pid, backend_name, stats, replayer.ctx, manifest, outcome, plugin_lines,
-                               strict=reasons, notes=ended_notes))
+                               strict=reasons, notes=device_notes + ended_notes))
     return ReplayResult(path, tuple(done))
 
 

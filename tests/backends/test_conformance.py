@@ -362,7 +362,7 @@ HP7_CHECK = textwrap.dedent("""
             elif sig(fn) != sig(rf):
                 diffs.append(("signature", n))
     err, props = b.hip.hipGetDeviceProperties(0)
-    assert isinstance(props, R.hipDeviceProp_t) and props.gcnArchName == b"sim", props.gcnArchName
+    assert isinstance(props, R.hipDeviceProp_t) and props.gcnArchName == b"gfx942:sramecc+:xnack-", props.gcnArchName
     print(sorted(diffs))
 """)
 # Differences from hip-python 7.x beyond those ALLOWED for 10.x (which 7.x shares). The
@@ -413,7 +413,7 @@ def test_release7_forms_over_the_sim(monkeypatch):
     props = mod.hipDeviceProp_t()
     assert mod.hipGetDeviceProperties(props, 0) == (0,)
     assert props.totalGlobalMem == hip.hipGetDeviceProperties(0)[1].totalGlobalMem > 0
-    assert props.gcnArchName == ht.as_text(b"sim") and props.maxThreadsDim == [1024, 1024, 1024]
+    assert props.gcnArchName == ht.as_text(b"gfx942:sramecc+:xnack-") and props.maxThreadsDim == [1024, 1024, 1024]
     err, dev = hip.hipMalloc(16)
     attributes = mod.hipPointerAttribute_t()
     assert mod.hipPointerGetAttributes(attributes, dev) == (0,)

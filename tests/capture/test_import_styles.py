@@ -166,7 +166,7 @@ import rocm.bindings.hip as dotted
 from hip import hip as classic
 assert hip is dotted is classic is b.hip and hiprtc is b.hiprtc
 err, props = hip.hipGetDeviceProperties(0)
-assert props.gcnArchName == "sim" and hip.dim3(x=2)[0] == 2 and bypassed_bindings() == []
+assert props.gcnArchName == "gfx942:sramecc+:xnack-" and hip.dim3(x=2)[0] == 2 and bypassed_bindings() == []
 print("ok")
 """
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,

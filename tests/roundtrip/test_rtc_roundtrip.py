@@ -45,7 +45,7 @@ def test_what_a_compile_and_link_record_says(tmp_path):
     names = [rec[3][1] for rec in calls["hiprtcCreateProgram"]]
     assert names == ["plain.cu", "kernel", "device_fn"]
     options = [rec[3][2] for rec in calls["hiprtcCompileProgram"]]
-    assert options[0] == "-std=c++17" and options[1] == "--offload-arch=sim -fgpu-rdc -O3"
+    assert options[0] == "-std=c++17" and options[1] == "--offload-arch=gfx942:sramecc+:xnack- -fgpu-rdc -O3"
     linked = calls["hiprtcLinkComplete"][0][5][0]
     load = next(rec for rec in calls["hipModuleLoadData"])
     assert linked[1] == load[3][0], "the linked image's digest is the name its code object is stored under"
@@ -84,7 +84,7 @@ def test_an_unresolved_symbol_is_a_linking_error_with_a_log(drop):
 
     from hrr.backends.sim import hip, hiprtc
     from rtc_app import compile_rdc
-    _, bitcode, _ = compile_rdc(hiprtc, KERNEL, b"kernel", "sim")
+    _, bitcode, _ = compile_rdc(hiprtc, KERNEL, b"kernel", "gfx942")
     log = ctypes.create_string_buffer(512)
     opts = [hiprtc.hipJitOption.hipJitOptionErrorLogBuffer, hiprtc.hipJitOption.hipJitOptionErrorLogBufferSizeBytes]
     err, state = hiprtc.hiprtcLinkCreate(2, opts, [ctypes.addressof(log), 512])

@@ -6,11 +6,12 @@ returns, same enums and constants. See DESIGN.md ("The sim device") for the exec
 """
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 from hrr.backends import hiptypes as _ht
 from hrr.backends import surface as _surface
 from hrr.backends.sim import api as _api
+from hrr.backends.sim import device as _device
 from hrr.backends.sim import rtc as _rtc
 from hrr.backends.sim.builtin_kernels import LIBRARY as BUILTIN_LIBRARY
 from hrr.backends.sim.device import reset_device
@@ -46,7 +47,41 @@ def builtin_code_object() -> bytes:
     return BUILTIN_LIBRARY.code_object()
 
 
+def device_manifest() -> dict[str, str]:
+    """What a capture's manifest records of the device (``device``): the model's name as
+    HRR_SIM_DEVICE takes it, HIP's name for it and its target id."""
+    model = _device.current().model
+    return {"model": model.key, "name": model.name, "arch": model.gcn_arch_name}
+
+
+def device_for_replay(recorded: Any) -> list[str]:
+    """A fresh device for replaying a process archive whose manifest's ``device`` is
+    ``recorded``: the model it names, so the replay is the GPU the program saw, whatever
+    HRR_SIM_DEVICE says. An archive that names none (from before the sim had models, or of
+    another backend) replays on HRR_SIM_DEVICE's model, running code objects built for any
+    AMD target as the sim then did. Returns the replay summary's notes (none when the device
+    is the recorded one)."""
+    from hrr.backends import devicemodels
+    from hrr.config import config
+
+    asked = devicemodels.selected()   # UsageError when HRR_SIM_DEVICE names no model
+    name = recorded.get("model") if isinstance(recorded, dict) else None
+    if not isinstance(name, str):
+        reset_device(asked, check_targets=False)
+        return []
+    model = devicemodels.MODELS.get(name)
+    if model is None:
+        reset_device(asked, check_targets=False)
+        return [f"Device: the archive's device model {name[:40]!r} is not one this hrr knows "
+                f"({', '.join(devicemodels.names())}); replayed on {asked.describe()}"]
+    reset_device(model)
+    if config().sim_device is not None and asked is not model:
+        return [f"Device: {model.describe()}, as recorded ({devicemodels.ENV}={asked.key} is for "
+                f"programs hrr runs or captures: replay is the device the program saw)"]
+    return []
+
+
 __all__ = ["NAME", "hip", "hiprtc", "add_body", "builtin_code_object", "kernel_layout", "reset_device",
            "SUPPORTED_APIS", "SUPPORTED_RTC_APIS", "last_error_detail", "KernelDef",
            "KernelLibrary", "LaunchContext", "register_library", "unregister_library",
-           "BUILTIN_LIBRARY", "archive_kernels"]
+           "BUILTIN_LIBRARY", "archive_kernels", "device_manifest", "device_for_replay"]

@@ -29,7 +29,7 @@ from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
 from hrr.backends.sim import graph_calls
 from hrr.backends.sim.graphs import GraphExec
 from hrr.backends.sim.kernels import (CodeObjectError, Function, Module, image_bytes, kernel_name)
-from hrr.backends.sim.memory import HOST_REGISTERED, TOTAL_DEVICE_BYTES
+from hrr.backends.sim.memory import HOST_REGISTERED
 from hrr.backends.sim.memory import checked_size as _size
 from hrr.backends.sim.streams import Event, Op, Stream, wait_value_op, write_value_op
 from hrr.backends.surface import HipError, irregular
@@ -129,8 +129,8 @@ def hipGetErrorString(hipError: Any) -> tuple:
 
 
 def hipMemGetInfo() -> tuple:
-    used = _dev().memory.device_bytes_used
-    return (SUCCESS, TOTAL_DEVICE_BYTES - used, TOTAL_DEVICE_BYTES)
+    memory = _dev().memory
+    return (SUCCESS, memory.total_bytes - memory.device_bytes_used, memory.total_bytes)
 
 
 def hipPointerGetAttributes(addr: int) -> tuple:
@@ -365,7 +365,7 @@ def _launch(fn: Function, grid: tuple, block: tuple, stream: Any, kernel_params:
             shared: Any = 0) -> None:
     grid = tuple(int(v) for v in grid)
     block = tuple(int(v) for v in block)
-    if min(grid + block) < 1 or block[0] * block[1] * block[2] > 1024:
+    if min(grid + block) < 1 or block[0] * block[1] * block[2] > _dev().model.max_threads_per_block:
         raise HipError("hipErrorInvalidConfiguration", f"launch shape {grid} x {block}")
     s = _stream(stream)
     kernargs = pack_kernel_args(fn.kernel.layout, kernel_params, extra)  # by value, now

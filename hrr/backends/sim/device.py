@@ -22,7 +22,9 @@ from typing import Any, Callable
 
 import attrs
 
+from hrr.backends import devicemodels
 from hrr.backends import hiptypes as ht
+from hrr.backends.devicemodels import DeviceModel
 from hrr.backends.hiptypes import as_handle_value
 from hrr.backends.sim.kernels import KernelDef, LaunchContext
 from hrr.backends.sim.graphs import RELAXED, CaptureSession, sessions_prohibiting
@@ -62,13 +64,19 @@ class DeviceSettings:
 class Device:
     """Memory, streams, events, modules, graphs and per-thread error state."""
 
-    def __init__(self) -> None:
+    def __init__(self, model: DeviceModel | None = None, check_targets: bool = True) -> None:
         self.lock = threading.RLock()
         self.tls = threading.local()
+        # the AMD GPU this device is (HRR_SIM_DEVICE, or the one an archive recorded); it
+        # outlives hipDeviceReset, as the hardware does
+        self.model = model or devicemodels.selected()
+        # whether a code object compiled for another AMD processor is refused at load, as on a
+        # GPU (off while replaying an archive that names no model: the sim then ran any target)
+        self.check_targets = check_targets
         # native kernel workers by sandboxed or not: they outlive hipDeviceReset (the memory
         # they map is the process's, whatever Memory is current)
         self.native_workers: dict[bool, Any] = {}
-        self._fresh_state(Memory())
+        self._fresh_state(Memory(total_bytes=self.model.total_global_mem))
 
     def _fresh_state(self, memory: Memory) -> None:
         self.memory = memory
@@ -300,10 +308,11 @@ def current() -> Device:
     return _current
 
 
-def reset_device() -> None:
-    """Replace the device with a fresh one (tests); outstanding handles become invalid."""
+def reset_device(model: DeviceModel | None = None, check_targets: bool = True) -> None:
+    """Replace the device with a fresh one, of ``model`` (default: HRR_SIM_DEVICE's); outstanding
+    handles become invalid."""
     global _current
-    _current = Device()
+    _current = Device(model, check_targets)
 
 
 class _ForkGuard:

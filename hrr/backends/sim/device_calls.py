@@ -1,24 +1,26 @@
 """The sim's device queries and settings: attributes, properties, versions, limits, cache
 and scheduling settings, peers and contexts (catalogue section "device", issue 10).
 
-The sim is one device that answers as ROCm's HIP runtime answers on a one-GPU machine:
-``PROPERTIES`` is its hipDeviceProp_t, and hipDeviceGetAttribute reads the same values
-(``ATTRIBUTES``), so the two never disagree; an attribute HIP does not answer is
+The sim is one device that answers as ROCm's HIP runtime answers on a one-GPU machine with
+the AMD GPU it models (``Device.model``, ``hrr.backends.devicemodels``): ``properties_of(model)``
+is its hipDeviceProp_t, and hipDeviceGetAttribute reads the same values
+(``attributes_of(model)``), so the two never disagree; an attribute HIP does not answer is
 hipErrorInvalidValue, as on a GPU. Settings live on the device model
 (``Device.settings``), so hipDeviceReset restores their defaults. A peer call names a
 device that does not exist (hipErrorInvalidDevice) or the device itself (no peer).
 """
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
 from hrr.backends.error_strings import error_string
+from hrr.backends.devicemodels import DeviceModel
 from hrr.backends.hiptypes import CStr, as_handle_value, hipError_t
 from hrr.backends.sim.device import SCRATCH_MAX, SCRATCH_MIN, STACK_SIZE_MAX
 from hrr.backends.sim.device import current as _dev
-from hrr.backends.sim.memory import TOTAL_DEVICE_BYTES
 from hrr.backends.surface import HipError, irregular
 
 SUCCESS = hipError_t.hipSuccess
@@ -28,33 +30,25 @@ INT32_MAX = (1 << 31) - 1
 UUID = b"hrr sim device 0"
 PCI = (0, 0, 0, 0)              # domain, bus, device, function
 
-# The sim's hipDeviceProp_t: an AMD-like device of 8 compute units that has no image
-# (texture/surface) support, no managed memory and no cooperative launches.
-PROPERTIES: dict[str, Any] = dict(
-    name=b"hrr sim device", gcnArchName=b"sim", totalGlobalMem=TOTAL_DEVICE_BYTES, sharedMemPerBlock=65536,
-    regsPerBlock=65536, warpSize=64, memPitch=INT32_MAX, maxThreadsPerBlock=1024,
-    maxThreadsDim=[1024, 1024, 1024], maxGridSize=[INT32_MAX, 65535, 65535], clockRate=1_000_000,
-    totalConstMem=INT32_MAX, major=9, minor=4, textureAlignment=256, surfaceAlignment=256,
-    texturePitchAlignment=256, deviceOverlap=1,
-    multiProcessorCount=8, kernelExecTimeoutEnabled=0, integrated=0, canMapHostMemory=1, computeMode=0,
-    concurrentKernels=1, ECCEnabled=0, pciBusID=PCI[1], pciDeviceID=PCI[2], pciDomainID=PCI[0], tccDriver=0,
-    asyncEngineCount=1, unifiedAddressing=1, memoryClockRate=1_300_000, memoryBusWidth=1024,
-    l2CacheSize=4 << 20, persistingL2CacheMaxSize=4 << 20, maxThreadsPerMultiProcessor=2048,
-    streamPrioritiesSupported=1, globalL1CacheSupported=1, localL1CacheSupported=1,
-    sharedMemPerMultiprocessor=8 * 65536, regsPerMultiprocessor=65536, managedMemory=0, isMultiGpuBoard=0,
-    multiGpuBoardGroupID=0, hostNativeAtomicSupported=1, singleToDoublePrecisionPerfRatio=0,
-    pageableMemoryAccess=0, concurrentManagedAccess=0, computePreemptionSupported=0,
-    canUseHostPointerForRegisteredMem=1, cooperativeLaunch=0, cooperativeMultiDeviceLaunch=0,
-    sharedMemPerBlockOptin=65536, pageableMemoryAccessUsesHostPageTables=0, directManagedMemAccessFromHost=0,
-    maxBlocksPerMultiProcessor=2, accessPolicyMaxWindowSize=0, reservedSharedMemPerBlock=0,
+# What the sim offers whatever AMD GPU it models (hipDeviceProp_t fields HIP takes from the
+# runtime and driver, not the chip): no image (texture/surface) support, so every texture and
+# surface limit is 0, no managed memory and no cooperative launches.
+SIM_PROPERTIES: dict[str, Any] = dict(
+    memPitch=INT32_MAX, totalConstMem=INT32_MAX, textureAlignment=256, surfaceAlignment=256,
+    texturePitchAlignment=256, deviceOverlap=1, kernelExecTimeoutEnabled=0, integrated=0, canMapHostMemory=1,
+    computeMode=0, concurrentKernels=1, ECCEnabled=0, pciBusID=PCI[1], pciDeviceID=PCI[2], pciDomainID=PCI[0],
+    tccDriver=0, asyncEngineCount=1, unifiedAddressing=1, streamPrioritiesSupported=1, globalL1CacheSupported=1,
+    localL1CacheSupported=1, managedMemory=0, isMultiGpuBoard=0, multiGpuBoardGroupID=PCI[2],
+    hostNativeAtomicSupported=1, singleToDoublePrecisionPerfRatio=0, pageableMemoryAccess=0,
+    concurrentManagedAccess=0, computePreemptionSupported=0, canUseHostPointerForRegisteredMem=1,
+    cooperativeLaunch=0, cooperativeMultiDeviceLaunch=0, pageableMemoryAccessUsesHostPageTables=0,
+    directManagedMemAccessFromHost=0, accessPolicyMaxWindowSize=0, reservedSharedMemPerBlock=0,
     hostRegisterSupported=1, memoryPoolsSupported=1, memoryPoolSupportedHandleTypes=0, ipcEventSupported=0,
-    maxSharedMemoryPerMultiProcessor=65536, clockInstructionRate=100_000, isLargeBar=0, asicRevision=0,
-    luidDeviceNodeMask=0, cooperativeMultiDeviceUnmatchedFunc=0, cooperativeMultiDeviceUnmatchedGridDim=0,
-    cooperativeMultiDeviceUnmatchedBlockDim=0, cooperativeMultiDeviceUnmatchedSharedMem=0,
-    sparseHipArraySupported=0, hostRegisterReadOnlySupported=0, timelineSemaphoreInteropSupported=0,
-    gpuDirectRDMASupported=0, gpuDirectRDMAFlushWritesOptions=0, gpuDirectRDMAWritesOrdering=0,
-    deferredMappingHipArraySupported=0, clusterLaunch=0, unifiedFunctionPointers=0,
-    # no images: every texture and surface limit is 0
+    clockInstructionRate=100_000, isLargeBar=0, luidDeviceNodeMask=0, cooperativeMultiDeviceUnmatchedFunc=0,
+    cooperativeMultiDeviceUnmatchedGridDim=0, cooperativeMultiDeviceUnmatchedBlockDim=0,
+    cooperativeMultiDeviceUnmatchedSharedMem=0, sparseHipArraySupported=0, hostRegisterReadOnlySupported=0,
+    timelineSemaphoreInteropSupported=0, gpuDirectRDMASupported=0, gpuDirectRDMAFlushWritesOptions=0,
+    gpuDirectRDMAWritesOrdering=0, deferredMappingHipArraySupported=0, clusterLaunch=0, unifiedFunctionPointers=0,
     maxTexture1D=0, maxTexture1DMipmap=0, maxTexture1DLinear=0, maxTexture2D=[0, 0], maxTexture2DMipmap=[0, 0],
     maxTexture2DLinear=[0, 0, 0], maxTexture2DGather=[0, 0], maxTexture3D=[0, 0, 0], maxTexture3DAlt=[0, 0, 0],
     maxTextureCubemap=0, maxTexture1DLayered=[0, 0], maxTexture2DLayered=[0, 0, 0],
@@ -67,68 +61,101 @@ ARCH_FLAGS = dict(hasGlobalInt32Atomics=1, hasGlobalFloatAtomicExch=1, hasShared
                   hasFunnelShift=0, hasThreadFenceSystem=1, hasSyncThreadsExt=0, hasSurfaceFuncs=0, has3dGrid=1,
                   hasDynamicParallelism=0)
 
-# hipDeviceGetAttribute: the attribute (name after "hipDeviceAttribute") -> its value. The
-# set is HIP's (ROCm 7); the rest of hipDeviceAttribute_t is hipErrorInvalidValue there
-# (the range markers, the unused slots, the array-valued texture/surface limits, Luid,
-# MaxThreadsDim, TccDriver, SingleToDoublePrecisionPerfRatio, ClockInstructionRate).
-_P = PROPERTIES
-ATTRIBUTES: dict[str, int] = {
-    "EccEnabled": _P["ECCEnabled"], "AccessPolicyMaxWindowSize": _P["accessPolicyMaxWindowSize"],
-    "AsyncEngineCount": _P["asyncEngineCount"], "CanMapHostMemory": _P["canMapHostMemory"],
-    "CanUseHostPointerForRegisteredMem": _P["canUseHostPointerForRegisteredMem"], "ClockRate": _P["clockRate"],
-    "ComputeMode": _P["computeMode"], "ComputePreemptionSupported": _P["computePreemptionSupported"],
-    "ConcurrentKernels": _P["concurrentKernels"], "ConcurrentManagedAccess": _P["concurrentManagedAccess"],
-    "CooperativeLaunch": _P["cooperativeLaunch"], "CooperativeMultiDeviceLaunch": _P["cooperativeMultiDeviceLaunch"],
-    "DeviceOverlap": int(_P["asyncEngineCount"] > 0),
-    "DirectManagedMemAccessFromHost": _P["directManagedMemAccessFromHost"],
-    "GlobalL1CacheSupported": _P["globalL1CacheSupported"],
-    "HostNativeAtomicSupported": _P["hostNativeAtomicSupported"],
-    "Integrated": _P["integrated"], "IsMultiGpuBoard": _P["isMultiGpuBoard"],
-    "KernelExecTimeout": _P["kernelExecTimeoutEnabled"], "L2CacheSize": _P["l2CacheSize"],
-    "LocalL1CacheSupported": _P["localL1CacheSupported"], "LuidDeviceNodeMask": _P["luidDeviceNodeMask"],
-    "ComputeCapabilityMajor": _P["major"], "ComputeCapabilityMinor": _P["minor"],
-    "ManagedMemory": _P["managedMemory"], "MaxBlocksPerMultiProcessor": _P["maxBlocksPerMultiProcessor"],
-    "MaxBlockDimX": _P["maxThreadsDim"][0], "MaxBlockDimY": _P["maxThreadsDim"][1],
-    "MaxBlockDimZ": _P["maxThreadsDim"][2], "MaxGridDimX": _P["maxGridSize"][0],
-    "MaxGridDimY": _P["maxGridSize"][1], "MaxGridDimZ": _P["maxGridSize"][2],
-    "MaxSurface1D": _P["maxSurface1D"], "MaxTexture1DWidth": _P["maxTexture1D"],
-    "MaxTexture1DLinear": _P["maxTexture1DLinear"], "MaxTexture1DMipmap": _P["maxTexture1DMipmap"],
-    "MaxTexture2DWidth": _P["maxTexture2D"][0], "MaxTexture2DHeight": _P["maxTexture2D"][1],
-    "MaxTexture3DWidth": _P["maxTexture3D"][0], "MaxTexture3DHeight": _P["maxTexture3D"][1],
-    "MaxTexture3DDepth": _P["maxTexture3D"][2], "MaxTextureCubemap": _P["maxTextureCubemap"],
-    "MaxThreadsPerBlock": _P["maxThreadsPerBlock"], "MaxThreadsPerMultiProcessor": _P["maxThreadsPerMultiProcessor"],
-    "MaxPitch": min(_P["memPitch"], INT32_MAX), "MemoryBusWidth": _P["memoryBusWidth"],
-    "MemoryClockRate": _P["memoryClockRate"], "MultiGpuBoardGroupID": _P["multiGpuBoardGroupID"],
-    "MultiprocessorCount": _P["multiProcessorCount"], "PageableMemoryAccess": _P["pageableMemoryAccess"],
-    "PageableMemoryAccessUsesHostPageTables": _P["pageableMemoryAccessUsesHostPageTables"],
-    "PciBusId": _P["pciBusID"], "PciDeviceId": _P["pciDeviceID"], "PciDomainId": _P["pciDomainID"],
-    "PersistingL2CacheMaxSize": _P["persistingL2CacheMaxSize"], "MaxRegistersPerBlock": _P["regsPerBlock"],
-    "MaxRegistersPerMultiprocessor": _P["regsPerMultiprocessor"],
-    "ReservedSharedMemPerBlock": _P["reservedSharedMemPerBlock"], "MaxSharedMemoryPerBlock": _P["sharedMemPerBlock"],
-    "SharedMemPerBlockOptin": _P["sharedMemPerBlockOptin"],
-    "SharedMemPerMultiprocessor": _P["sharedMemPerMultiprocessor"],
-    "StreamPrioritiesSupported": _P["streamPrioritiesSupported"], "SurfaceAlignment": _P["surfaceAlignment"],
-    "TextureAlignment": _P["textureAlignment"], "TexturePitchAlignment": _P["texturePitchAlignment"],
-    "TotalConstantMemory": min(_P["totalConstMem"], INT32_MAX), "TotalGlobalMem": min(_P["totalGlobalMem"], INT32_MAX),
-    "UnifiedAddressing": 1, "WarpSize": _P["warpSize"], "MemoryPoolsSupported": _P["memoryPoolsSupported"],
-    "VirtualMemoryManagementSupported": 0, "HostRegisterSupported": 1,
-    "MemoryPoolSupportedHandleTypes": _P["memoryPoolSupportedHandleTypes"], "HostNumaId": 0, "DmaBufSupported": 0,
-    "GPUDirectRDMAWithHipVMMSupported": 0, "HandleTypeFabricSupported": 0,
-    "MaxSharedMemoryPerMultiprocessor": _P["maxSharedMemoryPerMultiProcessor"],
-    "HdpMemFlushCntl": 0, "HdpRegFlushCntl": 0,   # no HDP registers: their addresses are NULL
-    "CooperativeMultiDeviceUnmatchedFunc": _P["cooperativeMultiDeviceUnmatchedFunc"],
-    "CooperativeMultiDeviceUnmatchedGridDim": _P["cooperativeMultiDeviceUnmatchedGridDim"],
-    "CooperativeMultiDeviceUnmatchedBlockDim": _P["cooperativeMultiDeviceUnmatchedBlockDim"],
-    "CooperativeMultiDeviceUnmatchedSharedMem": _P["cooperativeMultiDeviceUnmatchedSharedMem"],
-    "IsLargeBar": _P["isLargeBar"], "AsicRevision": _P["asicRevision"],
-    "CanUseStreamWaitValue": 1, "ImageSupport": 0, "PhysicalMultiProcessorCount": _P["multiProcessorCount"],
-    "FineGrainSupport": 1, "WallClockRate": 100_000, "NumberOfXccs": 1, "MaxAvailableVgprsPerThread": 512,
-    "PciChipId": 0, "ExpertSchedMode": 0, "MaxDynDataPrefetchRegions": 0,
-}
-# hipDeviceAttribute_t value -> answer, for the members of the installed release only
-_BY_VALUE = {int(m): ATTRIBUTES[name[len("hipDeviceAttribute"):]]
-             for name, m in ht.hipDeviceAttribute_t.__members__.items()
-             if name[len("hipDeviceAttribute"):] in ATTRIBUTES}
+
+@functools.cache
+def properties_of(model: DeviceModel) -> dict[str, Any]:
+    """The hipDeviceProp_t of the sim as ``model``: the chip's numbers derived as HIP derives
+    them (ROCm/clr hip_device.cpp), the rest ``SIM_PROPERTIES``."""
+    return dict(
+        SIM_PROPERTIES, name=model.name.encode(), gcnArchName=model.gcn_arch_name.encode(),
+        totalGlobalMem=model.total_global_mem, sharedMemPerBlock=model.lds, sharedMemPerBlockOptin=model.lds,
+        maxSharedMemoryPerMultiProcessor=model.lds, sharedMemPerMultiprocessor=model.lds * model.compute_units,
+        regsPerBlock=model.registers, regsPerMultiprocessor=model.registers, warpSize=model.wavefront,
+        maxThreadsPerBlock=model.max_threads_per_block, maxThreadsDim=list(model.max_threads_dim),
+        maxGridSize=list(model.max_grid_size), clockRate=model.clock_khz, memoryClockRate=model.memory_clock_khz,
+        memoryBusWidth=model.memory_bus_width, major=model.major, minor=model.minor,
+        multiProcessorCount=model.compute_units, l2CacheSize=model.l2_cache, persistingL2CacheMaxSize=model.l2_cache,
+        maxThreadsPerMultiProcessor=model.max_threads_per_cu, maxBlocksPerMultiProcessor=model.max_blocks_per_cu,
+        asicRevision=model.asic_revision)
+
+
+@functools.cache
+def attributes_of(model: DeviceModel) -> dict[str, int]:
+    """hipDeviceGetAttribute as the sim answers it as ``model``: the attribute (its name after
+    "hipDeviceAttribute") -> its value, read from the properties as HIP reads them
+    (ROCm/clr hip_device_runtime.cpp). The set is HIP's (ROCm 7); the rest of
+    hipDeviceAttribute_t is hipErrorInvalidValue there (the range markers, the unused slots, the
+    array-valued texture/surface limits, Luid, MaxThreadsDim, TccDriver,
+    SingleToDoublePrecisionPerfRatio, ClockInstructionRate)."""
+    p = properties_of(model)
+    return {
+        "EccEnabled": p["ECCEnabled"], "AccessPolicyMaxWindowSize": p["accessPolicyMaxWindowSize"],
+        "AsyncEngineCount": p["asyncEngineCount"], "CanMapHostMemory": p["canMapHostMemory"],
+        "CanUseHostPointerForRegisteredMem": p["canUseHostPointerForRegisteredMem"], "ClockRate": p["clockRate"],
+        "ComputeMode": p["computeMode"], "ComputePreemptionSupported": p["computePreemptionSupported"],
+        "ConcurrentKernels": p["concurrentKernels"], "ConcurrentManagedAccess": p["concurrentManagedAccess"],
+        "CooperativeLaunch": p["cooperativeLaunch"], "CooperativeMultiDeviceLaunch": p["cooperativeMultiDeviceLaunch"],
+        "DeviceOverlap": int(p["asyncEngineCount"] > 0),
+        "DirectManagedMemAccessFromHost": p["directManagedMemAccessFromHost"],
+        "GlobalL1CacheSupported": p["globalL1CacheSupported"],
+        "HostNativeAtomicSupported": p["hostNativeAtomicSupported"],
+        "Integrated": p["integrated"], "IsMultiGpuBoard": p["isMultiGpuBoard"],
+        "KernelExecTimeout": p["kernelExecTimeoutEnabled"], "L2CacheSize": p["l2CacheSize"],
+        "LocalL1CacheSupported": p["localL1CacheSupported"], "LuidDeviceNodeMask": p["luidDeviceNodeMask"],
+        "ComputeCapabilityMajor": p["major"], "ComputeCapabilityMinor": p["minor"],
+        "ManagedMemory": p["managedMemory"], "MaxBlocksPerMultiProcessor": p["maxBlocksPerMultiProcessor"],
+        "MaxBlockDimX": p["maxThreadsDim"][0], "MaxBlockDimY": p["maxThreadsDim"][1],
+        "MaxBlockDimZ": p["maxThreadsDim"][2], "MaxGridDimX": p["maxGridSize"][0],
+        "MaxGridDimY": p["maxGridSize"][1], "MaxGridDimZ": p["maxGridSize"][2],
+        "MaxSurface1D": p["maxSurface1D"], "MaxTexture1DWidth": p["maxTexture1D"],
+        "MaxTexture1DLinear": p["maxTexture1DLinear"], "MaxTexture1DMipmap": p["maxTexture1DMipmap"],
+        "MaxTexture2DWidth": p["maxTexture2D"][0], "MaxTexture2DHeight": p["maxTexture2D"][1],
+        "MaxTexture3DWidth": p["maxTexture3D"][0], "MaxTexture3DHeight": p["maxTexture3D"][1],
+        "MaxTexture3DDepth": p["maxTexture3D"][2], "MaxTextureCubemap": p["maxTextureCubemap"],
+        "MaxThreadsPerBlock": p["maxThreadsPerBlock"], "MaxThreadsPerMultiProcessor": p["maxThreadsPerMultiProcessor"],
+        "MaxPitch": min(p["memPitch"], INT32_MAX), "MemoryBusWidth": p["memoryBusWidth"],
+        "MemoryClockRate": p["memoryClockRate"], "MultiGpuBoardGroupID": p["multiGpuBoardGroupID"],
+        "MultiprocessorCount": p["multiProcessorCount"], "PageableMemoryAccess": p["pageableMemoryAccess"],
+        "PageableMemoryAccessUsesHostPageTables": p["pageableMemoryAccessUsesHostPageTables"],
+        "PciBusId": p["pciBusID"], "PciDeviceId": p["pciDeviceID"], "PciDomainId": p["pciDomainID"],
+        "PersistingL2CacheMaxSize": p["persistingL2CacheMaxSize"], "MaxRegistersPerBlock": p["regsPerBlock"],
+        "MaxRegistersPerMultiprocessor": p["regsPerMultiprocessor"],
+        "ReservedSharedMemPerBlock": p["reservedSharedMemPerBlock"], "MaxSharedMemoryPerBlock": p["sharedMemPerBlock"],
+        "SharedMemPerBlockOptin": p["sharedMemPerBlockOptin"],
+        "SharedMemPerMultiprocessor": p["sharedMemPerMultiprocessor"],
+        "StreamPrioritiesSupported": p["streamPrioritiesSupported"], "SurfaceAlignment": p["surfaceAlignment"],
+        "TextureAlignment": p["textureAlignment"], "TexturePitchAlignment": p["texturePitchAlignment"],
+        "TotalConstantMemory": min(p["totalConstMem"], INT32_MAX),
+        "TotalGlobalMem": min(p["totalGlobalMem"], INT32_MAX),
+        "UnifiedAddressing": 1, "WarpSize": p["warpSize"], "MemoryPoolsSupported": p["memoryPoolsSupported"],
+        "VirtualMemoryManagementSupported": 0, "HostRegisterSupported": 1,
+        "MemoryPoolSupportedHandleTypes": p["memoryPoolSupportedHandleTypes"], "HostNumaId": 0, "DmaBufSupported": 0,
+        "GPUDirectRDMAWithHipVMMSupported": 0, "HandleTypeFabricSupported": 0,
+        "MaxSharedMemoryPerMultiprocessor": p["maxSharedMemoryPerMultiProcessor"],
+        "HdpMemFlushCntl": 0, "HdpRegFlushCntl": 0,   # no HDP registers: their addresses are NULL
+        "CooperativeMultiDeviceUnmatchedFunc": p["cooperativeMultiDeviceUnmatchedFunc"],
+        "CooperativeMultiDeviceUnmatchedGridDim": p["cooperativeMultiDeviceUnmatchedGridDim"],
+        "CooperativeMultiDeviceUnmatchedBlockDim": p["cooperativeMultiDeviceUnmatchedBlockDim"],
+        "CooperativeMultiDeviceUnmatchedSharedMem": p["cooperativeMultiDeviceUnmatchedSharedMem"],
+        "IsLargeBar": p["isLargeBar"], "AsicRevision": p["asicRevision"],
+        "CanUseStreamWaitValue": 1, "ImageSupport": 0, "PhysicalMultiProcessorCount": model.physical_compute_units,
+        "FineGrainSupport": 1, "WallClockRate": 100_000, "NumberOfXccs": model.xccs,
+        "MaxAvailableVgprsPerThread": model.max_vgprs_per_thread, "PciChipId": model.pci_chip_id,
+        "ExpertSchedMode": 0, "MaxDynDataPrefetchRegions": 0,
+    }
+
+
+@functools.cache
+def _by_value(model: DeviceModel) -> dict[int, int]:
+    """hipDeviceAttribute_t value -> answer, for the members of the installed release only."""
+    answers = attributes_of(model)
+    return {int(m): answers[name[len("hipDeviceAttribute"):]]
+            for name, m in ht.hipDeviceAttribute_t.__members__.items()
+            if name[len("hipDeviceAttribute"):] in answers}
+
+
+def _model() -> DeviceModel:
+    return _dev().model
 
 
 def _device(device: Any) -> int:
@@ -141,7 +168,7 @@ def _device(device: Any) -> int:
 
 def properties() -> Any:
     """A fresh hipDeviceProp_t of the sim's device (the program may write to it)."""
-    return ht.hipDeviceProp_t(**PROPERTIES, uuid=ht.device_uuid(UUID), arch=ht.device_arch(**ARCH_FLAGS))
+    return ht.hipDeviceProp_t(**properties_of(_model()), uuid=ht.device_uuid(UUID), arch=ht.device_arch(**ARCH_FLAGS))
 
 
 def hipGetDeviceProperties(deviceId: int) -> tuple:
@@ -151,7 +178,7 @@ def hipGetDeviceProperties(deviceId: int) -> tuple:
 
 def hipDeviceGetAttribute(attr: Any, deviceId: Any) -> tuple:
     _device(deviceId)
-    value = _BY_VALUE.get(int(attr))
+    value = _by_value(_model()).get(int(attr))
     if value is None:
         raise HipError("hipErrorInvalidValue", f"{attr.name} is not an attribute HIP answers")
     return (SUCCESS, value)
@@ -206,7 +233,7 @@ def hipDeviceGetLimit(limit: Any) -> tuple:
 
 def hipDeviceSetLimit(limit: Any, value: Any) -> None:
     s, name, v = _dev().settings, _limit(limit), int(value)
-    bounds = {"hipLimitStackSize": (0, STACK_SIZE_MAX), "hipLimitMallocHeapSize": (0, TOTAL_DEVICE_BYTES),
+    bounds = {"hipLimitStackSize": (0, STACK_SIZE_MAX), "hipLimitMallocHeapSize": (0, _model().total_global_mem),
               "hipExtLimitScratchCurrent": (SCRATCH_MIN, SCRATCH_MAX)}.get(name)
     if bounds is None:
         raise HipError("hipErrorUnsupportedLimit", f"{name} cannot be set")
@@ -333,9 +360,9 @@ def _drv_error_text(hipError: Any, string: bool) -> tuple:
 
 # Calls that are a constant, a setting read back or a HIP "not supported".
 TABLE: dict[str, Callable] = {
-    "hipDeviceGetName": lambda n, device: (_device(device), (SUCCESS, _text(PROPERTIES["name"], n)))[1],
-    "hipDeviceComputeCapability": lambda device: (_device(device), (SUCCESS, _P["major"], _P["minor"]))[1],
-    "hipDeviceTotalMem": lambda device: (_device(device), (SUCCESS, TOTAL_DEVICE_BYTES))[1],
+    "hipDeviceGetName": lambda n, device: (_device(device), (SUCCESS, _text(_model().name.encode(), n)))[1],
+    "hipDeviceComputeCapability": lambda device: (_device(device), (SUCCESS, _model().major, _model().minor))[1],
+    "hipDeviceTotalMem": lambda device: (_device(device), (SUCCESS, _model().total_global_mem))[1],
     "hipDeviceGet": lambda ordinal: (SUCCESS, _device(ordinal)),
     "hipDeviceGetUuid": lambda device: (_device(device), (SUCCESS, ht.device_uuid(UUID)))[1],
     "hipDriverGetVersion": lambda: (SUCCESS, HIP_VERSION),

@@ -91,10 +91,11 @@ class Memory:
     The arenas are the process's own (one device, one pinned): a new Memory owns them
     from then on, so it starts by zeroing whatever an earlier one left there."""
 
-    def __init__(self, next_device: int = DEVICE_BASE) -> None:
+    def __init__(self, next_device: int = DEVICE_BASE, total_bytes: int = TOTAL_DEVICE_BYTES) -> None:
         for arena in arenas.existing_arenas():
             arena.discard_all()
         self._next_device = next_device
+        self.total_bytes = total_bytes   # the device model's memory: allocations past it fail
         self.device_bytes_used = 0
         self._device: dict[int, Allocation] = {}
         self._device_starts: list[int] = []  # sorted (bump allocation appends in order)
@@ -125,7 +126,7 @@ class Memory:
     def successor(self) -> "Memory":
         """An empty memory whose device addresses continue after this one's (hipDeviceReset:
         an address is never handed out twice)."""
-        return Memory(self._next_device)
+        return Memory(self._next_device, self.total_bytes)
 
     # -- allocation -------------------------------------------------------------------
     def malloc(self, size: int, align: int = DEVICE_ALIGN) -> Allocation | None:
@@ -134,7 +135,7 @@ class Memory:
         base = -(-self._next_device // align) * align
         padded = -(-max(size, 1) // DEVICE_ALIGN) * DEVICE_ALIGN
         arena = self.device_arena
-        if self.device_bytes_used + padded > TOTAL_DEVICE_BYTES or base + padded > DEVICE_BASE + arena.size:
+        if self.device_bytes_used + padded > self.total_bytes or base + padded > DEVICE_BASE + arena.size:
             return None
         storage = arena.view(base - DEVICE_BASE, max(size, 1))
         alloc = Allocation(DEVICE, base, size, storage)

@@ -6,9 +6,9 @@ Managed memory (hipMallocManaged) is host memory that the device also reaches, a
 with unified memory: the sim hands out a pinned-style allocation (page-aligned, real
 process memory) marked ``managed``, so the host reads and writes it at ``int(ptr)`` and
 kernels and copies reach it through ``Memory.resolve``. Pitched allocations round each row
-up to ``PITCH_ALIGN`` bytes. The occupancy model: ``SM_COUNT`` compute units of
-``THREADS_PER_SM`` threads, at most ``BLOCKS_PER_SM`` blocks and ``SHARED_PER_SM`` bytes of
-shared memory each.
+up to ``PITCH_ALIGN`` bytes. The occupancy model is the device model's (``Device.model``, as
+its hipDeviceProp_t says): its compute units, each holding ``max_threads_per_cu`` threads in
+whole wavefronts, at most ``max_blocks_per_cu`` blocks and ``lds`` bytes of shared memory.
 """
 from __future__ import annotations
 
@@ -31,8 +31,7 @@ from hrr.backends.surface import HipError, irregular
 
 SUCCESS = hipError_t.hipSuccess
 PITCH_ALIGN = 256
-SM_COUNT, THREADS_PER_SM, BLOCKS_PER_SM, SHARED_PER_SM = 8, 2048, 32, 65536
-MAX_BLOCK = 1024
+MAX_BLOCK = 1024   # every AMD GPU's work-group limit (hipFuncAttributes.maxThreadsPerBlock)
 _dev = _device.current
 _D2D = hipMemcpyKind.hipMemcpyDeviceToDevice
 
@@ -435,7 +434,7 @@ def _func_attr(fn: Function, attrib: int) -> int:
     if attrib in _FUNC_ATTR_DEFAULTS:
         return _FUNC_ATTR_DEFAULTS[attrib]
     if attrib == _MAX_DYNAMIC_SHARED:
-        return int(fn.attributes.get(_MAX_DYNAMIC_SHARED, SHARED_PER_SM))
+        return int(fn.attributes.get(_MAX_DYNAMIC_SHARED, _dev().model.lds))
     if attrib == _CARVEOUT:
         return int(fn.attributes.get(_CARVEOUT, -1))
     raise HipError("hipErrorInvalidValue", f"function attribute {attrib}")
@@ -456,7 +455,7 @@ def hipFuncGetAttribute(attrib: Any, fn: Function) -> tuple:
 
 def hipFuncSetAttribute(fn: Function, attr: Any, value: Any) -> None:
     attr, value = int(attr), int(value)
-    if attr == _MAX_DYNAMIC_SHARED and 0 <= value <= SHARED_PER_SM:
+    if attr == _MAX_DYNAMIC_SHARED and 0 <= value <= _dev().model.lds:
         fn.attributes[attr] = value
     elif attr == _CARVEOUT and -1 <= value <= 100:
         fn.attributes[attr] = value
@@ -479,13 +478,14 @@ def hipFuncSetSharedMemConfig(fn: Function, config: Any) -> None:
 # -- occupancy -----------------------------------------------------------------------------------
 def active_blocks(fn: Function, block_size: Any, shared: Any) -> int:
     """Blocks of ``block_size`` threads and ``shared`` dynamic bytes one compute unit holds."""
-    block_size, shared = int(block_size), checked_size(shared)
-    if not 0 < block_size <= MAX_BLOCK:
+    block_size, shared, model = int(block_size), checked_size(shared), _dev().model
+    if not 0 < block_size <= model.max_threads_per_block:
         raise HipError("hipErrorInvalidValue", f"block size {block_size}")
-    if shared > int(fn.attributes.get(_MAX_DYNAMIC_SHARED, SHARED_PER_SM)):
+    if shared > int(fn.attributes.get(_MAX_DYNAMIC_SHARED, model.lds)):
         return 0
-    warps = -(-block_size // 64) * 64
-    return min(BLOCKS_PER_SM, THREADS_PER_SM // warps, SHARED_PER_SM // shared if shared else BLOCKS_PER_SM)
+    threads = -(-block_size // model.wavefront) * model.wavefront   # a block takes whole wavefronts
+    return min(model.max_blocks_per_cu, model.max_threads_per_cu // threads,
+               model.lds // shared if shared else model.max_blocks_per_cu)
 
 
 def _flags(flags: Any) -> bool:
@@ -505,7 +505,7 @@ def _potential(fn: Function, shared: Any, limit: Any) -> tuple:
         if threads > best[0] * 1:
             best = (threads, size)
     size = best[1]
-    return (SUCCESS, active_blocks(fn, size, shared) * SM_COUNT, size)
+    return (SUCCESS, active_blocks(fn, size, shared) * _dev().model.compute_units, size)
 
 
 def _occupancy_bodies() -> dict[str, Callable]:
@@ -535,7 +535,7 @@ def _launch(fn: Function, grid: tuple, block: tuple, shared: Any, stream: Any, k
     if min(grid + block) < 1 or block[0] * block[1] * block[2] > MAX_BLOCK:
         raise HipError("hipErrorInvalidConfiguration", f"launch shape {grid} x {block}")
     if cooperative:
-        fits = active_blocks(fn, block[0] * block[1] * block[2], shared or 0) * SM_COUNT
+        fits = active_blocks(fn, block[0] * block[1] * block[2], shared or 0) * _dev().model.compute_units
         if grid[0] * grid[1] * grid[2] > fits:
             raise HipError("hipErrorCooperativeLaunchTooLarge",
                            f"{grid} blocks are more than the {fits} that can be resident at once")

@@ -16,6 +16,15 @@ those symbols across its inputs (an undefined or twice-defined one is
 ``HIPRTC_ERROR_LINKING`` with the reason in the link's error log) and then compiles and
 links the units together. Inputs the sim cannot read (LLVM IR or bitcode for a real GPU)
 fail the link.
+
+Targets, as a GPU's hiprtc: a program compiles for the first target its options name
+(``--offload-arch=``, nvcc's ``--gpu-architecture`` that hiprtc turns into it, NVRTC's
+``-arch``), else for the device's ``gcnArchName``; a name that is no AMD processor LLVM knows
+(``gfx9999``, ``sim``) is HIPRTC_ERROR_COMPILATION with the reason in the log. Another AMD
+processor compiles, with its wavefront size (``devicemodels.code_wavefront``), and its code
+object is refused when a device of another processor loads it (hipErrorNoBinaryForGpu). An
+NVIDIA target (``compute_90``, ``sm_90``: a CUDA program through hip-python's CUDA interop)
+compiles as CUDA code, 32 threads to a warp, where a GPU's hiprtc would refuse it.
 """
 from __future__ import annotations
 
@@ -28,7 +37,7 @@ from typing import Any, Callable
 
 import attrs
 
-from hrr.backends import kernelsource
+from hrr.backends import devicemodels, kernelsource
 from hrr.backends.hiptypes import (
     CStr,
     as_address,
@@ -162,10 +171,13 @@ def native_compiler() -> bool:
 def compile_native(units: tuple[kernelsource.SourceUnit, ...], options: list[str], relocatable: bool = False,
                    names: tuple[str, ...] = (), lowered: dict[str, str] | None = None) -> tuple[bytes | None, str]:
     """(kernel source code object or None, log): the program's own HIP C++ compiled for the
-    CPU. The code object is the source (the image is rebuilt, from a cache, when it loads);
+    CPU, with the wavefront size of the target the options name (the device's when none).
+    The code object is the source (the image is rebuilt, from a cache, when it loads);
     ``lowered`` is given each name expression's lowered name."""
     from hrr.backends.sim.native import toolchain
-    result = toolchain.compile_program(units, options, relocatable=relocatable, name_expressions=names)
+    wavefront = devicemodels.code_wavefront(options, _device.current().model.gcn_arch_name)
+    result = toolchain.compile_program(units, options, relocatable=relocatable, name_expressions=names,
+                                       wavefront=wavefront)
     if not result.ok:
         return None, result.log
     if lowered is not None:
@@ -402,6 +414,12 @@ def hiprtcCompileProgram(prog: Any, numOptions: int = 0, options: Any = None) ->
     defines, needs = device_symbols(p.source)
     p.code = p.bitcode = None
     p.compiled = True
+    try:   # hiprtc compiles for the target the options name, else the device's (as a GPU's does)
+        devicemodels.compile_target(opts, _device.current().model.gcn_arch_name)
+    except devicemodels.TargetError as exc:
+        if not devicemodels.cuda_target(opts):   # a CUDA program's target: compiled as CUDA code
+            p.log = f"{p.name or 'program'}: error: invalid --offload-arch: {exc}\n"
+            return (hiprtcResult.HIPRTC_ERROR_COMPILATION,)
     if any(o in _RDC_FLAGS for o in opts):
         # relocatable: symbols are resolved when it is linked; it must compile on its own
         kernels = defined_kernels(p.source)

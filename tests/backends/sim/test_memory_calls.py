@@ -151,10 +151,11 @@ def test_function_attributes_and_occupancy(kernels):
     assert hip.hipOccupancyMaxActiveBlocksPerMultiprocessor(f, 64, 8192) == (OK, 0)       # over the attribute
     assert hip.hipModuleOccupancyMaxActiveBlocksPerMultiprocessor(f, 2048, 0)[0] == E.hipErrorInvalidValue
     assert hip.hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(f, 64, 0, 5)[0] == E.hipErrorInvalidValue
+    cus = hip.hipGetDeviceProperties(0)[1].multiProcessorCount   # the device model's compute units
     err, grid, block = hip.hipModuleOccupancyMaxPotentialBlockSize(f, 0, 0)
-    assert err == OK and block == 1024 and grid == 2 * 8
+    assert err == OK and block == 1024 and grid == 2 * cus
     assert hip.hipOccupancyMaxPotentialBlockSize(f, 0, 100)[2] <= 100
-    assert hip.hipModuleOccupancyMaxPotentialBlockSizeWithFlags(f, 0, 256, 0)[1:] == (8 * 8, 256)
+    assert hip.hipModuleOccupancyMaxPotentialBlockSizeWithFlags(f, 0, 256, 0)[1:] == (8 * cus, 256)
 
 
 def test_ext_launch_records_its_events_and_cooperative_launches_must_fit(kernels):
@@ -174,9 +175,10 @@ def test_ext_launch_records_its_events_and_cooperative_launches_must_fit(kernels
     assert hip.hipLaunchCooperativeKernel(fill, hip.dim3(x=1), hip.dim3(x=64), args, 0, s) == (OK,)
     assert hip.hipStreamSynchronize(s) == (OK,)
     assert np.frombuffer(read(d, 16), np.uint32).tolist() == [5] * 4
-    # 8 compute units of 2048 threads hold 16 blocks of 1024 at once
-    assert hip.hipModuleLaunchCooperativeKernel(fill, 16, 1, 1, 1024, 1, 1, 0, s, args) == (OK,)
-    assert hip.hipModuleLaunchCooperativeKernel(fill, 17, 1, 1, 1024, 1, 1, 0, s, args) == (
+    # the model's compute units of 2048 threads hold two blocks of 1024 each at once
+    fits = 2 * hip.hipGetDeviceProperties(0)[1].multiProcessorCount
+    assert hip.hipModuleLaunchCooperativeKernel(fill, fits, 1, 1, 1024, 1, 1, 0, s, args) == (OK,)
+    assert hip.hipModuleLaunchCooperativeKernel(fill, fits + 1, 1, 1, 1024, 1, 1, 0, s, args) == (
         E.hipErrorCooperativeLaunchTooLarge,)
     assert hip.hipLaunchCooperativeKernel(object(), hip.dim3(x=1), hip.dim3(x=1), args, 0, s) == (
         E.hipErrorInvalidDeviceFunction,)

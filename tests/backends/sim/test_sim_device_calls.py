@@ -72,8 +72,8 @@ def test_a_device_that_does_not_exist(call, args):
 
 
 def test_names_and_pci_ids():
-    assert hip.hipDeviceGetName(64, 0) == (OK, ht.CStr(b"hrr sim device"))
-    assert hip.hipDeviceGetName(4, 0) == (OK, ht.CStr(b"hrr"))          # truncated, NUL-terminated
+    assert hip.hipDeviceGetName(64, 0) == (OK, ht.CStr(b"AMD Instinct MI300X"))   # the default model's
+    assert hip.hipDeviceGetName(4, 0) == (OK, ht.CStr(b"AMD"))          # truncated, NUL-terminated
     assert hip.hipDeviceGetName(0, 0) == (E.hipErrorInvalidValue, None)
     err, bus = hip.hipDeviceGetPCIBusId(13, 0)
     assert (err, bytes(bus)) == (OK, b"0000:00:00.0")

@@ -162,7 +162,7 @@ extern "C" __global__ void struct_sum_u32(unsigned* dst, Slice s) { }
 def _compile(source: bytes):
     err, prog = hiprtc.hiprtcCreateProgram(source, b"prog.cu", 0, [], [])
     assert err == hiprtc.hiprtcResult.HIPRTC_SUCCESS
-    result, = hiprtc.hiprtcCompileProgram(prog, 1, [b"--offload-arch=sim"])
+    result, = hiprtc.hiprtcCompileProgram(prog, 1, [b"--offload-arch=gfx942"])
     err, log_size = hiprtc.hiprtcGetProgramLogSize(prog)
     log = bytearray(log_size)
     hiprtc.hiprtcGetProgramLog(prog, log)

@@ -1,6 +1,6 @@
 /* The part of HIP's cooperative groups a native kernel can have (included by the stub
  * <hip/hip_cooperative_groups.h>): the thread block, and tiles of a warp (whose size divides
- * the warp's 64) through the runtime's warp operations. A grid-wide sync cannot be: blocks run
+ * the warp's warpSize) through the runtime's warp operations. A grid-wide sync cannot be: blocks run
  * one after another, so grid_group::sync traps. */
 #ifndef HRR_COOPERATIVE_GROUPS_H
 #define HRR_COOPERATIVE_GROUPS_H
@@ -37,7 +37,7 @@ class grid_group {
 static inline grid_group this_grid() { return grid_group(); }
 
 template <unsigned N> class thread_block_tile {
-  static_assert(N && N <= 64 && (N & (N - 1)) == 0, "a tile is a power of two no larger than the warp");
+  static_assert(N && N <= warpSize && (N & (N - 1)) == 0, "a tile is a power of two no larger than the warp");
 
  public:
   void sync() const { __syncwarp(); }

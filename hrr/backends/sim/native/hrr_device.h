@@ -5,7 +5,9 @@
  * a block as fibers switched only at __syncthreads and warp operations, so __shared__ is a
  * plain static and the atomics need no more than the compiler's __atomic builtins.
  *
- * What a kernel has: threadIdx/blockIdx/blockDim/gridDim, warpSize (64), the qualifiers,
+ * What a kernel has: threadIdx/blockIdx/blockDim/gridDim, warpSize (the wavefront size of the
+ * target it is compiled for: 64 on GCN/CDNA, 32 on RDNA; toolchain.py defines
+ * HRR_WAVEFRONT_SIZE, as clang defines __AMDGCN_WAVEFRONT_SIZE__ for a GPU), the qualifiers,
  * __shared__ and dynamic shared memory, __syncthreads(_count/_and/_or), __threadfence*, the
  * atomics (int, unsigned, long, long long and their unsigned forms; float, double, __half add),
  * warp shuffles and votes, printf (exact), libm (through the runtime's table) and the
@@ -234,7 +236,12 @@ HRR_LIMITS_FLOAT(double, __DBL, )
 #define __HIP_PLATFORM_AMD__ 1
 #define __HIP_DEVICE_COMPILE__ 1
 #define __HIPCC_RTC__ 1
-#define warpSize 64
+#ifndef HRR_WAVEFRONT_SIZE
+#define HRR_WAVEFRONT_SIZE 64
+#endif
+#define warpSize HRR_WAVEFRONT_SIZE
+#define __AMDGCN_WAVEFRONT_SIZE__ HRR_WAVEFRONT_SIZE
+#define __AMDGCN_WAVEFRONT_SIZE HRR_WAVEFRONT_SIZE
 #define HIP_KERNEL_NAME(...) __VA_ARGS__
 
 /* ---- the thread's coordinates: set by the scheduler before it resumes a fiber ---- */

@@ -18,7 +18,7 @@ namespace {
 /* A waiting fiber waits at the block's barrier (__syncthreads) or at its warp's (a warp
  * operation: shuffle, vote). */
 enum { READY = 0, AT_BLOCK = 1, AT_WARP = 2, DONE = 3 };
-enum { MAX_FIBERS = 1024, WARP = 64 };
+enum { MAX_FIBERS = 1024, WARP = HRR_WAVEFRONT_SIZE };   /* the image's wavefront size (hrr_device.h) */
 
 struct Fiber {
   void *sp;

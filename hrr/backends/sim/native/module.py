@@ -7,7 +7,7 @@ from typing import Any, Callable
 
 import xxhash
 
-from hrr.backends import kernelsource
+from hrr.backends import devicemodels, kernelsource
 from hrr.backends.sim.kernels import CodeObjectError, DeviceFault, KernelDef, KernelLibrary, LaunchContext
 from hrr.backends.sim.native import abi, elfimage, policy, toolchain, worker
 
@@ -25,9 +25,14 @@ class NativeModule:
         self.library, self.globals, self.image_base = library, globals_, image_base
 
 
-def compile_source(ks: kernelsource.KernelSource) -> elfimage.NativeImage:
-    """The image of ``ks``, parsed (CodeObjectError with the compiler's log when it does not build)."""
-    result = toolchain.compile_program(ks.units, ks.options, name_expressions=ks.name_expressions)
+def compile_source(ks: kernelsource.KernelSource,
+                   model: devicemodels.DeviceModel | None = None) -> elfimage.NativeImage:
+    """The image of ``ks``, parsed (CodeObjectError with the compiler's log when it does not build),
+    with the wavefront size of the target it was compiled for (``model``'s when it names none)."""
+    arch = (model or devicemodels.selected()).gcn_arch_name
+    wavefront = devicemodels.code_wavefront(ks.options, arch, ks.native_kind)
+    result = toolchain.compile_program(ks.units, ks.options, name_expressions=ks.name_expressions,
+                                       wavefront=wavefront)
     if not result.ok or result.native is None:
         raise CodeObjectError("the module's HIP C++ source does not compile for the sim:\n" + result.log.strip(),
                               code="hipErrorNoBinaryForGpu")
@@ -40,11 +45,15 @@ def load(dev: Any, data: bytes) -> NativeModule:
         ks = kernelsource.decode(data)
     except kernelsource.KernelSourceError as exc:
         raise CodeObjectError(str(exc)) from None
+    refused = devicemodels.load_refusal(ks.options, dev.model, ks.native_kind) if dev.check_targets else None
+    if refused is not None:   # as a GPU's loader finds no code object for its processor
+        raise CodeObjectError(refused, code="hipErrorNoBinaryForGpu")
     try:
         sandbox = policy.use_sandbox(worker.sandbox_support())
     except policy.KernelsRefused as exc:
         raise CodeObjectError(str(exc), code="hipErrorNoBinaryForGpu") from None
-    image = compile_source(ks)   # compile_program parsed it: an image that does not parse is a failed compile
+    # compile_program parsed it: an image that does not parse is a failed compile
+    image = compile_source(ks, dev.model)
     alloc = dev.memory.malloc(image.memory_size, align=PAGE)
     if alloc is None:
         raise CodeObjectError(f"no device memory for the module's image ({image.memory_size} bytes)",

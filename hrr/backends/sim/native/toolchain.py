@@ -383,6 +383,9 @@ def _translate_options(options: list[str] | tuple[str, ...], header_dir: str) ->
     opt_level, std = "-O2", "-std=c++17"
     it = iter(options)
     for opt in it:
+        if opt in ("--gpu-architecture", "-arch"):   # the target is the next option (hrr.backends.devicemodels)
+            next(it, "")
+            continue
         if opt in ("-D", "-U", "-I") or opt in ("--define-macro", "--undefine-macro", "--include-path"):
             opt = {"--define-macro": "-D", "--undefine-macro": "-U", "--include-path": "-I"}.get(opt, opt)
             opt = opt + next(it, "")
@@ -432,12 +435,12 @@ def _write_tree(root: Path, files: dict[str, bytes]) -> None:
 
 
 def _runtime_object(tc: Toolchain, work: Path, include: Path, env: dict[str, str],
-                    use_cache: bool = True) -> tuple[Path | None, str]:
-    """hrr_runtime.c compiled for this toolchain (kept in the cache: it is the same for every
-    program)."""
+                    use_cache: bool = True, wavefront: int = 64) -> tuple[Path | None, str]:
+    """hrr_runtime.c compiled for this toolchain and wavefront size (kept in the cache: it is
+    the same for every program of that size)."""
     runtime = _package_bytes(RUNTIME_SOURCE)
     key = hashlib.sha256(b"\0".join([tc.ident.encode(), runtime, _package_bytes(DEVICE_HEADER),
-                                     _package_bytes(ABI_HEADER)])).hexdigest()[:32]
+                                     _package_bytes(ABI_HEADER), b"wave%d" % wavefront])).hexdigest()[:32]
     cache = cache_dir()
     if use_cache and cache is not None and (cache / f"runtime-{key}.o").is_file():
         return cache / f"runtime-{key}.o", ""
@@ -445,7 +448,8 @@ def _runtime_object(tc: Toolchain, work: Path, include: Path, env: dict[str, str
     src.write_bytes(runtime)
     obj = work / "hrr_runtime.o"
     argv = [*tc.argv, "-x", "c++", "-std=c++17", "-O2", *BASE_FLAGS, "-fno-builtin", "-DHRR_RUNTIME",
-            "-isystem", str(include), "-include", str(include / DEVICE_HEADER), "-c", str(src), "-o", str(obj)]
+            f"-DHRR_WAVEFRONT_SIZE={wavefront}", "-isystem", str(include), "-include", str(include / DEVICE_HEADER),
+            "-c", str(src), "-o", str(obj)]
     proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, cwd=work, check=False)
     if proc.returncode != 0:
         return None, proc.stderr.decode(errors="replace")
@@ -496,10 +500,12 @@ def _cache_key(tc: Toolchain, units: tuple[SourceUnit, ...], options: tuple[str,
 
 
 def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: list[str] | tuple[str, ...] = (),
-                    *, relocatable: bool = False, name_expressions: tuple[str, ...] | list[str] = ()) -> CompileResult:
+                    *, relocatable: bool = False, name_expressions: tuple[str, ...] | list[str] = (),
+                    wavefront: int = 64) -> CompileResult:
     """Compile (and unless relocatable, link) a program's units into one image; never raises for
     the program's faults: they are in the result's log. Name expressions (hiprtc's) are
-    instantiated in the last unit and their lowered names returned."""
+    instantiated in the last unit and their lowered names returned. ``wavefront``: the warp size
+    of the target it is compiled for (warpSize, and how many threads a warp operation spans)."""
     units = tuple(units)
     name_expressions = tuple(name_expressions)
     options = tuple(o.decode(errors="replace") if isinstance(o, (bytes, bytearray)) else str(o) for o in options)
@@ -522,7 +528,8 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
             errors.append(f"error: name expression '{expr}' is not a name")
     if errors:
         return CompileResult(False, "\n".join(errors) + "\n")
-    key = _cache_key(tc, units, options + tuple("\0ne:" + e for e in name_expressions), relocatable)
+    key = _cache_key(tc, units, options + tuple("\0ne:" + e for e in name_expressions) + (f"\0wave:{wavefront}",),
+                     relocatable)
     cache = cache_dir()
     if cache is not None and not relocatable:
         cached = cache / f"{key}.so"
@@ -539,16 +546,18 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
             except ImageError:
                 pass
     with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:
-        result = _compile_in(tc, Path(tmp).resolve(), units, options, relocatable, name_expressions)
+        result = _compile_in(tc, Path(tmp).resolve(), units, options, relocatable, name_expressions,
+                             wavefront=wavefront)
     if result.ok and result.native is not None:
-        result = _reach_hidden_kernels(tc, units, options, name_expressions, result)
+        result = _reach_hidden_kernels(tc, units, options, name_expressions, result, wavefront)
     if result.ok and result.image is not None and cache is not None:
         _atomic_write(cache / f"{key}.so", result.image)
     return result
 
 
 def _reach_hidden_kernels(tc: Toolchain, units: tuple[SourceUnit, ...], options: tuple[str, ...],
-                          name_expressions: tuple[str, ...], result: CompileResult) -> CompileResult:
+                          name_expressions: tuple[str, ...], result: CompileResult,
+                          wavefront: int = 64) -> CompileResult:
     """Kernels the source scan missed (defined through a macro): an extern "C" one of a
     one-unit program gets its entry at the unit's end in a second build; any other is named in
     the log, since it cannot be launched."""
@@ -557,7 +566,8 @@ def _reach_hidden_kernels(tc: Toolchain, units: tuple[SourceUnit, ...], options:
     c_names = tuple(n for n in missing if re.fullmatch(r"[A-Za-z_]\w*", n) and not n.startswith("_Z"))
     if c_names and len(units) == 1:
         with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:
-            again = _compile_in(tc, Path(tmp).resolve(), units, options, False, name_expressions, c_names)
+            again = _compile_in(tc, Path(tmp).resolve(), units, options, False, name_expressions, c_names,
+                                wavefront=wavefront)
         if again.ok and again.native is not None:
             return attrs.evolve(again, log=again.log + _unlaunchable_notes(again.native))
     return attrs.evolve(result, log=result.log + _unlaunchable_notes(result.native))
@@ -580,7 +590,7 @@ def _lowered(image: NativeImage, name_expressions: tuple[str, ...]) -> dict[str,
 
 def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], options: tuple[str, ...],
                 relocatable: bool, name_expressions: tuple[str, ...] = (),
-                extra: tuple[str, ...] = ()) -> CompileResult:
+                extra: tuple[str, ...] = (), *, wavefront: int = 64) -> CompileResult:
     include = work / "sys"
     headers = work / "h"
     _write_tree(include, {DEVICE_HEADER: _package_bytes(DEVICE_HEADER), ABI_HEADER: _package_bytes(ABI_HEADER),
@@ -608,7 +618,8 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
     replacements += [(str(headers) + "/", ""), (str(include) + "/", "<hrr>/"), (str(work) + "/", ""),
                      (env["ZIG_LOCAL_CACHE_DIR"] + "/", "")]
     # zig defines NDEBUG when optimising; hiprtc does not (a kernel's assert works on a GPU)
-    compile_argv = [*tc.argv, "-x", "c++", "-UNDEBUG", *flags, *BASE_FLAGS, "-isystem", str(include),
+    compile_argv = [*tc.argv, "-x", "c++", "-UNDEBUG", f"-DHRR_WAVEFRONT_SIZE={wavefront}", *flags, *BASE_FLAGS,
+                    "-isystem", str(include),
                     "-iquote", str(headers), "-I", str(headers), "-include", str(include / DEVICE_HEADER)]
     log_head = "".join(n + "\n" for n in notes)
     roots = [str(work)]
@@ -621,7 +632,7 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
             if proc.returncode != 0:
                 return _failed(log_head, "".join(outs), roots, replacements)
         return CompileResult(True, log_head + _clean_log("".join(outs), replacements), None)
-    runtime, rt_log = _runtime_object(tc, work, include, env)
+    runtime, rt_log = _runtime_object(tc, work, include, env, wavefront=wavefront)
     if runtime is None:
         return CompileResult(False, log_head + "error: hrr's kernel runtime does not compile with "
                              f"{tc.ident}:\n" + _clean_log(rt_log, replacements))
@@ -631,7 +642,7 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
     proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, cwd=work, check=False)
     if proc.returncode != 0 and runtime.parent != work and str(runtime) in proc.stderr.decode(errors="replace"):
         # the cached runtime object is damaged: build it again (and replace it) and link again
-        runtime, rt_log = _runtime_object(tc, work, include, env, use_cache=False)
+        runtime, rt_log = _runtime_object(tc, work, include, env, use_cache=False, wavefront=wavefront)
         if runtime is None:
             return CompileResult(False, log_head + "error: hrr's kernel runtime does not compile with "
                                  f"{tc.ident}:\n" + _clean_log(rt_log, replacements))

@@ -33,7 +33,7 @@ def ok(r):
     return r[1] if len(r) == 2 else None
 
 prog = ok(hiprtc.hiprtcCreateProgram(SOURCE, b"saxpy.hip", 0, [], []))
-assert int(hiprtc.hiprtcCompileProgram(prog, 2, [b"--offload-arch=gfx90a", b"-O3"])[0]) == 0
+assert int(hiprtc.hiprtcCompileProgram(prog, 2, [b"--offload-arch=gfx942", b"-O3"])[0]) == 0
 code = bytearray(ok(hiprtc.hiprtcGetCodeSize(prog)))
 hiprtc.hiprtcGetCode(prog, code)
 fn = ok(hip.hipModuleGetFunction(ok(hip.hipModuleLoadData(code)), b"saxpy"))

@@ -61,7 +61,7 @@ def ok(result):
 
 def compile_module(source: bytes = KERNELS, options: list[bytes] | None = None):
     prog = ok(hiprtc.hiprtcCreateProgram(source, b"kernels.hip", 0, [], []))
-    opts = options if options is not None else [b"--offload-arch=gfx90a", b"-O3"]
+    opts = options if options is not None else [b"--offload-arch=gfx942", b"-O3"]
     err, = hiprtc.hiprtcCompileProgram(prog, len(opts), opts)
     if err != RTC_OK:
         n = ok(hiprtc.hiprtcGetProgramLogSize(prog))
