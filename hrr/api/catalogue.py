@@ -38,6 +38,12 @@ Parameter roles (``Param.role``):
   memset_node  a hipMemsetParams: a 2D memset whose ``dst`` is translated and bounds-checked
   host_node  a hipHostNodeParams: application host code (never replayable, like host_fn)
   instantiate_params  a hipGraphInstantiateParams: its flags and upload stream
+  words      an array of ``size`` 32-bit words the call reads (a CU mask): recorded packed,
+             little-endian; replay passes a list of the same words
+  pool_props a hipMemPoolProps: its allocation type, handle types, location and maximum size
+  attr_value a value the call reads through a pointer, as wide as the attribute the row's
+             enum parameter of ``kind`` names (hipMemPoolSetAttribute): its bytes are recorded,
+             replay passes a buffer of its own holding them
 Output roles (``Out.role``): ``alloc`` (a new allocation; ``kind`` device/pinned, its size
 from the ``size`` parameter), ``alias`` (a device address for a host allocation),
 ``handle`` (``kind``), ``handles`` (a list of handles of ``kind``, each bound at replay),
@@ -76,7 +82,11 @@ import attrs
 
 REAL, NOOP, UNREPLAYABLE = "real", "noop", "unreplayable"
 HANDLE_KINDS = ("stream", "event", "module", "function", "graph", "graph_exec", "context", "program",
-                "link", "graph_node")
+                "link", "graph_node", "mem_pool")
+# Handle kinds whose null handle every call rejects as a GPU rejects a destroyed one
+# (hipErrorInvalidValue): replay passes NULL for such a handle that a call the recording saw
+# fail named after it was destroyed, so the failure is reproduced and nothing stale is used.
+NULL_INVALID_HANDLES = ("mem_pool",)
 
 
 @attrs.frozen
@@ -184,6 +194,7 @@ _PROG, _LINK = H("prog", "program"), H("hip_link_state", "link")
 # A graph-node creation's leading parameters and its output (issue 10).
 _GRAPH_DEPS = (H("graph", "graph"), P("pDependencies", "handles", "graph_node"), P("numDependencies"))
 _NODE_OUT = (O("pGraphNode", "handle", "graph_node"),)
+_POOL, _POOL_OUT = H("mem_pool", "mem_pool"), (O("mem_pool", "handle", "mem_pool"),)
 
 _ROWS: tuple[Api, ...] = (
     # device and errors
@@ -255,6 +266,20 @@ _ROWS: tuple[Api, ...] = (
     Api("hipMallocAsync", "memory", (P("size"), STREAM), (O("ptr", "alloc", "device", "size"),),
         stream="stream"),
     Api("hipFreeAsync", "memory", (P("dev_ptr", "ptr"), STREAM), destroys="alloc", stream="stream"),
+    # stream-ordered allocation from memory pools (a pool's allocations are device memory)
+    Api("hipDeviceGetDefaultMemPool", "mempool", (P("device"),), _POOL_OUT),
+    Api("hipDeviceGetMemPool", "mempool", (P("device"),), _POOL_OUT),
+    Api("hipDeviceSetMemPool", "mempool", (P("device"), _POOL)),
+    Api("hipMemPoolCreate", "mempool", (P("pool_props", "pool_props"),), _POOL_OUT),
+    Api("hipMemPoolDestroy", "mempool", (_POOL,), destroys="mem_pool"),
+    Api("hipMallocFromPoolAsync", "mempool", (P("size"), _POOL, STREAM), (O("dev_ptr", "alloc", "device", "size"),),
+        stream="stream"),
+    Api("hipMemPoolTrimTo", "mempool", (_POOL, P("min_bytes_to_hold"))),
+    Api("hipMemPoolSetAttribute", "mempool", (_POOL, P("attr", "enum", "hipMemPoolAttr"),
+                                              P("value", "attr_value", "hipMemPoolAttr"))),
+    # not ``pure``: it writes into memory the app passes (replay: its own 8-byte buffer)
+    Api("hipMemPoolGetAttribute", "mempool", (_POOL, P("attr", "enum", "hipMemPoolAttr"),
+                                              P("value", "result_buf", span=8))),
     Api("hipMemset", "memory", (P("dst", "ptr", size="sizeBytes"), P("value"), P("sizeBytes")), sync=True,
         waits="null_stream"),
     Api("hipMemsetAsync", "memory", (P("dst", "ptr", size="sizeBytes"), P("value"), P("sizeBytes"), STREAM),
@@ -374,6 +399,8 @@ _ROWS: tuple[Api, ...] = (
         stream="stream"),
     # streams and events: priorities, flags, callbacks (issue 10)
     Api("hipStreamCreateWithPriority", "stream", (P("flags"), P("priority")), (O("stream", "handle", "stream"),)),
+    Api("hipExtStreamCreateWithCUMask", "stream", (P("cuMaskSize"), P("cuMask", "words", size="cuMaskSize", elem=4)),
+        (O("stream", "handle", "stream"),)),
     Api("hipStreamGetPriority", "stream", (STREAM,), (O("priority"),), pure=True),
     Api("hipStreamGetFlags", "stream", (STREAM,), (O("flags"),), pure=True),
     Api("hipStreamGetDevice", "stream", (STREAM,), (O("device"),), pure=True),

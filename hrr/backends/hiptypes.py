@@ -844,7 +844,7 @@ def surface_module(name: str, doc: str, functions: dict[str, Any], backend: str 
         for member in enum_type:
             setattr(mod, member.name, member)
     mod.__dict__.update(CONSTANTS)
-    for cls in (*VALUE_TYPES, *GRAPH_STRUCTS, *HANDLE_TYPES.values()):
+    for cls in (*VALUE_TYPES, *GRAPH_STRUCTS, *POOL_STRUCTS, *HANDLE_TYPES.values()):
         setattr(mod, cls.__name__, cls)
     mod.__dict__.update(TYPE_ALIASES)
     mod.__dict__.update(functions)
@@ -942,3 +942,61 @@ def handle_or_zero(obj: Any) -> int:
         return as_handle_value(obj)
     except PointerConversionError:
         return 0
+
+
+# ---- memory pools and CU-masked streams -------------------------------------------------
+# Stream-ordered allocation (hipMemPool*, hipMallocFromPoolAsync): the pool handle, the
+# enums a row or a pool's properties name, and hipMemPoolProps / hipMemLocation
+# (hip-python's own structs when installed; look-alikes with its field names otherwise).
+_ENUMS["hipMemPoolAttr"] = {
+    "hipMemPoolReuseFollowEventDependencies": 1, "hipMemPoolReuseAllowOpportunistic": 2,
+    "hipMemPoolReuseAllowInternalDependencies": 3, "hipMemPoolAttrReleaseThreshold": 4,
+    "hipMemPoolAttrReservedMemCurrent": 5, "hipMemPoolAttrReservedMemHigh": 6,
+    "hipMemPoolAttrUsedMemCurrent": 7, "hipMemPoolAttrUsedMemHigh": 8}
+_ENUMS["hipMemAllocationType"] = {"hipMemAllocationTypeInvalid": 0, "hipMemAllocationTypePinned": 1,
+                                  "hipMemAllocationTypeManaged": 2, "hipMemAllocationTypeUncached": 0x40000000,
+                                  "hipMemAllocationTypeMax": 0x7FFFFFFF}
+_ENUMS["hipMemLocationType"] = {"hipMemLocationTypeInvalid": 0, "hipMemLocationTypeDevice": 1,
+                                "hipMemLocationTypeHost": 2, "hipMemLocationTypeHostNuma": 3,
+                                "hipMemLocationTypeHostNumaCurrent": 4}
+_ENUMS["hipMemAllocationHandleType"] = {"hipMemHandleTypeNone": 0, "hipMemHandleTypePosixFileDescriptor": 1,
+                                        "hipMemHandleTypeWin32": 2, "hipMemHandleTypeWin32Kmt": 4,
+                                        "hipMemHandleTypeFabric": 8}
+for _name in ("hipMemPoolAttr", "hipMemAllocationType", "hipMemLocationType", "hipMemAllocationHandleType"):
+    ENUM_TYPES[_name] = _enum_type(_name, 0, _ENUMS[_name])
+hipMemPoolAttr: Any = ENUM_TYPES["hipMemPoolAttr"]
+
+
+class ihipMemPoolHandle_t(Handle):
+    """A memory pool handle (hipDeviceGetDefaultMemPool, hipMemPoolCreate)."""
+
+    __slots__ = ()
+
+
+HANDLE_TYPES["ihipMemPoolHandle_t"] = ihipMemPoolHandle_t  # type: ignore[assignment]
+TYPE_ALIASES["hipMemPool_t"] = ihipMemPoolHandle_t
+
+
+class _hipMemLocation(_NodeParams):
+    FIELDS = ("id", "type")
+
+    def _default(self, name: str) -> Any:
+        return 0
+
+
+class _hipMemPoolProps(_NodeParams):
+    FIELDS = ("allocType", "handleTypes", "location", "maxSize", "win32SecurityAttributes")
+
+    def _default(self, name: str) -> Any:
+        return _hipMemLocation() if name == "location" else None if name == "win32SecurityAttributes" else 0
+
+
+_hipMemLocation.__name__ = _hipMemLocation.__qualname__ = "hipMemLocation"
+_hipMemPoolProps.__name__ = _hipMemPoolProps.__qualname__ = "hipMemPoolProps"
+hipMemLocation: Any = _real[0].hipMemLocation if _real is not None else _hipMemLocation
+hipMemPoolProps: Any = _real[0].hipMemPoolProps if _real is not None else _hipMemPoolProps
+# What replay hands a backend for hipMemPoolCreate: the look-alike (a keyword-built location).
+ReplayMemPoolProps = _hipMemPoolProps
+ReplayMemLocation = _hipMemLocation
+POOL_STRUCTS = (hipMemLocation, hipMemPoolProps)
+# ---- end of memory pools ----------------------------------------------------------------

@@ -62,6 +62,10 @@ def install_hip_package(hip_module: types.ModuleType, hiprtc_module: types.Modul
     bindings.hiprtc = hiprtc_module
     sys.modules["rocm.bindings.hip"] = hip_module
     sys.modules["rocm.bindings.hiprtc"] = hiprtc_module
+    ext = getattr(hiprtc_module, "ext", None)
+    if isinstance(ext, types.ModuleType):   # hip-python's hiprtc_pyext, over these calls
+        pkg.hiprtc_pyext = bindings.hiprtc_pyext = ext
+        sys.modules["hip.hiprtc_pyext"] = sys.modules["rocm.bindings.hiprtc_pyext"] = ext
     _active["installed"] = {name: sys.modules[name] for name in BINDING_NAMES}
 
 

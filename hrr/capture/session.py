@@ -16,6 +16,7 @@ from typing import Any
 
 from hrr.api.catalogue import Api
 from hrr.api.roles import gather_rows
+from hrr.backends.hiprtc_ext import attach as attach_hiprtc_ext
 from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, buffer_nbytes, handle_or_zero
 from hrr.backends.kernargs import KernelLayout, WordOffsets, pointer_word_offsets
 from hrr.capture.allocations import Allocation, AllocationTable
@@ -73,7 +74,9 @@ class CaptureSession:
         self.ctx.start()
         self.writer.update_manifest(**self._manifest_fields())
         self.hip = Recorder(self).wrapped_module()
-        self.hiprtc = Recorder(self, "hiprtc").wrapped_module()
+        # hip-python's hiprtc extensions over the recorded calls: hiprtcLinkCreate2 is
+        # recorded as the hiprtcLinkCreate it makes
+        self.hiprtc = attach_hiprtc_ext(Recorder(self, "hiprtc").wrapped_module())
 
     # ------------------------------------------------------------------ archive
     def _open_writer(self) -> Any:

@@ -82,6 +82,11 @@ ARG_ROLES: dict[str, tuple[Callable[[object], bool], str]] = {
     "launch": (lambda v: v is None, "null (launch arguments live in extra.launch)"),
     "ignored": (lambda v: v is None, "null"),
     "result_buf": (lambda v: v is None, "null (a query's answer is not recorded)"),
+    "words": (lambda v: v is None or type(v) is bytes, "bytes (packed 32-bit words) or null"),
+    "attr_value": (lambda v: v is None or (type(v) is bytes and len(v) <= 8), "at most 8 bytes or null"),
+    "pool_props": (lambda v: v is None or (type(v) is list and len(v) == 5 and all(x is None or _is_int(x)
+                                                                                   for x in v)),
+                   "a list of 5 ints (or nulls), or null"),
 }
 
 

@@ -11,7 +11,8 @@ from hrr.backends.hiptypes import ENUM_TYPES
 
 ROLES = {"value", "enum", "ptr", "handle", "copy_dst", "copy_src", "strided", "result_buf", "host_range", "code",
          "name", "dim3", "host_fn", "user_data", "launch", "ignored", "source", "options", "rtc_out",
-         "handles", "kernel_node", "memset_node", "host_node", "instantiate_params"}
+         "handles", "kernel_node", "memset_node", "host_node", "instantiate_params", "words", "pool_props",
+         "attr_value"}
 OUT_ROLES = {"alloc", "alias", "handle", "value", "text", "image", "handles"}
 
 

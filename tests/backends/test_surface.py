@@ -10,7 +10,7 @@ from hrr.api.catalogue import CATALOGUE, rows
 from hrr.backends import sim, surface
 from hrr.backends.cuda import _runtime
 from hrr.backends.cuda import hip_api as cuda_api
-from hrr.backends.hiptypes import hipError_t
+from hrr.backends.hiptypes import ENUM_TYPES, hipError_t
 from hrr.backends.sim import api as sim_api
 
 E = hipError_t
@@ -71,7 +71,9 @@ def test_a_failing_call_returns_one_none_per_output(frame, monkeypatch):
     mod = surface.build("t", "t", {row.name: _failing("hipErrorNotReady") for row in ROWS}, frm,
                         lambda kind: (lambda obj: obj))
     for row in ROWS:
-        result = getattr(mod, row.name)(*[0] * len(row.params))  # 0 is a member of every enum
+        # 0, or an enum's first member (hipMemPoolAttr has no 0)
+        args = [next(iter(ENUM_TYPES[p.kind])) if p.role == "enum" else 0 for p in row.params]
+        result = getattr(mod, row.name)(*args)
         assert result == (E.hipErrorNotReady,) + (None,) * len(row.outs), row.name
     if frame == "sim":
         assert sim.hip.hipGetLastError() == (E.hipErrorNotReady,)

@@ -152,6 +152,9 @@ def exercise(hip, hiprtc, backend) -> dict:
     assert (back == src).all()
     ok(hip.hipFree(d3) + (None,))
     out.update(_memory_module_rows(hip, hiprtc, backend))
+    from pool_app import exercise_pools   # stream-ordered allocation, memory pools, CU masks
+    pools = exercise_pools(hip, errors=getattr(backend, "NAME", "") == "sim")
+    out.update({f"pool_{k}": v for k, v in pools.items()})
     from graph_api_app import exercise as exercise_graph_rows   # streams, events, graphs (issue 10)
     out.update(exercise_graph_rows(hip, hiprtc))
     return out

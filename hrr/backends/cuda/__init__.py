@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from hrr.backends import hiprtc_ext as _hiprtc_ext
 from hrr.backends import surface as _surface
 from hrr.backends.cuda import hip_api as _hip_api
 from hrr.backends.cuda import hiprtc_api as _hiprtc_api
@@ -26,7 +27,7 @@ from hrr.backends.kernargs import packed_extra as _packed_extra
 
 NAME = "cuda"
 hip = _hip_api.build_module()
-hiprtc = _hiprtc_api.build_module()
+hiprtc = _hiprtc_ext.attach(_hiprtc_api.build_module())
 SUPPORTED_APIS = hip.SUPPORTED_APIS  # every catalogue row that has a body
 SUPPORTED_HIPRTC_APIS = _hiprtc_api.HIPRTC_APIS
 

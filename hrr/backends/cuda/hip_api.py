@@ -17,7 +17,7 @@ from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
 from hrr.backends import surface
-from hrr.backends.cuda import _runtime, device_calls, graph_calls, memory, memory_calls, modules
+from hrr.backends.cuda import _runtime, device_calls, graph_calls, memory, memory_calls, modules, pool_calls
 from hrr.backends.cuda._errors import HIP_TO_CUDA
 from hrr.backends.cuda._errors import hip_error as _err
 from hrr.backends.cuda._runtime import handle_value as _h
@@ -292,6 +292,7 @@ BODIES: dict[str, Callable] = {
     **memory_calls.BODIES,
     **memory_calls.CALLS,
     **graph_calls.BODIES,
+    **pool_calls.BODIES,
 }
 
 

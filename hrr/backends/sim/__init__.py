@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from hrr.backends import hiprtc_ext as _hiprtc_ext
 from hrr.backends import hiptypes as _ht
 from hrr.backends import surface as _surface
 from hrr.backends.sim import api as _api
@@ -32,8 +33,9 @@ UNCATALOGUED_APIS: tuple[str, ...] = tuple(_api.UNCATALOGUED)
 SUPPORTED_RTC_APIS: tuple[str, ...] = _rtc.SUPPORTED_RTC_APIS
 kernel_layout = _api.kernel_layout
 last_error_detail = _api.last_error_detail
-hiprtc = _ht.surface_module("hrr.backends.sim.hiprtc", "hrr sim backend: hip-python's hiprtc surface",
-                            {fn: getattr(_rtc, fn) for fn in SUPPORTED_RTC_APIS})
+hiprtc = _hiprtc_ext.attach(_ht.surface_module(
+    "hrr.backends.sim.hiprtc", "hrr sim backend: hip-python's hiprtc surface",
+    {fn: getattr(_rtc, fn) for fn in SUPPORTED_RTC_APIS}))
 
 
 def add_body(name: str, body: Callable) -> Callable:

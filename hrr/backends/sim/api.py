@@ -25,6 +25,7 @@ from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_arg
 from hrr.backends.sim import device as _device
 from hrr.backends.sim import device_calls
 from hrr.backends.sim import memory_calls
+from hrr.backends.sim import pool_calls
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
 from hrr.backends.sim import graph_calls
 from hrr.backends.sim.graphs import GraphExec
@@ -69,15 +70,20 @@ def _stream(obj: Any) -> Stream:
     return dev.lookup(dev.streams, obj, "stream")
 
 
+# HIP answers an unknown (or destroyed, or NULL) handle of these kinds with another error
+_LOOKUP_ERRORS = {"mem_pool": "hipErrorInvalidValue"}
+
+
 def handle_lookup(kind: str) -> Callable[[Any], Any]:
     """A handle argument of ``kind`` as the live sim object (hipErrorInvalidHandle if none)."""
     if kind == "stream":
         return _stream
     attr, what = kind + "s", kind.replace("_", " ")
+    code = _LOOKUP_ERRORS.get(kind, "hipErrorInvalidHandle")
 
     def lookup(obj: Any) -> Any:
         dev = _dev()
-        return dev.lookup(getattr(dev, attr), obj, what)
+        return dev.lookup(getattr(dev, attr), obj, what, code)
     return lookup
 
 
@@ -163,8 +169,8 @@ def _free(addr: int, device: bool) -> None:
 
 
 def hipMallocAsync(size: int, s: Stream) -> tuple:
-    refuse_if_capturing(s, "hipMallocAsync")  # no memory-allocation graph nodes in the sim
-    return _device_malloc(_size(size))
+    """From the device's current memory pool (its default pool unless hipDeviceSetMemPool)."""
+    return pool_calls.malloc_from(_dev().current_pool, size, s, "hipMallocAsync")
 
 
 def hipFreeAsync(addr: int, s: Stream) -> None:
@@ -433,7 +439,7 @@ UNCATALOGUED: dict[str, tuple[Callable, int]] = {}
 
 BODIES: dict[str, Callable] = {**{name: fn for name, fn in globals().items() if name.startswith("hip")
              and isinstance(fn, types.FunctionType)}, **TABLE, **device_calls.BODIES, **memory_calls.BODIES,
-             **graph_calls.BODIES}
+             **graph_calls.BODIES, **pool_calls.BODIES}
 hip = surface.build("hrr.backends.sim.hip", "hrr sim backend: hip-python's hip surface", BODIES, FRAME,
                     handle_lookup, enum_errors={"hipMemcpyKind": "hipErrorInvalidMemcpyDirection"},
                     uncatalogued=UNCATALOGUED)

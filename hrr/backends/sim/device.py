@@ -29,16 +29,18 @@ from hrr.backends.hiptypes import as_handle_value
 from hrr.backends.sim.kernels import KernelDef, LaunchContext
 from hrr.backends.sim.graphs import RELAXED, CaptureSession, sessions_prohibiting
 from hrr.backends.sim.memory import Memory
+from hrr.backends.sim.pools import MemPool
 from hrr.backends.sim.streams import Event, Op, Scheduler, Stream
 from hrr.backends.surface import HipError
 
 _HANDLE_BASES = {"stream": 0x5100_0000, "event": 0x5200_0000, "module": 0x5300_0000,
                  "function": 0x5400_0000, "graph": 0x5500_0000, "graph_exec": 0x5600_0000,
-                 "program": 0x5700_0000, "link": 0x5800_0000, "graph_node": 0x5900_0000}
+                 "program": 0x5700_0000, "link": 0x5800_0000, "graph_node": 0x5900_0000,
+                 "mem_pool": 0x5B00_0000}
 # the hip handle class of each kind of live object
 _HANDLE_TYPES = {"stream": ht.ihipStream_t, "event": ht.ihipEvent_t, "graph": ht.ihipGraph,
                  "graph_exec": ht.hipGraphExec, "module": ht.ihipModule_t, "function": ht.ihipModuleSymbol_t,
-                 "graph_node": ht.hipGraphNode}
+                 "graph_node": ht.hipGraphNode, "mem_pool": ht.ihipMemPoolHandle_t}
 
 
 # -- device: attributes, versions, limits, peers, contexts (issue 10) ---------------------
@@ -95,6 +97,11 @@ class Device:
         self.contexts: dict[int, Any] = {PRIMARY_CONTEXT: self.settings}
         self._counters = {k: itertools.count(1) for k in _HANDLE_BASES}
         self._capture_ids = itertools.count(1)
+        # the device's default memory pool (always the first pool handle), current until
+        # hipDeviceSetMemPool names another
+        self.default_pool = MemPool(self.new_handle("mem_pool"), is_default=True)
+        self.mem_pools: dict[int, MemPool] = {self.default_pool.handle: self.default_pool}
+        self.current_pool = self.default_pool
 
     def reset(self) -> None:
         """Destroy every allocation, stream, event, module, graph and capture (the caller

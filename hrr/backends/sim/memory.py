@@ -65,6 +65,7 @@ class Allocation:
     free_pending: bool = False  # a hipFreeAsync is queued for it
     managed: bool = False       # hipMallocManaged: host memory the device also reaches
     advice: dict = attrs.Factory(dict)  # managed memory: hipMemAdvise's state, the last prefetch
+    pool: Any = None            # the memory pool a stream-ordered allocation came from
 
     @property
     def host_address(self) -> int:
@@ -161,6 +162,8 @@ class Memory:
         del self._device_starts[i]
         end = self._device_end(alloc)
         self.device_bytes_used -= end - base
+        if alloc.pool is not None:
+            alloc.pool.freed(alloc.size)
         self._release(max(lo, base >> _PAGE_SHIFT << _PAGE_SHIFT), min(hi, -(-end >> _PAGE_SHIFT) << _PAGE_SHIFT))
         return alloc
 

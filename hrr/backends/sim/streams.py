@@ -49,6 +49,7 @@ class Stream:
     capture: Any = None  # the CaptureSession while capturing
     destroyed: bool = False
     priority: int = 0    # hipStreamCreateWithPriority's, clamped to the device's range
+    cu_mask: tuple[int, ...] = ()   # hipExtStreamCreateWithCUMask's words (the sim runs on them all)
 
     @property
     def is_null(self) -> bool:
