@@ -25,7 +25,8 @@ DATA_KINDS: tuple[DataKind, ...] = (
              "API names, global sequence numbers, thread ids, returned errors",
              "every recorded HIP call"),
     DataKind("sizes_and_flags", METADATA,
-             "byte counts, flags, enum values, launch shapes, device ids",
+             "byte counts, flags, enum values, launch shapes, device ids, CU masks, memory-pool "
+             "properties and attribute values",
              "every call that takes them"),
     DataKind("addresses_and_handles", METADATA,
              "the process's device and host addresses and handle values",
