@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -64,6 +65,29 @@ def _last_error_line(proc: subprocess.CompletedProcess) -> str:
     return ""
 
 
+def _first_error_line(proc: subprocess.CompletedProcess) -> str:
+    """For a step that failed, the first line of stderr, then stdout, that reads as an error
+    (what stopped the program first, e.g. the first failed test of a pytest run), else ""."""
+    if proc.returncode == 0:
+        return ""
+    for text in (proc.stderr, proc.stdout):
+        for line in (text or "").splitlines():
+            line = line.strip(" \t\x00")
+            if line.startswith("E "):   # pytest's marked exception lines
+                line = line[1:].strip()
+            if ERROR_LINE.match(line):
+                return line[:300]
+    return ""
+
+
+def _tail(proc: subprocess.CompletedProcess, lines: int = 15) -> str:
+    """The last lines of a failed step's output (stderr after stdout), for the results file."""
+    if proc.returncode == 0:
+        return ""
+    text = "\n".join(t for t in (proc.stdout, proc.stderr) if t)
+    return "\n".join(text.splitlines()[-lines:])[-3000:]
+
+
 def _find(examples: Path, name: str) -> Path | None:
     found = sorted(examples.rglob(f"{name}.py"))
     return found[0] if found else None
@@ -80,36 +104,49 @@ def _rocm_bindings_copy(script: Path, tmp: Path) -> Path:
     return out
 
 
-def run_example(script: Path, label: str, backend: str, python: str, out: Path, timeout: float) -> dict:
-    """The three steps for one example; a step after a failed capture is not run."""
+def run_steps(label: str, argv: list[str], cwd: Path, backend: str, python: str, out: Path, timeout: float,
+              tolerance: tuple[float, str] | None = None, extra_env: dict[str, str] | None = None) -> dict:
+    """``hrr run``, ``hrr capture --content`` and ``hrr replay --strict`` for one program
+    (``argv``, run in ``cwd``; the archive is OUT/LABEL.hrr); a step after a failed capture is
+    not run. Each step's exit code, last error line (empty when it passed) and seconds;
+    ``extra_env``: variables the program itself needs."""
     hrr = [python, "-m", "hrr.cli.main"]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
     for var in ("HRR_MODE", "HRR_BACKEND", "HRR_CAPTURE_ARCHIVE"):
         env.pop(var, None)
+    env.update(extra_env or {})
     archive = out / f"{label}.hrr"
     shutil.rmtree(archive, ignore_errors=True)
-    tolerance = tolerance_for(script.stem, backend)
     tolerance_option = ["--float-tolerance", str(tolerance[0])] if tolerance else []
-    replay = [*hrr, "replay", "--strict", "--backend", backend, *tolerance_option, str(archive)]
     commands = {
-        "run": [*hrr, "run", "--backend", backend, "--", python, script.name],
-        "capture": [*hrr, "capture", "--content", "--backend", backend, "-o", str(archive), "--",
-                    python, script.name],
-        "replay": replay,
+        "run": [*hrr, "run", "--backend", backend, "--", *argv],
+        "capture": [*hrr, "capture", "--content", "--backend", backend, "-o", str(archive), "--", *argv],
+        "replay": [*hrr, "replay", "--strict", "--backend", backend, *tolerance_option, str(archive)],
     }
     result: dict = {"example": label, "tolerance": list(tolerance) if tolerance else None}
     for step in STEPS:
         if step == "replay" and result["capture"]["exit"] != 0:
-            result[step] = {"exit": None, "error": "not run: capture failed"}
+            result[step] = {"exit": None, "error": "not run: capture failed", "seconds": 0.0}
             continue
+        start = time.monotonic()
         try:
-            proc = subprocess.run(commands[step], cwd=script.parent, env=env, capture_output=True,
+            proc = subprocess.run(commands[step], cwd=cwd, env=env, capture_output=True,
                                   text=True, timeout=timeout, check=False)
-            result[step] = {"exit": proc.returncode, "error": _last_error_line(proc)}
+            last = [line.strip() for line in (proc.stdout or "").splitlines() if line.strip()]
+            result[step] = {"exit": proc.returncode, "error": _last_error_line(proc),
+                            "first_error": _first_error_line(proc), "output_tail": _tail(proc),
+                            "last_line": last[-1][:200] if last else ""}
         except subprocess.TimeoutExpired:
             result[step] = {"exit": None, "error": f"timed out after {timeout:.0f} s"}
+        result[step]["seconds"] = round(time.monotonic() - start, 2)
     result["ok"] = all(result[s]["exit"] == 0 for s in STEPS)
     return result
+
+
+def run_example(script: Path, label: str, backend: str, python: str, out: Path, timeout: float) -> dict:
+    """The three steps for one example, in its own folder (``PY EX``)."""
+    return run_steps(label, [python, script.name], script.parent, backend, python, out, timeout,
+                     tolerance_for(script.stem, backend))
 
 
 def markdown(results: list[dict], backend: str, python: str) -> str:
