@@ -28,9 +28,11 @@ def _names(mod: Any) -> set[str]:
 
 
 def _functions(mod: Any) -> set[str]:
-    """The HIP functions of a ``hip``/``hiprtc`` module (no classes, enums or helpers)."""
+    """The HIP functions of a ``hip``/``hiprtc`` module (no classes, enums or helpers, and
+    not the stand-ins an hrr module has for hip-python's functions it does not implement)."""
+    from hrr.backends.hiptypes import is_uncatalogued
     return {n for n, f in vars(mod).items() if n.startswith("hip") and callable(f)
-            and not isinstance(f, type) and getattr(f, "__module__", None) != "enum"}
+            and not isinstance(f, type) and getattr(f, "__module__", None) != "enum" and not is_uncatalogued(f)}
 
 
 def offered_uncatalogued() -> dict[str, set[str]]:
@@ -130,9 +132,11 @@ def render() -> str:
         "`tests/api/test_coverage_doc.py` fails when this file is stale).",
         "",
         f"hrr catalogues **{len(all_rows)}** functions: {by_module['hip']} of hip-python's `hip` "
-        f"and {by_module['hiprtc']} of its `hiprtc`. Capture records exactly these; a program "
-        "that calls another HIP function fails on the sim and cuda backends with an "
-        "AttributeError naming the function and this document.",
+        f"and {by_module['hiprtc']} of its `hiprtc`. Capture records exactly these. Every other "
+        "name of hip-python's modules is on hrr's too, but a program that calls another HIP "
+        "function fails on the sim and cuda backends with `UncataloguedCall` (a "
+        "`NotImplementedError`) naming the function and `" + COMMAND + " --stdout`, which prints "
+        "this document.",
         "",
         "| replay | rows | meaning |",
         "| --- | --- | --- |",
@@ -141,7 +145,8 @@ def render() -> str:
         f"| {UNREPLAYABLE} | {by_replay[UNREPLAYABLE]} | replay cannot do it faithfully "
         "(`--strict` fails), the reason says why |",
         "",
-        "Bodies per backend (a row without one is absent from that backend's `hip` module): "
+        "Bodies per backend (a row without one is, on that backend, a function that raises "
+        "`UncataloguedCall` when called): "
         + ", ".join(f"{b} {'?' if bodies[b] is None else len(bodies[b] or ())}" for b in BACKENDS)
         + ". The `hip` backend is hip-python itself: each catalogued call goes to hip-python's "
         "own function (`—`: the installed hip-python has none; `?`: the backend could not be "

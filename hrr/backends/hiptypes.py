@@ -1,20 +1,32 @@
-"""hip-python's value types, shared by every backend.
+"""hip-python's value types, shared by every backend, and the surface of the modules built
+from them.
 
 Enums are hip-python's own classes when hip-python is importable (so a member an app
 passes is literally hip-python's), otherwise identical IntEnums with the same names and
 values. Pointers, handles, ``dim3`` and ``CStr`` mirror hip-python's shapes: ``int(x)``
 gives the address or handle value.
+
+``surface_module`` gives a backend's module every name of hip-python's (a function hrr does
+not implement raises ``UncataloguedCall`` when called), ``release_modules`` the module each
+spelling of hip-python finds where 7.x's ``hip`` package sits beside 10.x's ``rocm.bindings``.
 """
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import enum
+import functools
 import importlib
+import importlib.machinery
+import importlib.util
+import os
 import sys
 import types
 from typing import Any
 
 import numpy as np
+
+from hrr.errors import HrrError
 
 _HIP_ERRORS = {
     "hipSuccess": 0, "hipErrorInvalidValue": 1, "hipErrorOutOfMemory": 2,
@@ -81,30 +93,81 @@ _HIPRTC_RESULTS = {
 }
 
 
-def _hip_python_modules() -> tuple[Any, Any, Any] | None:
-    """hip-python's real ``hip``, ``hiprtc`` and ``util`` modules, or None when hip-python
-    is absent. 10.x is imported by its own names (``rocm.bindings``); 7.x only lives under
-    ``hip``, which is taken only while it is not the package hrr installs there."""
+@dataclasses.dataclass(frozen=True)
+class Release:
+    """One hip-python release installed here: its major version and its own ``hip``,
+    ``hiprtc`` and ``util`` modules."""
+
+    major: int
+    hip: Any
+    hiprtc: Any
+    util: Any
+
+    @property
+    def text_type(self) -> type:
+        """The Python type of hipDeviceProp_t's C strings: 7.x gives bytes, 10.x str."""
+        return bytes if self.major == 7 else str
+
+
+def _release10() -> Release | None:
+    """hip-python 10.x, imported by its own names (``rocm.bindings``), or None."""
     try:
         from rocm.bindings import hip as real_hip, hiprtc as real_hiprtc, util  # hip-python 10.x
-        if getattr(real_hip, "SUPPORTED_APIS", None) is None:
-            return real_hip, real_hiprtc, util
     except Exception:  # noqa: BLE001 - any import failure means "not available"
-        pass
+        return None
+    if getattr(real_hip, "SUPPORTED_APIS", None) is not None:   # hrr's own module sits there
+        return None
+    return Release(10, real_hip, real_hiprtc, util)
+
+
+def _release7() -> Release | None:
+    """hip-python 7.x, whose ``hip`` package holds the bindings themselves (10.x's ``hip``
+    package only re-exports ``rocm.bindings``), or None. Its files are looked at before
+    anything is imported: hip-python 10's package is not imported for nothing, and the
+    package hrr installs as ``hip`` (no spec) is never taken for hip-python's."""
     try:
-        pkg = importlib.import_module("hip")
-        if not getattr(pkg, "__path__", None):  # hrr's own package (an empty __path__)
-            return None
+        spec = importlib.util.find_spec("hip")
+    except (ImportError, ValueError):   # ValueError: hrr's own package (its __spec__ is None)
+        return None
+    places = list(spec.submodule_search_locations or ()) if spec is not None else []
+    suffixes = (*importlib.machinery.EXTENSION_SUFFIXES, ".py")
+    if not any(os.path.exists(os.path.join(place, "hip" + suffix)) for place in places for suffix in suffixes):
+        return None
+    try:
         real_hip = importlib.import_module("hip.hip")
         real_hiprtc = importlib.import_module("hip.hiprtc")
         importlib.import_module("hip._util.types")
-        return real_hip, real_hiprtc, sys.modules["hip._util"]
     except Exception:  # noqa: BLE001
         return None
+    if getattr(real_hip, "SUPPORTED_APIS", None) is not None:
+        return None
+    return Release(7, real_hip, real_hiprtc, sys.modules["hip._util"])
+
+
+def _installed_releases() -> dict[int, Release]:
+    found = {}
+    for probe in (_release10, _release7):
+        release = probe()
+        if release is not None:
+            found[release.major] = release
+    return found
+
+
+# Every hip-python release installed here. hip-python 10.x's packages (rocm-bindings-*) and
+# 7.x's ``hip`` package can sit side by side (``pip install hrr``, then ``pip install
+# 'hip-python<8'``): a program's ``from hip import hip`` then finds 7.x, its ``from
+# rocm.bindings import hip`` 10.x, and hrr mirrors each under its own name.
+RELEASES: dict[int, Release] = _installed_releases()
+# The release hrr's types come from (10.x where installed) ...
+PRIMARY: Release | None = RELEASES.get(10) or RELEASES.get(7)
+# ... and the one a program's ``from hip import hip`` finds (7.x where installed).
+CLASSIC: Release | None = RELEASES.get(7) or PRIMARY
+_real: tuple[Any, Any, Any] | None = None if PRIMARY is None else (PRIMARY.hip, PRIMARY.hiprtc, PRIMARY.util)
 
 
 def real_modules() -> tuple[Any, ...]:
-    """hip-python's own ``hip`` and ``hiprtc`` modules (empty when it is not installed)."""
+    """hip-python's own ``hip`` and ``hiprtc`` modules (empty when it is not installed); of
+    10.x when both 7.x and 10.x are installed."""
     return () if _real is None else (_real[0], _real[1])
 
 
@@ -116,9 +179,6 @@ def real_util() -> Any:
 def _int_enum(name: str, members: Any) -> Any:
     # Typed Any like hip-python's own enums in the other branch, so callers see one type.
     return enum.IntEnum(name, members)
-
-
-_real = _hip_python_modules()
 
 
 def _enum_type(name: str, module: int, members: Any) -> Any:
@@ -385,17 +445,19 @@ dim3: Any = _real[0].dim3 if _real is not None else _dim3
 # The Python type of hipDeviceProp_t's C strings (``name``, ``gcnArchName``): hip-python
 # 10.x gives str, 7.x bytes (its examples do ``b"--offload-arch=" + props.gcnArchName``).
 # With no hip-python installed, hrr mirrors 10.x.
-HIP_PYTHON_MAJOR = None if _real is None else (10 if _real[0].__name__.startswith("rocm.") else 7)
+HIP_PYTHON_MAJOR = None if PRIMARY is None else PRIMARY.major
 TEXT_TYPE: type = bytes if HIP_PYTHON_MAJOR == 7 else str
 _TEXT_FIELDS = ("name", "gcnArchName")
 
 
-def as_text(value: Any) -> Any:
-    """A C string field in the installed hip-python's Python type (``TEXT_TYPE``)."""
+def as_text(value: Any, text_type: type | None = None) -> Any:
+    """A C string field in the installed hip-python's Python type (``TEXT_TYPE``), or in
+    ``text_type`` (bytes or str)."""
+    text_type = TEXT_TYPE if text_type is None else text_type
     if isinstance(value, (bytes, bytearray)):
         raw = bytes(value).split(b"\0", 1)[0]
-        return raw if TEXT_TYPE is bytes else raw.decode(errors="replace")
-    return str(value).encode() if TEXT_TYPE is bytes else str(value)
+        return raw if text_type is bytes else raw.decode(errors="replace")
+    return str(value).encode() if text_type is bytes else str(value)
 
 
 class _PropsLookAlike:
@@ -683,16 +745,16 @@ hipGraphExecUpdateResult = _enum_type("hipGraphExecUpdateResult", 0, _ENUMS["hip
 ENUM_TYPES.update({e.__name__: e for e in (hipGraphNodeType, hipGraphExecUpdateResult)})
 
 
-def _release7_fewer_params(mod: types.ModuleType, done: dict[str, Any]) -> dict[str, Any]:
-    """hip-python 7.x's forms of calls whose 7.x binding lacks some of 10.x's parameters
-    (e.g. ``hipGraphAddEmptyNode(graph, numDependencies)``: no dependency array): 7.x's
-    parameters, the missing ones passed as None."""
+def _release7_fewer_params(mod: types.ModuleType, done: dict[str, Any], real: Any) -> dict[str, Any]:
+    """hip-python 7.x's forms of calls whose 7.x binding (in ``real``, 7.x's ``hip``) lacks
+    some of 10.x's parameters (e.g. ``hipGraphAddEmptyNode(graph, numDependencies)``: no
+    dependency array): 7.x's parameters, the missing ones passed as None."""
     import inspect
     forms: dict[str, Any] = {}
-    real = _real[0] if _real is not None else None
     for name, fn in vars(mod).items():
         real_fn = getattr(real, name, None)
-        if name in done or not name.startswith("hip") or not callable(fn) or real_fn is None:
+        if name in done or not name.startswith("hip") or not callable(fn) or real_fn is None \
+                or is_uncatalogued(fn):
             continue
         try:
             ours, theirs = list(inspect.signature(fn).parameters), inspect.signature(real_fn)
@@ -703,6 +765,8 @@ def _release7_fewer_params(mod: types.ModuleType, done: dict[str, Any]) -> dict[
             continue
 
         def form(*args: Any, _fn: Any = fn, _kept: list = kept, **kwargs: Any) -> Any:
+            if len(args) > len(_kept):   # as hip-python 7.x's binding says, never dropped unseen
+                raise TypeError(f"{_fn.__name__}() takes {len(_kept)} positional arguments but {len(args)} were given")
             kwargs.update(zip(_kept, args, strict=False))
             return _fn(**kwargs)
         form.__name__ = form.__qualname__ = name
@@ -727,21 +791,115 @@ CONSTANTS.update({"hipGraphInstantiateFlagUpload": 2, "hipGraphInstantiateFlagDe
 # ---- end of streams, events and graphs (issue 10) ----------------------------------------
 
 
-def _fill(dst: Any, src: Any, fields: Any) -> None:
-    """Copy ``fields`` of ``src`` into the struct ``dst`` a 7.x program passed in; a field
-    hip-python keeps read-only goes into the instance (hrr's subclass reads it from there)."""
+# The char arrays of hipDeviceProp_t (C header lengths); its other fields Python cannot set
+# are int arrays and nested structs, whose extent hip-python's own getters tell.
+_CHAR_ARRAYS = {"name": 256, "gcnArchName": 256, "luid": 8}
+_LAYOUTS: dict[type, dict[str, tuple[int, int, int]]] = {}
+
+
+def _settable(struct: Any, field: str) -> bool:
+    try:
+        setattr(struct, field, getattr(struct, field))
+    except (AttributeError, TypeError, ValueError):
+        return False
+    return True
+
+
+def _struct_layout(cls: Any) -> dict[str, tuple[int, int, int]]:
+    """``(offset, element size, count)`` of each field of hip-python's struct class ``cls``
+    that Python cannot set (a char or int array, a nested struct), found once per class by
+    reading hip-python's own getters over memory holding two byte patterns."""
+    layout = _LAYOUTS.get(cls)
+    if layout is not None:
+        return layout
+    size = int(cls().c_sizeof())
+    buf = ctypes.create_string_buffer(size + 64)
+    base = ctypes.addressof(buf)
+    view = cls.fromObj(base)
+    fields = [f for f in cls.PROPERTIES() if not _settable(view, f)]
+    # Each byte holds a value from 1 to 127 (ASCII: a text getter decodes it), and the two
+    # patterns together name the byte's offset: offset = 127 * (high - 1) + (low - 1).
+    reads: list[dict[str, list[int]]] = []
+    for pattern in (bytes(k % 127 + 1 for k in range(size)), bytes(k // 127 + 1 for k in range(size))):
+        ctypes.memmove(base, pattern, size)
+        got: dict[str, list[int]] = {}
+        for field in fields:
+            value = getattr(view, field)
+            if isinstance(value, str):
+                value = value.encode("latin-1")
+            if isinstance(value, (bytes, bytearray)):
+                got[field] = [value[0]] if value else []
+            elif isinstance(value, list):
+                got[field] = [int(v) & 0xFF for v in value[:2]]
+        reads.append(got)
+    layout = {}
     for field in fields:
-        value = getattr(src, field)
+        value = getattr(view, field)
+        if field in reads[0] and reads[0][field]:
+            offsets = [127 * (hi - 1) + (lo - 1) for lo, hi in zip(reads[0][field], reads[1][field], strict=True)]
+            if isinstance(value, list):
+                step = offsets[1] - offsets[0] if len(offsets) > 1 else 4
+                layout[field] = (offsets[0], step, len(value))
+            else:
+                layout[field] = (offsets[0], 1, _CHAR_ARRAYS.get(field, 0))
+        elif hasattr(value, "c_sizeof"):   # a nested struct: a view into this one's memory
+            layout[field] = (int(value) - base, int(value.c_sizeof()), 1)
+    _LAYOUTS[cls] = layout
+    return layout
+
+
+def _poke(dst: Any, field: str, value: Any) -> bool:
+    """Write ``value`` into field ``field`` of hip-python's struct ``dst`` through its memory
+    (for the fields hip-python offers no setter for); False when that cannot be done."""
+    spot = _struct_layout(type(dst)).get(field)
+    if spot is None or value is None:
+        return False
+    offset, step, count = spot
+    addr = int(dst) + offset
+    if field in _CHAR_ARRAYS and count:
+        text = as_text(value, bytes)[:count - 1]
+        ctypes.memmove(addr, text.ljust(count, b"\0"), count)
+    elif isinstance(value, (list, tuple)):
+        data = b"".join(int(v).to_bytes(step, "little", signed=int(v) < 0) for v in list(value)[:count])
+        ctypes.memmove(addr, data, len(data))
+    elif count == 1 and hasattr(value, "c_sizeof"):   # a nested struct (uuid, arch): its bytes
+        ctypes.memmove(addr, int(value), min(step, int(value.c_sizeof())))
+    else:
+        return False
+    return True
+
+
+def _same_enum(value: Any, owner: Any) -> Any:
+    """An enum member as the same-named enum of the hip-python module that defines class
+    ``owner`` (7.x's hip, beside 10.x's): a 7.x struct's setter takes 7.x's members only."""
+    module = sys.modules.get(getattr(owner, "__module__", ""))
+    target = getattr(module, type(value).__name__, None)
+    return value if target is None or target is type(value) else target(int(value))
+
+
+def _fill(dst: Any, src: Any, fields: Any) -> None:
+    """Copy ``fields`` of ``src`` into the struct ``dst`` a 7.x program passed in. A field
+    hip-python offers no setter for goes into hip-python's struct memory, or the instance's
+    ``__dict__`` (hrr's subclass reads it from there); a field ``dst`` lacks is left out."""
+    for field in fields:
+        value = getattr(src, field, None)
+        if isinstance(value, enum.Enum):
+            value = _same_enum(value, type(dst))
         try:
             setattr(dst, field, value)
+            continue
         except (AttributeError, TypeError, ValueError):
-            if hasattr(dst, "__dict__"):
-                dst.__dict__[field] = value
+            pass
+        if isinstance(dst, _REAL_POINTER) and hasattr(type(dst), field) and _poke(dst, field, value):
+            continue
+        if hasattr(dst, "__dict__"):
+            dst.__dict__[field] = value
 
 
-def _release7_forms(mod: types.ModuleType) -> dict[str, Any]:
+def _release7_forms(mod: types.ModuleType, real: Any) -> dict[str, Any]:
     """hip-python 7.x's forms of the calls whose output struct 10.x moved into the result,
-    over the module's 10.x functions (so capture records the 10.x row underneath)."""
+    over the module's 10.x functions (so capture records the 10.x row underneath); ``real``
+    is 7.x's ``hip``, whose signatures the forms take."""
     forms: dict[str, Any] = {}
     props_of = getattr(mod, "hipGetDeviceProperties", None)
     if props_of is not None:
@@ -780,81 +938,251 @@ def _release7_forms(mod: types.ModuleType) -> dict[str, Any]:
                                     "preferredShmemCarveout", "ptxVersion", "sharedSizeBytes"))
             return (err,)
         forms["hipFuncGetAttributes"] = hipFuncGetAttributes
-    forms.update(_release7_fewer_params(mod, forms))
+    forms.update(_release7_fewer_params(mod, forms, real))
     for fn in forms.values():
         fn.__doc__ = f"hip-python 7.x's {fn.__name__}, over hrr's 10.x call."
     return forms
 
 
-def release_module(mod: types.ModuleType) -> types.ModuleType:
-    """``mod`` as the installed hip-python release spells it: itself for 10.x (or none),
-    a copy with 7.x's forms of the calls that changed when 7.x is installed."""
-    if HIP_PYTHON_MAJOR != 7:
-        return mod
-    out = types.ModuleType(mod.__name__, mod.__doc__)
-    out.__dict__.update({k: v for k, v in vars(mod).items() if k not in ("__name__", "__doc__")})
-    out.__dict__.update(_release7_forms(mod))
+def _enum_map(release: Release) -> dict[type, type]:
+    """Each enum class of hrr's hip-python release (PRIMARY) to the same-named one of
+    ``release``, where they differ."""
+    out: dict[type, type] = {}
+    if PRIMARY is None:
+        return out
+    for ours, theirs in ((PRIMARY.hip, release.hip), (PRIMARY.hiprtc, release.hiprtc)):
+        for key in dir(ours):
+            cls, other = getattr(ours, key), getattr(theirs, key, None)
+            if isinstance(cls, type) and issubclass(cls, enum.Enum) and isinstance(other, type) \
+                    and issubclass(other, enum.Enum) and other is not cls:
+                out[cls] = other
     return out
 
 
-COVERAGE_DOC = "docs/api-coverage.md"
+def _in_release(fn: Any, convert: Any) -> Any:
+    """``fn`` whose results' enum members are ``release``'s (``convert`` maps one item)."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        result = fn(*args, **kwargs)
+        return tuple(map(convert, result)) if type(result) is tuple else result
+    return call
 
 
-class UncataloguedCall(AttributeError):
-    """A HIP name the backend's module does not offer: hrr records only catalogued calls.
-    An AttributeError, so ``hasattr`` and ``getattr(mod, name, default)`` keep working."""
+def _beside(mod: types.ModuleType, release: Release, passthrough: Any) -> dict[str, Any]:
+    """The names of ``mod`` (PRIMARY's spelling) that ``release``'s module spells its own way:
+    its classes, enums and constants, the module-level enum members, stand-ins (or, with
+    ``passthrough``, its own functions) for its functions that ``mod`` does not implement,
+    and hrr's functions returning ``release``'s enum members."""
+    leaf = mod.__name__.rsplit(".", 1)[-1]
+    real = release.hiprtc if leaf == "hiprtc" else release.hip
+    backend = next((info[2] for v in vars(mod).values() if (info := getattr(v, _UNCATALOGUED_MARK, None))), "hrr")
+    enum_map = _enum_map(release)
+    from hrr.api.catalogue import rows   # only hip-python itself beside 7.x needs it
+    catalogued = {row.name for row in rows()}
+
+    def convert(value: Any) -> Any:
+        target = enum_map.get(type(value))
+        if target is None:
+            return value
+        try:
+            return target(int(value))
+        except ValueError:   # a value this release's enum lacks: left as it is
+            return value
+    out: dict[str, Any] = {}
+    for key, value in vars(mod).items() if enum_map else ():
+        if _is_function(value) and not is_uncatalogued(value) and key.startswith("hip"):
+            out[key] = _in_release(value, convert)
+        elif isinstance(value, enum.Enum):
+            out[key] = convert(value)
+    for key in dir(real):
+        if _is_dunder(key):
+            continue
+        value = getattr(real, key)
+        if isinstance(value, types.ModuleType) and isinstance(vars(mod).get(key), types.ModuleType):
+            continue   # hrr's own module under that name (hiprtc.ext, over hrr's calls) stays
+        if not _is_function(value):
+            out[key] = value
+        elif passthrough is not None:   # hip-python itself: a call hrr does not catalogue stays 7.x's own
+            if key not in catalogued:
+                out[key] = passthrough(key, value)
+        elif key not in vars(mod) or is_uncatalogued(vars(mod)[key]):   # a stand-in with 7.x's signature
+            out[key] = uncatalogued_function(leaf, key, backend, value)
+    if hasattr(real, "__all__"):
+        out["__all__"] = list(real.__all__)
+    if "has_symbol" in vars(mod):
+        out["has_symbol"] = mod.has_symbol
+    return out
+
+
+def release_module(mod: types.ModuleType, release: Release | None = None, *,
+                   passthrough: Any = None) -> types.ModuleType:
+    """``mod`` (a backend's ``hip`` or ``hiprtc``, in PRIMARY's spelling) as ``release``
+    spells it (default: CLASSIC, the release a program's ``from hip import hip`` finds):
+    itself for 10.x or none; for 7.x a copy with 7.x's forms of the calls that changed,
+    and, where 7.x sits beside 10.x, 7.x's own names and enum members. ``passthrough(name,
+    fn)`` gives, for a backend that is hip-python itself, what to offer for 7.x's own
+    function ``fn`` that ``mod`` does not implement (default: a stand-in raising
+    UncataloguedCall when called)."""
+    release = CLASSIC if release is None else release
+    if release is None or release.major != 7:
+        return mod
+    forms = {} if mod.__name__.endswith("hiprtc") else _release7_forms(mod, release.hip)
+    if not forms and release is PRIMARY:   # hiprtc, in 7.x's own spelling already
+        return mod
+    out = types.ModuleType(mod.__name__, mod.__doc__)
+    out.__dict__.update({k: v for k, v in vars(mod).items() if k not in ("__name__", "__doc__")})
+    out.__dict__.update(forms)
+    if PRIMARY is not None and release is not PRIMARY:
+        out.__dict__.update(_beside(out, release, passthrough))
+    return out
+
+
+def release_modules(hip_module: types.ModuleType, hiprtc_module: types.ModuleType, *, itself: bool = False,
+                    passthrough: Any = None) -> dict[str, tuple[types.ModuleType, types.ModuleType]]:
+    """The ``(hip, hiprtc)`` a program finds under each spelling, ``"hip"`` (``from hip
+    import hip``) and ``"rocm.bindings"``, for a backend's modules: each mirrors the release
+    installed under that name (7.x's ``hip`` beside 10.x's ``rocm.bindings``: one each).
+    ``itself``: the modules are hip-python's own (the ``hip`` backend), which need adapting
+    only to a release they are not."""
+    modern = (hip_module, hiprtc_module)
+    if CLASSIC is None or CLASSIC.major != 7 or (itself and CLASSIC is PRIMARY):
+        return {"hip": modern, "rocm.bindings": modern}
+    classic = (release_module(hip_module, CLASSIC, passthrough=passthrough),
+               release_module(hiprtc_module, CLASSIC, passthrough=passthrough))
+    return {"hip": classic, "rocm.bindings": classic if CLASSIC is PRIMARY else modern}
+
+
+# How a program finds out which HIP calls hrr covers: an installed command, not a file
+# of the source tree (pip installs do not ship docs/).
+COVERAGE_COMMAND = "python -m hrr.api.coverage --stdout"
+_UNCATALOGUED_MARK = "__hrr_uncatalogued__"
+
+
+class UncataloguedCall(HrrError, NotImplementedError):
+    """A call of a hip-python function that the backend does not implement: hrr records
+    and replays only catalogued calls. Raised when the function is called (the name itself
+    exists, as in hip-python), so ``hasattr`` and ``from ... import`` see hip-python's surface.
+    A NotImplementedError, not an AttributeError: the attribute is there, the call is not."""
 
     def __init__(self, module: str, name: str, backend: str) -> None:
         super().__init__(
-            f"{module}.{name} is not offered by hrr's {backend} backend: hrr records and replays "
-            f"only the HIP calls its catalogue lists ({COVERAGE_DOC} lists them, and the "
-            f"hip-python functions not covered yet)", name=name, obj=None)
+            f"{module}.{name} is not offered by hrr's {backend} backend: hrr records and replays only "
+            "the HIP calls its catalogue lists",
+            hint=f"`{COVERAGE_COMMAND}` lists them and the hip-python functions not covered yet; "
+                 "on an AMD GPU, --backend hip passes it to hip-python unrecorded")
         self.function, self.backend = name, backend
 
 
-def _unknown_name(module: str, backend: str, real: Any, full_name: str) -> Any:
-    """The module ``__getattr__`` (PEP 562), asked only for names the module lacks: a HIP
-    name (hip-python's module has it, or it starts with ``hip``) raises UncataloguedCall,
-    anything else the plain AttributeError."""
+def is_uncatalogued(fn: Any) -> bool:
+    """Whether ``fn`` is the stand-in for a hip-python function the backend does not offer."""
+    return getattr(fn, _UNCATALOGUED_MARK, None) is not None
+
+
+def uncatalogued_function(module: str, name: str, backend: str, real_fn: Any) -> Any:
+    """A stand-in for hip-python's function ``module.name`` (``real_fn``): its name, its
+    signature (through ``__wrapped__``), and a call that raises UncataloguedCall."""
+    def uncatalogued(*args: Any, **kwargs: Any) -> Any:
+        raise UncataloguedCall(module, name, backend)
+    uncatalogued.__name__ = uncatalogued.__qualname__ = name
+    uncatalogued.__doc__ = (f"hip-python's ``{name}``, which hrr's {backend} backend does not offer: "
+                            "calling it raises UncataloguedCall.")
+    uncatalogued.__wrapped__ = real_fn  # type: ignore[attr-defined]  # inspect.signature: hip-python's
+    setattr(uncatalogued, _UNCATALOGUED_MARK, (module, name, backend))
+    return uncatalogued
+
+
+def _is_function(value: Any) -> bool:
+    return callable(value) and not isinstance(value, (type, types.ModuleType))
+
+
+def _is_dunder(name: str) -> bool:
+    return name.startswith("__") and name.endswith("__")
+
+
+def _unknown_name(full_name: str, real: Any) -> Any:
+    """The module ``__getattr__`` (PEP 562), asked only for names the module lacks, which
+    hip-python's module lacks too (every name it has is on the module): the plain
+    AttributeError, saying so, with the nearest HIP name for a misspelt one."""
     def __getattr__(name: str) -> Any:
-        if name.startswith("hip") or (real is not None and hasattr(real, name)
-                                      and not name.startswith("_")):
-            raise UncataloguedCall(module, name, backend)
-        raise AttributeError(f"module {full_name!r} has no attribute {name!r}", name=name, obj=None)
+        text = f"module {full_name!r} has no attribute {name!r}"
+        if not _is_dunder(name):
+            if real is None:
+                text += " (hip-python is not installed here, so hrr offers only what it implements)"
+            else:
+                text += f": hip-python's {real.__name__} has no such name either"
+                if name.startswith("hip"):   # a misspelt HIP name: say which one exists
+                    import difflib
+                    close = difflib.get_close_matches(name, [n for n in dir(real) if n.startswith("hip")], n=1)
+                    text += f" (did you mean {close[0]!r}?)" if close else ""
+        raise AttributeError(text, name=name, obj=None)
     return __getattr__
 
 
+def _has_symbol(mod: types.ModuleType) -> Any:
+    def has_symbol(name: Any) -> bool:
+        """Whether this backend offers the HIP function ``name`` (str or bytes), as
+        hip-python's ``has_symbol`` tells whether the HIP runtime exports it."""
+        key = name.decode() if isinstance(name, (bytes, bytearray)) else str(name)
+        fn = mod.__dict__.get(key)
+        return key.startswith("hip") and _is_function(fn) and not is_uncatalogued(fn)
+    return has_symbol
+
+
+def mirrored_names(real: Any, leaf: str, backend: str, offered: Any = ()) -> dict[str, Any]:
+    """Every name of hip-python's module ``real`` but its module dunders: its own objects
+    (types, structs, enums and their private ``_X__Base`` bases, constants), and for each
+    function not in ``offered`` a stand-in that raises UncataloguedCall when called."""
+    out: dict[str, Any] = {}
+    for key in dir(real):
+        if _is_dunder(key) or key in offered:
+            continue
+        value = getattr(real, key)
+        out[key] = uncatalogued_function(leaf, key, backend, value) if _is_function(value) else value
+    return out
+
+
 def surface_module(name: str, doc: str, functions: dict[str, Any], backend: str | None = None) -> types.ModuleType:
-    """A module with hip-python's surface: ``functions`` plus every enum (hip-python's whole
-    set of enum classes when it is installed; members of the enums hrr uses also at module
-    level), constant, value type, handle class and
-    alias. Backends build their ``hip`` and ``hiprtc`` with it. Any other HIP name raises
-    ``UncataloguedCall`` naming ``backend`` (default: the package above ``name``)."""
+    """A module with hip-python's surface: ``functions``, and every other name hip-python's
+    module has, as hip-python's own object (its types, structs, handle classes, enums and
+    constants) or, for a function, a stand-in raising UncataloguedCall naming ``backend``
+    (default: the package above ``name``) when called. hrr's look-alikes and constants fill
+    the names hip-python lacks (all of them where it is absent), with the members of the
+    enums hrr uses at module level. Backends build their ``hip`` and ``hiprtc`` with it."""
     mod = types.ModuleType(name, doc)
     leaf = name.rsplit(".", 1)[-1]
     backend = backend or (name.split(".")[-2] if name.count(".") else name)
-    mod.__dict__["__getattr__"] = _unknown_name(
-        leaf, backend, None if _real is None else (_real[1] if leaf == "hiprtc" else _real[0]), name)
-    if _real is not None:  # every enum class of hip-python's module, hip-python's own object
-        real = _real[1] if name.endswith("hiprtc") else _real[0]
-        mod.__dict__.update({k: v for k, v in vars(real).items() if not k.startswith("_")
-                             and isinstance(v, type) and issubclass(v, enum.Enum)})
+    real = None if _real is None else (_real[1] if leaf == "hiprtc" else _real[0])
+    names = mod.__dict__
+    names["__getattr__"] = _unknown_name(name, real)
+    if real is not None:
+        # hip-python's classes, never hrr's look-alikes, under hip-python's names: a Cython
+        # module that cimports hip-python (its CUDA interop layer) imports each class it
+        # derives from (ihipStream_t, hipDeviceProp_t...) by name from this module, and
+        # refuses any class but hip-python's own (its size and vtable are checked).
+        names.update(mirrored_names(real, leaf, backend, functions))
     for enum_type in ENUM_TYPES.values():
-        setattr(mod, enum_type.__name__, enum_type)
+        names.setdefault(enum_type.__name__, enum_type)
         for member in enum_type:
-            setattr(mod, member.name, member)
-    mod.__dict__.update(CONSTANTS)
-    for cls in (*VALUE_TYPES, *GRAPH_STRUCTS, *POOL_STRUCTS, *HANDLE_TYPES.values()):
-        setattr(mod, cls.__name__, cls)
-    mod.__dict__.update(TYPE_ALIASES)
-    mod.__dict__.update(functions)
-    mod.__dict__["SUPPORTED_APIS"] = tuple(functions)
+            names.setdefault(member.name, member)
+    for key, value in CONSTANTS.items():
+        names.setdefault(key, value)
+    # hrr offers hiprtc's classes on hip too, and hip's on hiprtc: hip-python's where it has them
+    other = None if _real is None else (_real[0] if leaf == "hiprtc" else _real[1])
+    for key, value in (*((c.__name__, c) for c in (*VALUE_TYPES, *GRAPH_STRUCTS, *POOL_STRUCTS,
+                                                     *HANDLE_TYPES.values())), *TYPE_ALIASES.items()):
+        names.setdefault(key, getattr(other, key, value))
+    names.update(functions)
+    names["SUPPORTED_APIS"] = tuple(functions)
+    if real is not None and hasattr(real, "has_symbol"):
+        names["has_symbol"] = _has_symbol(mod)
+    if real is not None and hasattr(real, "__all__"):   # ``from hip.hip import *`` takes hip-python's names
+        names["__all__"] = list(real.__all__)
     return mod
 
 
-# hip-python's Pointer base class (its handles and DeviceArray derive from it), accepted
-# as an argument by its address; a class nothing is an instance of when it is absent.
-_REAL_POINTER: Any = _real[2].types.Pointer if _real is not None else type("_NoPointer", (), {})
+# hip-python's Pointer base classes, of every release installed (its handles, structs and
+# DeviceArray derive from it), accepted as an argument by its address; none when it is absent.
+_REAL_POINTER: Any = tuple(r.util.types.Pointer for r in RELEASES.values())
 
 
 class PointerConversionError(TypeError):

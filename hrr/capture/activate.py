@@ -12,7 +12,7 @@ import types
 from typing import Any
 
 from hrr.backends import load_backend
-from hrr.backends.hiptypes import release_module
+from hrr.backends.hiptypes import CLASSIC, RELEASES, release_modules
 from hrr.config import config
 
 _active: dict[str, Any] = {}
@@ -38,20 +38,24 @@ def _package(name: str) -> Any:
         return pkg
 
 
-def install_hip_package(hip_module: types.ModuleType, hiprtc_module: types.ModuleType) -> None:
+def install_hip_package(hip_module: types.ModuleType, hiprtc_module: types.ModuleType, *,
+                        classic: tuple[types.ModuleType, types.ModuleType] | None = None) -> None:
     """Make ``hip``, ``hip.hip`` and ``hip.hiprtc``, and hip-python 10's ``rocm.bindings.hip``
-    and ``rocm.bindings.hiprtc``, these modules, even where hip-python is installed."""
+    and ``rocm.bindings.hiprtc``, these modules, even where hip-python is installed;
+    ``classic``: other modules for the ``hip`` package's names (hip-python 7.x's spelling,
+    where 7.x's ``hip`` package sits beside 10.x's ``rocm.bindings``)."""
     util = real_util_module()
     real_pkg = _real_hip_package()
+    classic_hip, classic_hiprtc = classic or (hip_module, hiprtc_module)
     pkg: Any = types.ModuleType("hip", doc="hip-python's package, provided by hrr")
     if real_pkg is not None:  # its version names and other bindings (hipblas, ...) stay
         pkg.__dict__.update({k: v for k, v in vars(real_pkg).items() if not k.startswith("__")})
     pkg.__path__ = []  # a package, so that "import hip.hip" works
-    pkg.hip = hip_module
-    pkg.hiprtc = hiprtc_module
+    pkg.hip = classic_hip
+    pkg.hiprtc = classic_hiprtc
     sys.modules["hip"] = pkg
-    sys.modules["hip.hip"] = hip_module
-    sys.modules["hip.hiprtc"] = hiprtc_module
+    sys.modules["hip.hip"] = classic_hip
+    sys.modules["hip.hiprtc"] = classic_hiprtc
     if util is not None:  # hip._util.types.Pointer, as hip-python spells it
         pkg._util = util
         sys.modules["hip._util"] = util
@@ -82,9 +86,9 @@ def _real_hip_package() -> Any:
 
 
 def real_util_module() -> Any:
-    """hip-python's ``util`` package (Pointer, DeviceArray, CStr), or None."""
-    from hrr.backends.hiptypes import real_util
-    util = real_util()
+    """hip-python's ``util`` package (Pointer, DeviceArray, CStr) of the release the ``hip``
+    package holds (7.x's ``hip._util`` beside 10.x), or None."""
+    util = CLASSIC.util if CLASSIC is not None else None
     return util if util is not None and hasattr(util, "types") else None
 
 
@@ -92,8 +96,7 @@ def bypassed_bindings() -> list[str]:
     """The names under which hip-python's own ``hip``/``hiprtc`` modules are reachable in
     this process although hrr installed its own there: the program imported HIP in a way
     hrr did not intercept, so its calls went past the recorder. Asked once, at close."""
-    from hrr.backends.hiptypes import real_modules
-    real = real_modules()
+    real = [module for release in RELEASES.values() for module in (release.hip, release.hiprtc)]
     installed = _active.get("installed") or {}
     if not real or not installed:
         return []
@@ -128,11 +131,25 @@ def activate(mode: str, backend_name: str | None = None) -> Any:
             os.register_at_fork(after_in_child=session.after_fork_in_child)
             install_exit_handlers(session)   # exit, SIGTERM/SIGHUP/SIGINT, multiprocessing children
         hip_module, hiprtc_module = session.hip, session.hiprtc
-    if not getattr(backend, "HIP_PYTHON_ITSELF", False):   # hip-python's own release needs no adapting
-        hip_module = release_module(hip_module)
-    install_hip_package(hip_module, hiprtc_module)
+    # Each spelling mirrors the release installed under it (7.x's ``hip`` beside 10.x's
+    # ``rocm.bindings``: one each). hip-python's own modules (the hip backend) need adapting
+    # only to a release they are not; their calls hrr does not implement stay hip-python's.
+    itself = getattr(backend, "HIP_PYTHON_ITSELF", False)
+    passthrough = _passthrough(session) if itself else None
+    spellings = release_modules(hip_module, hiprtc_module, itself=itself, passthrough=passthrough)
+    install_hip_package(*spellings["rocm.bindings"], classic=spellings["hip"])
     _active["session"] = session
     return session
+
+
+def _passthrough(session: Any) -> Any:
+    """For hip-python's own functions of another release (7.x's beside 10.x's, on the hip
+    backend): each as it is, recorded as an uncatalogued call when capturing."""
+    if session is None:
+        return lambda name, fn: fn
+    from hrr.capture.recorder import Recorder
+    recorder = Recorder(session)
+    return recorder._passthrough
 
 
 def activate_from_env() -> None:

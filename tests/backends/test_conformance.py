@@ -1,7 +1,10 @@
 """hrr's ``hip``/``hiprtc`` surface against the hip-python installed beside it.
 
-Walks every function, enum, struct and helper class each backend's modules offer (the sim,
-and cuda's modules built without a driver) and compares it with hip-python's own: names,
+Walks every name of hip-python's own ``hip`` and ``hiprtc`` modules (both releases: 10.x
+here, 7.x in a venv of its own) and requires it on each backend's modules (the sim, cuda's
+built without a driver, and the recorder's under ``hrr capture``); then walks every
+function, enum, struct and helper class each backend offers and compares it with
+hip-python's own: names,
 parameters (names, order, defaults), the number of returned values its docstrings give,
 enum members and values, struct fields and their Python types, ``dim3``, the device
 array's attributes, and the pointer and handle conversion rules. hip-python imports
@@ -22,6 +25,7 @@ import re
 import subprocess
 import tempfile
 import textwrap
+import types
 from pathlib import Path
 
 import numpy as np
@@ -44,8 +48,9 @@ ALLOWED: dict[tuple[str, str], str] = {
         "hrr gives mask the C header's default 0xFFFFFFFF; hip-python requires it (a superset: "
         "every hip-python call is accepted)",
     ("signature", "hipThreadExchangeStreamCaptureMode"):
-        "hip-python's binding takes no argument (it treats the in/out mode as output only, so a "
-        "program cannot set a mode); hrr also accepts mode=, as the C API does",
+        "hip-python's binding takes no argument (it treats the C API's in/out mode as output "
+        "only, so a program cannot set a mode); hrr's takes none too and also accepts mode=, "
+        "as the C API does (test_thread_exchange_capture_mode_takes_no_argument)",
     ("signature", "sim:hiprtcCreateProgram"):
         "the sim's hiprtc (hrr/backends/sim/rtc.py) defaults numHeaders=0, headers=None, "
         "includeNames=None; hip-python requires them (a superset)",
@@ -66,11 +71,13 @@ ALLOWED: dict[tuple[str, str], str] = {
         "hrr's look-alike: str()/bytes()/== as hip-python's; hip-python's CStr wraps a C char* it "
         "does not own, which a Python-made result has no use for",
     ("class", "hipPointerAttribute_t"):
-        "hrr's look-alike with hip-python's six fields: hip-python's struct cannot be filled "
-        "from Python (its pointer fields are read-only)",
+        "hipPointerGetAttributes returns hrr's look-alike with hip-python's six fields (the "
+        "module's hipPointerAttribute_t is hip-python's class, which a 7.x program fills)",
     ("class", "handles"):
-        "ihipStream_t and the other handle classes are hrr's look-alikes (int(), fromObj, "
-        "as_c_void_p, is_ptr_null); made per call like Pointer",
+        "the handles hrr's calls return (streams, events, modules...) are hrr's look-alikes "
+        "(int(), fromObj, as_c_void_p, is_ptr_null), made per call like Pointer; the module's "
+        "ihipStream_t and the other handle classes are hip-python's own (its interop layer "
+        "derives Cython classes from them), and a handle made from one is accepted",
 }
 # Attributes of hip-python's helper classes that hrr's look-alikes do not offer, per class.
 UNOFFERED = {
@@ -85,9 +92,53 @@ def backend(request):
 
 
 def _functions(mod) -> dict:
+    """The HIP calls the module implements (not the stand-ins for the others)."""
     return {n: f for n, f in vars(mod).items()
-            if not n.startswith("_") and callable(f) and not isinstance(f, type)
-            and getattr(f, "__module__", None) != "enum"}
+            if n.startswith("hip") and callable(f) and not isinstance(f, type)
+            and getattr(f, "__module__", None) != "enum" and not ht.is_uncatalogued(f)}
+
+
+def _missing_names(mod, real) -> list[str]:
+    """Every name of hip-python's module ``real`` (its module dunders aside) that ``mod``
+    lacks, or offers as anything but hip-python's own object or, for a function, a callable
+    (a stand-in with hip-python's parameters; an implemented one's are compared below)."""
+    bad = []
+    for name in dir(real):
+        if name.startswith("__") and name.endswith("__"):
+            continue
+        theirs, ours = getattr(real, name), getattr(mod, name, MISSING)
+        if ours is MISSING:
+            bad.append(f"{name}: absent")
+        elif isinstance(theirs, types.ModuleType):   # e.g. hiprtc.ext: hrr's own, over hrr's calls
+            if not isinstance(ours, types.ModuleType):
+                bad.append(f"{name}: not a module")
+        elif callable(theirs) and not isinstance(theirs, type):
+            if not callable(ours) or ht.is_uncatalogued(ours) and _params(ours) != _params(theirs):
+                bad.append(f"{name}: not a function with hip-python's parameters")
+        elif ours is not theirs and not (isinstance(theirs, int) and ours == theirs):
+            bad.append(f"{name}: not hip-python's own object")
+    return bad
+
+
+def test_every_hip_python_name_is_offered(backend):
+    """The interop layer (hip-python-interop) reads ~800 names of hip-python's ``hip`` at
+    import, private ``_X__Base`` enum bases included: every one is on hrr's modules."""
+    for mod, real in ((backend.hip, REAL_HIP), (backend.hiprtc, REAL_HIPRTC)):
+        bad = _missing_names(mod, real)
+        assert not bad, f"{len(bad)} of hip-python's names wrong on {mod.__name__}:\n" + "\n".join(bad[:40])
+        if hasattr(real, "__all__"):
+            assert mod.__all__ == list(real.__all__)
+
+
+def test_hip_python_classes_are_its_own(backend):
+    """Under each of hip-python's class names (handles, structs) is hip-python's class: a
+    Cython module deriving from it checks its size and vtable at import."""
+    import enum
+    for mod, real in ((backend.hip, REAL_HIP), (backend.hiprtc, REAL_HIPRTC)):
+        for name in dir(real):
+            value = getattr(real, name)
+            if isinstance(value, type) and not issubclass(value, enum.Enum):
+                assert getattr(mod, name) is value, f"{mod.__name__}.{name}"
 
 
 def _params(fn) -> list[tuple[str, object]]:
@@ -122,6 +173,25 @@ def test_every_function_has_hip_pythons_name_and_parameters(backend):
     stale = {k for k in ALLOWED if k[0] == "signature"
              and (":" not in k[1] or k[1].startswith(backend.NAME + ":"))} - found
     assert not stale, f"allow-list entries that no longer differ (remove them): {sorted(stale)}"
+
+
+@pytest.mark.parametrize("release", ["10", "7"])
+def test_thread_exchange_capture_mode_takes_no_argument(backend, release):
+    """hip-python's hipThreadExchangeStreamCaptureMode() takes no argument (the mode is an
+    output); hrr's, in either release's spelling, takes none, and mode= still sets one."""
+    hip = backend.hip if release == "10" else ht.release_module(
+        backend.hip, ht.Release(7, REAL_HIP, REAL_HIPRTC, ht.real_util()))
+    mode = ht.hipStreamCaptureMode
+    err, previous = hip.hipThreadExchangeStreamCaptureMode()
+    if err != 0:      # cuda without a GPU: the call fails, its arguments were still accepted
+        assert backend.NAME == "cuda" and previous is None
+        return
+    assert hip.hipThreadExchangeStreamCaptureMode(mode=mode.hipStreamCaptureModeRelaxed) == (0, previous)
+    assert hip.hipThreadExchangeStreamCaptureMode() == (0, mode.hipStreamCaptureModeRelaxed)
+    assert hip.hipThreadExchangeStreamCaptureMode(mode=previous) == (0, mode.hipStreamCaptureModeRelaxed)
+    if release == "7":   # 7.x's binding takes no positional argument: never dropped unseen
+        with pytest.raises(TypeError):
+            hip.hipThreadExchangeStreamCaptureMode(mode.hipStreamCaptureModeRelaxed)
 
 
 def test_return_counts_match_hip_pythons_docstrings():
@@ -338,6 +408,15 @@ def test_helper_classes_offered_are_hip_pythons_names(backend):
         if name not in ("dim3", "hipDeviceProp_t"):
             assert (("class", name) in ALLOWED or ("class", "handles") in ALLOWED
                     and name in ht.HANDLE_TYPES), f"{name}: a look-alike with no allowance"
+        # the module offers hip-python's class where its hip module has the name, else hrr's
+        real = getattr(REAL_HIP, name, None) or getattr(REAL_HIPRTC, name, None)
+        assert getattr(backend.hip, name) is (real or cls), name
+    # a handle made from the module's (hip-python's) class is accepted where hrr's is
+    err, stream = backend.hip.hipStreamCreate()
+    if err == 0:
+        same = backend.hip.ihipStream_t.fromObj(int(stream))
+        assert backend.hip.hipStreamSynchronize(same) == (0,)
+        assert backend.hip.hipStreamDestroy(same) == (0,)
 
 
 # hip-python 7.x, in a virtual environment of its own (tests/hippython7.py).
@@ -365,6 +444,57 @@ HP7_CHECK = textwrap.dedent("""
     assert isinstance(props, R.hipDeviceProp_t) and props.gcnArchName == b"gfx942:sramecc+:xnack-", props.gcnArchName
     print(sorted(diffs))
 """)
+# Every name of 7.x's own modules on what a program imports there (the sim's and cuda's modules
+# in 7.x's spelling), printed as the names missing or not 7.x's own object.
+NAMES7_CHECK = textwrap.dedent("""
+    import importlib, types
+    from hip import hip as R, hiprtc as RR
+    from hrr.backends import hiptypes as ht
+    assert ht.HIP_PYTHON_MAJOR == 7 and ht.CLASSIC is ht.PRIMARY
+    bad = []
+    for backend in ("sim", "cuda"):
+        b = importlib.import_module("hrr.backends." + backend)
+        spelt = ht.release_modules(b.hip, b.hiprtc)
+        assert spelt["hip"] == spelt["rocm.bindings"]
+        for mod, real in zip(spelt["hip"], (R, RR)):
+            for n in dir(real):
+                if n.startswith("__") and n.endswith("__"):
+                    continue
+                theirs, ours = getattr(real, n), getattr(mod, n, None)
+                if isinstance(theirs, types.ModuleType):   # e.g. hiprtc.ext: hrr's own, over hrr's calls
+                    ok = isinstance(ours, types.ModuleType)
+                else:
+                    ok = ours is theirs or isinstance(theirs, int) and ours == theirs or callable(theirs)
+                if ours is None or not ok:
+                    bad.append((backend, real.__name__, n))
+                elif callable(theirs) and not isinstance(theirs, type) and not callable(ours):
+                    bad.append((backend, real.__name__, n))
+        try:
+            spelt["hip"][0].hipArrayCreate(None)
+        except ht.UncataloguedCall:
+            pass
+        else:
+            bad.append((backend, "hipArrayCreate", "did not raise"))
+    print(len(dir(R)), sorted(bad)[:40])
+""")
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("HRR_SKIP_HIP_PYTHON7") == "1", reason="HRR_SKIP_HIP_PYTHON7=1")
+def test_every_hip_python_7_name_is_offered():
+    """The walk of test_every_hip_python_name_is_offered against hip-python 7.x's modules
+    (its interop layer reads them through ``import hip.hip``)."""
+    py, why = venv_with_hip_python7()
+    if py is None:
+        pytest.skip(f"pip cannot install {HP7_SPEC} here (the package index lacks it?): {why}")
+    repo = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([str(py), "-c", NAMES7_CHECK], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(repo)}, check=False)
+    assert proc.returncode == 0, proc.stderr
+    count, bad = proc.stdout.strip().splitlines()[-1].split(" ", 1)
+    assert int(count) > 900 and bad == "[]", proc.stdout
+
+
 # Differences from hip-python 7.x beyond those ALLOWED for 10.x (which 7.x shares). The
 # calls whose output struct 10.x moved into the result (hipGetDeviceProperties,
 # hipPointerGetAttributes, hipGraphInstantiate) get 7.x's form from hiptypes.release_module.
@@ -403,13 +533,14 @@ def test_conformance_against_hip_python_7():
         assert rep.returncode == 0, rep.stdout + rep.stderr
 
 
-def test_release7_forms_over_the_sim(monkeypatch):
+def test_release7_forms_over_the_sim():
     """hiptypes.release_module's 7.x forms, exercised here with 10.x installed: the program's
     struct is filled, the result sizes are 7.x's."""
     from hrr.backends.sim import hip
-    monkeypatch.setattr(ht, "HIP_PYTHON_MAJOR", 7)
-    mod = ht.release_module(hip)
+    as_if_7 = ht.Release(7, REAL_HIP, REAL_HIPRTC, ht.real_util())   # 7.x's forms over 10.x's names
+    mod = ht.release_module(hip, as_if_7)
     assert mod is not hip and mod.hipMalloc is hip.hipMalloc
+    assert mod.hipDeviceProp_t is REAL_HIP.hipDeviceProp_t   # the program's struct is hip-python's
     props = mod.hipDeviceProp_t()
     assert mod.hipGetDeviceProperties(props, 0) == (0,)
     assert props.totalGlobalMem == hip.hipGetDeviceProperties(0)[1].totalGlobalMem > 0

@@ -42,7 +42,7 @@ def test_harness_on_a_program_laid_out_as_the_examples(tmp_path):
     examples = tmp_path / "examples" / "0_Basic_Usage"
     examples.mkdir(parents=True)
     shutil.copy(OURS, examples / "hip_stream.py")
-    (examples / "hip_deviceattributes.py").write_text("from hip import hip\nhip.hipFooBar(0)\n")
+    (examples / "hip_deviceattributes.py").write_text("from hip import hip\nhip.hipTexObjectDestroy(0)\n")
     res = _run(tmp_path / "examples", tmp_path / "out", "--only", "hip_stream,hip_deviceattributes,hip_nothere",
                "--rocm-bindings", "hip_stream")
     assert res["_rc"] == 1   # not all passed
@@ -50,7 +50,7 @@ def test_harness_on_a_program_laid_out_as_the_examples(tmp_path):
         assert [res[name][s]["exit"] for s in ("run", "capture", "replay")] == [0, 0, 0], res[name]
     bad = res["hip_deviceattributes"]
     assert bad["run"]["exit"] == 1 and bad["replay"]["exit"] is None
-    assert bad["run"]["error"].startswith("hrr.backends.hiptypes.UncataloguedCall: hip.hipFooBar"), bad
+    assert bad["run"]["error"].startswith("hrr.backends.hiptypes.UncataloguedCall: hip.hipTexObjectDestroy"), bad
     assert "not found" in res["hip_nothere"]["run"]["error"]
     table = (tmp_path / "out" / "results.md").read_text()
     assert "| hip_stream | 0 | 0 | 0 |  |" in table

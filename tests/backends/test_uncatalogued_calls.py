@@ -1,9 +1,12 @@
-"""A HIP call hrr does not know, on the sim and cuda backends: an AttributeError subclass
-whose message names the function, the backend and docs/api-coverage.md; under `hrr run`
-and `hrr capture` the program dies with that message."""
+"""A hip-python function hrr does not implement, on the sim and cuda backends: the name is
+there (as in hip-python: a program or a library binds it at import), and calling it raises
+UncataloguedCall, whose message names the function, the backend and the installed command
+that lists what hrr covers; under `hrr run` and `hrr capture` the program dies with that
+message. A name hip-python lacks is a plain AttributeError saying so."""
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import subprocess
 import sys
@@ -13,35 +16,69 @@ import pytest
 
 from hrr.backends import hiptypes as ht
 from hrr.backends.hiptypes import UncataloguedCall
+from hrr.errors import HrrError
 from hrrtest import cpu_backends
 
 APP = Path(__file__).resolve().parent / "apps" / "uncatalogued_call.py"
+REAL = ht.real_modules()
+NEEDS_HIP_PYTHON = pytest.mark.skipif(not REAL, reason="hip-python is not installed here (CI installs it)")
+
+
+def uncatalogued(mod, real) -> list[str]:
+    """hip-python's functions that ``mod`` (an hrr module) does not implement."""
+    return sorted(n for n in vars(mod) if n.startswith("hip") and ht.is_uncatalogued(getattr(mod, n))
+                  and callable(getattr(real, n, None)))
+
+
+@NEEDS_HIP_PYTHON
+@pytest.mark.parametrize("backend", cpu_backends())
+@pytest.mark.parametrize("module", ["hip", "hiprtc"])
+def test_an_uncatalogued_function_is_there_and_raises_when_called(backend, module):
+    mod = getattr(importlib.import_module(f"hrr.backends.{backend}"), module)
+    real = REAL[0] if module == "hip" else REAL[1]
+    names = uncatalogued(mod, real)
+    if not names:
+        pytest.skip(f"hrr implements every function of hip-python's {module}")
+    name = names[0]
+    fn = getattr(mod, name)                       # looking it up is fine ...
+    assert hasattr(mod, name) and callable(fn)
+    assert inspect.signature(fn) == inspect.signature(getattr(real, name))
+    assert not mod.has_symbol(name) and not mod.has_symbol(name.encode())
+    with pytest.raises(UncataloguedCall) as info:  # ... calling it is not
+        fn(0)
+    assert isinstance(info.value, NotImplementedError) and isinstance(info.value, HrrError)
+    assert not isinstance(info.value, AttributeError)
+    text = str(info.value)
+    for needle in (f"{module}.{name}", f"{backend} backend", "catalogue", ht.COVERAGE_COMMAND):
+        assert needle in text, text
+    assert info.value.function == name and info.value.backend == backend
+
+
+@NEEDS_HIP_PYTHON
+@pytest.mark.parametrize("backend", cpu_backends())
+def test_has_symbol_tells_what_the_backend_implements(backend):
+    hip = importlib.import_module(f"hrr.backends.{backend}").hip
+    assert hip.has_symbol("hipMalloc") and hip.has_symbol(b"hipFree")
+    assert not hip.has_symbol("hipMallocc") and not hip.has_symbol("hipError_t")
 
 
 @pytest.mark.parametrize("backend", cpu_backends())
-@pytest.mark.parametrize(("module", "name"), [("hip", "hipFooBar"), ("hiprtc", "hiprtcFooBar"),
-                                              ("hip", "hipDeviceGetNoSuchThing")])
-def test_unknown_hip_name_names_function_backend_and_doc(backend, module, name):
+@pytest.mark.parametrize(("module", "name", "near"), [("hip", "hipMallocc", "hipMalloc"),
+                                                      ("hiprtc", "hiprtcFooBar", None),
+                                                      ("hip", "hipDeviceGetNoSuchThing", None)])
+def test_a_name_hip_python_lacks_is_a_plain_attribute_error(backend, module, name, near):
     mod = getattr(importlib.import_module(f"hrr.backends.{backend}"), module)
     assert not hasattr(mod, name)
     assert getattr(mod, name, "fallback") == "fallback"
-    with pytest.raises(UncataloguedCall) as info:
+    with pytest.raises(AttributeError) as info:
         getattr(mod, name)
-    assert isinstance(info.value, AttributeError)
+    assert type(info.value) is AttributeError
     text = str(info.value)
-    for needle in (f"{module}.{name}", f"{backend} backend", "docs/api-coverage.md", "catalogue"):
-        assert needle in text, text
-
-
-def test_a_hip_python_name_without_the_hip_prefix_is_named_too():
-    real = ht.real_modules()
-    if not real:
-        pytest.skip("hip-python is not installed here (CI installs it)")
-    from hrr.backends import sim
-    names = sorted(n for n in vars(real[0]) if not n.startswith(("_", "hip")) and n not in vars(sim.hip))
-    assert names, "hip-python's hip has names outside the hip prefix that hrr lacks"
-    with pytest.raises(UncataloguedCall, match=names[0]):
-        getattr(sim.hip, names[0])
+    assert repr(name) in text
+    if REAL:
+        assert "hip-python" in text and "no such name" in text, text
+        if near:
+            assert f"did you mean {near!r}" in text, text
 
 
 def test_other_names_stay_plain_attribute_errors():
@@ -52,18 +89,24 @@ def test_other_names_stay_plain_attribute_errors():
         with pytest.raises(AttributeError) as info:
             getattr(sim.hip, name)
         assert type(info.value) is AttributeError, name
+    with pytest.raises(AttributeError) as info:
+        _ = sim.hip.__wrapped__
+    assert "did you mean" not in str(info.value) and "hip-python" not in str(info.value)
 
 
+@NEEDS_HIP_PYTHON
 @pytest.mark.parametrize("command", ["run", "capture"])
 def test_a_program_calling_one_dies_with_the_message(command, tmp_path):
+    from hrr.backends import sim
+    name = uncatalogued(sim.hip, REAL[0])[0]
     env = {**os.environ}
     env.pop("HRR_MODE", None)
     extra = ["-o", str(tmp_path / "a"), "--plugins", ""] if command == "capture" else []
     proc = subprocess.run([sys.executable, "-m", "hrr.cli.main", command, *extra, "--backend", "sim", "--",
-                           sys.executable, str(APP)], capture_output=True, text=True, timeout=120, env=env,
+                           sys.executable, str(APP), name], capture_output=True, text=True, timeout=120, env=env,
                           check=False)
     assert proc.returncode != 0, proc.stdout + proc.stderr
     assert "before the unknown call" in proc.stdout and "not reached" not in proc.stdout
-    last = [line for line in proc.stderr.splitlines() if "hipFooBar" in line]
-    assert last and "UncataloguedCall: hip.hipFooBar is not offered by hrr's sim backend" in last[-1], proc.stderr
-    assert "docs/api-coverage.md" in last[-1]
+    last = [line for line in proc.stderr.splitlines() if name in line]
+    assert last and f"UncataloguedCall: hip.{name} is not offered by hrr's sim backend" in last[-1], proc.stderr
+    assert ht.COVERAGE_COMMAND in last[-1]

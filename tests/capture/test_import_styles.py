@@ -1,17 +1,20 @@
 """Both ways a hip-python program imports HIP are intercepted under `hrr run` and
-`hrr capture`, and a program that reaches hip-python's own bindings past hrr never leaves
-an archive that passes `replay --strict`."""
+`hrr capture`, each mirroring the release installed under it (7.x's `hip` beside 10.x's
+`rocm.bindings`: one each), with every name hip-python has; and a program that reaches
+hip-python's own bindings past hrr never leaves an archive that passes `replay --strict`."""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from hrr.backends.hiptypes import real_modules
+from hippython7 import HP7_DEPS, HP7_SPEC
 from hrrtest import cpu_backends
 
 APPS = Path(__file__).resolve().parent / "apps"
@@ -172,3 +175,86 @@ print("ok")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           check=False)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", said(proc)
+
+
+NAMES_CHECK = """
+from hrr.backends.hiptypes import RELEASES
+import hip.hip, hip.hiprtc, rocm.bindings.hip, rocm.bindings.hiprtc
+where = {"hip.hip": (hip.hip, RELEASES.get(7, RELEASES.get(10)).hip),
+         "hip.hiprtc": (hip.hiprtc, RELEASES.get(7, RELEASES.get(10)).hiprtc),
+         "rocm.bindings.hip": (rocm.bindings.hip, RELEASES.get(10, RELEASES.get(7)).hip),
+         "rocm.bindings.hiprtc": (rocm.bindings.hiprtc, RELEASES.get(10, RELEASES.get(7)).hiprtc)}
+for spelling, (ours, real) in where.items():
+    names = [n for n in dir(real) if not (n.startswith("__") and n.endswith("__"))]
+    missing = [n for n in names if not hasattr(ours, n)]
+    print(spelling, real.__name__, len(names), "missing:", missing[:10])
+"""
+
+
+@NEEDS_HIP_PYTHON
+@pytest.mark.parametrize("command", ["run", "capture"])
+def test_every_hip_python_name_under_run_and_capture(tmp_path, command):
+    """What a program imports under `hrr run`, and the recorder's module under `hrr capture`,
+    has every name of hip-python's own modules (the interop layer reads ~800 at import)."""
+    extra = ["-o", tmp_path / "a", "--plugins", ""] if command == "capture" else []
+    proc = hrr(command, *extra, "--", sys.executable, "-c", NAMES_CHECK)
+    assert proc.returncode == 0, said(proc)
+    lines = [line for line in proc.stdout.splitlines() if "missing:" in line]
+    assert len(lines) == 4 and all(line.endswith("missing: []") for line in lines), said(proc)
+
+
+# hip-python 7.x installed over a hip-python 10.x install (`pip install hrr`, then `pip install
+# 'hip-python<8'`): 7.x's `hip` package replaces 10.x's, 10.x's `rocm.bindings` stays.
+BOTH_SPECS = (["hip-python>=10,<11", *HP7_DEPS], [HP7_SPEC])
+
+
+def venv_with_both_releases() -> tuple[Path | None, str]:
+    """The python of a venv holding hip-python 7.x's `hip` package beside 10.x's
+    `rocm.bindings` (installed in that order, as a user would), kept between runs under
+    HRR_HIP_PYTHON_BOTH_VENV or the temp dir; (None, pip's last words) when pip cannot."""
+    default = Path(tempfile.gettempdir()) / f"hrr-hip-python-both-venv-{os.getuid()}"
+    root = Path(os.environ.get("HRR_HIP_PYTHON_BOTH_VENV") or default)
+    py, ready = root / "bin" / "python", root / "hrr-ready"
+    if ready.exists():
+        return py, ""
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True, capture_output=True)
+    for specs in BOTH_SPECS:
+        proc = subprocess.run([str(py), "-m", "pip", "install", "-q", *specs], capture_output=True, text=True,
+                              timeout=900, check=False)
+        if proc.returncode != 0:
+            return None, (proc.stderr.strip().splitlines() or ["no output"])[-1]
+    ready.write_text("ok\n")
+    return py, ""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.environ.get("HRR_SKIP_HIP_PYTHON7") == "1", reason="HRR_SKIP_HIP_PYTHON7=1")
+def test_7x_beside_10x_each_spelling_mirrors_its_release(tmp_path):
+    """With 7.x's `hip` beside 10.x's `rocm.bindings`, a 7.x program's `from hip import hip`
+    gets 7.x's spelling (hipGetDeviceProperties(prop, deviceId), bytes arch, 7.x's enums)
+    and a 10.x one's `from rocm.bindings import hip` 10.x's, under run and capture, and the
+    archive replays --strict."""
+    py, why = venv_with_both_releases()
+    if py is None:
+        pytest.skip(f"pip cannot install hip-python 7.x beside 10.x here: {why}")
+    repo = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(repo)}
+    env.pop("HRR_MODE", None)
+
+    def run(*args: object) -> subprocess.CompletedProcess:
+        return subprocess.run([str(py), "-m", "hrr.cli.main", *map(str, args)], capture_output=True, text=True,
+                              timeout=300, env=env, check=False)
+    probe = subprocess.run([str(py), "-c", "from hrr.backends import hiptypes as ht; print(sorted(ht.RELEASES))"],
+                           capture_output=True, text=True, timeout=120, env=env, check=False)
+    assert probe.stdout.strip() == "[7, 10]", probe.stdout + probe.stderr
+    names = run("run", "--", py, "-c", NAMES_CHECK)
+    assert names.returncode == 0 and names.stdout.count("missing: []") == 4, said(names)
+    props7 = repo / "tests" / "backends" / "apps" / "props7.py"
+    for app in (props7, APPS / "both_releases.py", APPS / "style_rocm.py", APPS / "style_hip.py"):
+        ran = run("run", "--", py, app)
+        assert ran.returncode == 0 and ": ok" in ran.stdout, said(ran)
+        archive = tmp_path / app.stem
+        cap = run("capture", "-o", archive, "--plugins", "", "--content", "--", py, app)
+        assert cap.returncode == 0 and ": ok" in cap.stdout, said(cap)
+        rep = run("replay", "--strict", archive)
+        assert rep.returncode == 0, said(rep)
