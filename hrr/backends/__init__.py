@@ -1,14 +1,16 @@
 """Backends: each offers ``hip`` and ``hiprtc`` module objects with hip-python's surface.
 
-A backend module exposes ``NAME``, ``hip``, ``hiprtc`` and
-``kernel_layout(function) -> KernelLayout`` (the parameter layout of a function handle
-that its ``hipModuleGetFunction`` returned), which capture needs to normalise launches.
+A backend module implements ``hrr.backends.contract.Backend``: ``NAME``, ``hip``,
+``hiprtc``, ``kernel_layout(function) -> KernelLayout`` (the parameter layout of a function
+handle that its ``hipModuleGetFunction`` returned) and the rest of what capture and replay
+ask of it.
 """
 from __future__ import annotations
 
 import importlib
-from types import ModuleType
+from typing import cast
 
+from hrr.backends.contract import Backend
 from hrr.errors import BackendError
 
 BACKEND_MODULES = {
@@ -26,7 +28,7 @@ def backend_name_from_env() -> str:
     return config().backend or DEFAULT_BACKEND
 
 
-def load_backend(name: str | None = None) -> ModuleType:
+def load_backend(name: str | None = None) -> Backend:
     """Import the backend called ``name`` (default: ``HRR_BACKEND`` or ``sim``)."""
     name = name or backend_name_from_env()
     if name not in BACKEND_MODULES:
@@ -41,12 +43,12 @@ def load_backend(name: str | None = None) -> ModuleType:
         raise BackendError(f"backend {name!r} cannot be imported: {exc}", hint=hint) from exc
     # A backend whose calls would raise without its runtime (hip-python's dlopen) says so
     # now, e.g. when replay takes the backend from an archive's manifest.
-    runtime_reason = getattr(mod, "runtime_unavailable_reason", None)
-    reason = runtime_reason() if runtime_reason is not None else None
+    backend = cast(Backend, mod)   # every backend module implements the contract (tests/backends/test_contract.py)
+    reason = backend.runtime_unavailable_reason()
     if reason is not None:
         raise BackendError(f"backend {name!r}: {reason}; backends that work here: "
                            f"{', '.join(available_backends()) or 'none'}")
-    return mod
+    return backend
 
 
 def unavailable_reason(name: str) -> str | None:

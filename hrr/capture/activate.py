@@ -134,7 +134,7 @@ def activate(mode: str, backend_name: str | None = None) -> Any:
     # Each spelling mirrors the release installed under it (7.x's ``hip`` beside 10.x's
     # ``rocm.bindings``: one each). hip-python's own modules (the hip backend) need adapting
     # only to a release they are not; their calls hrr does not implement stay hip-python's.
-    itself = getattr(backend, "HIP_PYTHON_ITSELF", False)
+    itself = backend.HIP_PYTHON_ITSELF
     passthrough = _passthrough(session) if itself else None
     spellings = release_modules(hip_module, hiprtc_module, itself=itself, passthrough=passthrough)
     install_hip_package(*spellings["rocm.bindings"], classic=spellings["hip"])

@@ -96,7 +96,7 @@ class Recorder:
             fn = getattr(self.real, row.name, None)
             if fn is not None:
                 setattr(mod, row.name, self._wrap(row, fn))
-        if getattr(self.session.backend, "PASSTHROUGH_UNCATALOGUED", False):
+        if self.session.backend.PASSTHROUGH_UNCATALOGUED:
             for name, fn in vars(self.real).items():
                 if name.startswith("hip") and name not in CATALOGUE and callable(fn) \
                         and not isinstance(fn, type):

@@ -16,6 +16,7 @@ from typing import Any
 
 from hrr.api.catalogue import Api
 from hrr.api.roles import gather_rows
+from hrr.backends.contract import Backend
 from hrr.backends.hiprtc_ext import attach as attach_hiprtc_ext
 from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, buffer_nbytes, handle_or_zero
 from hrr.backends.kernargs import KernelLayout, WordOffsets, pointer_word_offsets
@@ -47,7 +48,7 @@ def _first_handle(row: Api, kind: str) -> int | None:
 class CaptureSession:
     """Records one process's HIP calls made through ``self.hip``."""
 
-    def __init__(self, backend: Any, config: Config, archive_root: str,
+    def __init__(self, backend: Backend, config: Config, archive_root: str,
                  plugins: list[str] | None = None, *, writer_factory: Any = None) -> None:
         from hrr.archive import open_process_writer  # the archive layer
 
@@ -91,9 +92,9 @@ class CaptureSession:
             "content_mode": self.ctx.content_mode,
             "host_snapshots": False,
         }
-        describe = getattr(self.backend, "device_manifest", None)
-        if describe is not None:   # the device the program saw, which replay is again (the sim's model)
-            fields["device"] = describe()
+        device = self.backend.device_manifest()
+        if device is not None:   # the device the program saw, which replay is again (the sim's model)
+            fields["device"] = device
         fields.update(self.ctx.manifest_fields())
         return fields
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from hrr.api.catalogue import CATALOGUE, NOOP, UNREPLAYABLE, Api
 from hrr.api.roles import LAUNCH, Call, byte_counts, out_role, param_role, wire_event
+from hrr.backends.contract import Backend
 from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError, LimitExceeded
 from hrr.events import PSEUDO_D2H_CHECK, event_from_wire
 from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON
@@ -62,7 +63,7 @@ class _Check:
 class ProcessReplayer:
     """Replays one ``pid-<pid>/`` archive on one backend."""
 
-    def __init__(self, process: Any, backend: Any, pm: Any, limits: Any, options: ReplayOptions,
+    def __init__(self, process: Any, backend: Backend, pm: Any, limits: Any, options: ReplayOptions,
                  deadline: float | None = None) -> None:
         self.process = process
         self.backend = backend
@@ -79,7 +80,7 @@ class ProcessReplayer:
         self._checks: dict[int, _Check] = {}
         self.budget = HostBudget(limits.max_host_bytes)
         # The sim's device memory is host RAM, so it is charged too; a GPU's is not.
-        self.charges_device_memory = getattr(backend, "NAME", "") == "sim"
+        self.charges_device_memory = backend.DEVICE_MEMORY_IS_HOST_MEMORY
         self._queued_bytes = 0         # blobs that host functions hold until a device sync
         self._keepalive: list[Any] = []   # host buffers queued work may still use
         self._call_buffers: list[Any] = []  # host buffers handed to the current call
@@ -380,9 +381,8 @@ class ProcessReplayer:
 
     def _error_detail(self) -> str:
         """What the backend said about its last error on this thread (the sim says why), or ''."""
-        said = getattr(self.backend, "last_error_detail", None)
         try:
-            return str(said() or "")[:2000] if callable(said) else ""
+            return str(self.backend.last_error_detail() or "")[:2000]
         except Exception:  # noqa: BLE001 - a detail is a courtesy; the divergence stands without it
             return ""
 

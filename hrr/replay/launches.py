@@ -73,7 +73,7 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
     place = launch_placer(target, rep)
     # A backend may launch packed bytes without its hip surface in between: used while
     # ``fn`` is the surface function it stands for (not one a test or plugin replaced).
-    direct = getattr(rep.backend, "launch_kernargs", None)
+    direct = rep.backend.launch_kernargs
     if direct is None or getattr(direct, "stands_for", None) is not fn:
         direct = None
     stats, ctx, diverged = rep.stats, rep.ctx, rep._diverged

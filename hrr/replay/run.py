@@ -10,6 +10,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from hrr.archive import Limits, open_archive
 from hrr.backends import BACKEND_MODULES, load_backend
+from hrr.backends.contract import Backend
 from hrr.capture.exits import abnormal_end, describe_ended
 from hrr.cli import exitcodes
 from hrr.errors import FormatError, UsageError
@@ -107,27 +108,16 @@ def _not_clean(proc: Any, state: Any) -> list[str]:
     return why
 
 
-def archive_kernels(backend: Any, trusted: bool) -> contextlib.AbstractContextManager:
+def archive_kernels(backend: Backend, trusted: bool) -> contextlib.AbstractContextManager:
     """A backend that compiles an archive's kernel source (the sim) is told that the kernels
     are a stranger's, to run sandboxed (or, ``trusted``, as they are); others need nothing."""
-    told = getattr(backend, "archive_kernels", None)
-    return told(trusted) if told is not None else contextlib.nullcontext()
+    return backend.archive_kernels(trusted)
 
 
-@contextlib.contextmanager
-def bounded_stalls(backend: Any, seconds: float = REPLAY_STALL_SECONDS) -> Iterator[None]:
+def bounded_stalls(backend: Backend, seconds: float = REPLAY_STALL_SECONDS) -> contextlib.AbstractContextManager:
     """While replay runs, a stuck wait on the sim ends after ``seconds`` (its scheduler
     reads ``STALL_TIMEOUT_S`` at every wait); other backends are left as they are."""
-    streams: Any = getattr(backend, "streams", None)
-    old = getattr(streams, "STALL_TIMEOUT_S", None)
-    if not isinstance(old, (int, float)):
-        yield
-        return
-    streams.STALL_TIMEOUT_S = min(old, seconds)
-    try:
-        yield
-    finally:
-        streams.STALL_TIMEOUT_S = old
+    return backend.bounded_stalls(seconds)
 
 
 def start_watchdog(seconds: float, message: str) -> threading.Event:
@@ -197,17 +187,11 @@ def strict_reasons(stats: ReplayStats, ctx: Any, manifest: dict, missing_plugins
     return reasons
 
 
-def _fresh_device(backend: Any, manifest: dict) -> list[str]:
+def _fresh_device(backend: Backend, manifest: dict) -> list[str]:
     """Reset the device before a process replays: work an earlier process left queued (its
     program ended without synchronising) must not run into this one, nor stall it. A backend
     that models devices (the sim) becomes the one the manifest recorded; its notes are returned."""
-    prepare = getattr(backend, "device_for_replay", None)
-    if prepare is not None:
-        return list(prepare(manifest.get("device")))
-    reset = getattr(backend, "reset_device", None)
-    if reset is not None:
-        reset()
-    return []
+    return list(backend.device_for_replay(manifest.get("device")))
 
 
 def _past_range_end(processes: list, calls: Any) -> dict[int, str]:

@@ -7,7 +7,8 @@ so ``builtin_code_object()``) works without a GPU.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from typing import TYPE_CHECKING, Any, Callable
 
 from hrr.backends import hiprtc_ext as _hiprtc_ext
 from hrr.backends import surface as _surface
@@ -26,6 +27,9 @@ from hrr.backends.hiptypes import ihipStream_t as _Stream
 from hrr.backends.kernargs import packed_extra as _packed_extra
 
 NAME = "cuda"
+PASSTHROUGH_UNCATALOGUED = False
+HIP_PYTHON_ITSELF = False
+DEVICE_MEMORY_IS_HOST_MEMORY = False   # a GPU's memory is its own
 hip = _hip_api.build_module()
 hiprtc = _hiprtc_ext.attach(_hiprtc_api.build_module())
 SUPPORTED_APIS = hip.SUPPORTED_APIS  # every catalogue row that has a body
@@ -56,6 +60,39 @@ def launch_kernargs(function: Any, grid: tuple, block: tuple, shared: int, strea
 launch_kernargs.stands_for = hip.hipModuleLaunchKernel   # type: ignore[attr-defined]
 
 
+def last_error_detail() -> str:
+    """CUDA says nothing beyond the error code."""
+    return ""
+
+
+def device_manifest() -> dict[str, str] | None:
+    """The manifest records no device model for a GPU."""
+    return None
+
+
+def device_for_replay(recorded: Any) -> list[str]:
+    """A fresh device before a process replays: ``reset_device`` (the GPU is the one here,
+    whatever the manifest recorded); no notes."""
+    reset_device()
+    return []
+
+
+def archive_kernels(trusted: bool) -> contextlib.AbstractContextManager[Any]:
+    """An archive's code objects run on the GPU like any GPU program's: nothing to arrange."""
+    return contextlib.nullcontext()
+
+
+def bounded_stalls(seconds: float) -> contextlib.AbstractContextManager[Any]:
+    """A GPU wait is the driver's: replay's watchdog, not the backend, bounds it."""
+    return contextlib.nullcontext()
+
+
+def runtime_unavailable_reason() -> str | None:
+    """None: importing needs no GPU, and the first call that needs the driver says why it
+    cannot run (``gpu_unavailable_reason`` answers before a program starts)."""
+    return None
+
+
 def reset_device() -> None:
     """``hipDeviceReset`` when the driver is already in use (tests leave the GPU as they
     found it); does nothing, and loads nothing, before the first driver call."""
@@ -67,4 +104,13 @@ def reset_device() -> None:
 __all__ = ["NAME", "hip", "hiprtc", "kernel_layout", "builtin_code_object", "builtin_source",
            "BUILTIN_KERNELS", "BUILTIN_LAYOUTS", "SUPPORTED_APIS", "SUPPORTED_HIPRTC_APIS",
            "CUDA_TO_HIP_NAME", "to_hip", "to_hiprtc", "driver_present", "require_driver", "gpu_unavailable_reason",
-           "reset_device", "add_body", "launch_kernargs"]
+           "reset_device", "add_body", "launch_kernargs", "PASSTHROUGH_UNCATALOGUED", "HIP_PYTHON_ITSELF",
+           "DEVICE_MEMORY_IS_HOST_MEMORY", "last_error_detail", "device_manifest", "device_for_replay",
+           "archive_kernels", "bounded_stalls", "runtime_unavailable_reason"]
+
+
+if TYPE_CHECKING:   # mypy holds this module to the backend contract
+    from hrr.backends import cuda as _this_backend
+    from hrr.backends.contract import Backend
+
+    _CONTRACT: Backend = _this_backend

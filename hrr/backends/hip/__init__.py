@@ -13,11 +13,12 @@ Importing needs hip-python only; hip-python opens ``libamdhip64.so`` at the firs
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import os
 import types
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from hrr.backends.hip.modules import Layouts, file_bytes
 from hrr.backends.hiptypes import HIP_PYTHON_MAJOR, real_modules
@@ -32,6 +33,9 @@ PASSTHROUGH_UNCATALOGUED = True
 #: ``hip`` is hip-python's own release (7.x or 10.x), not hrr's surface to be adapted to it.
 HIP_PYTHON_ITSELF = True
 RUNTIME_LIBRARY = "libamdhip64.so"
+DEVICE_MEMORY_IS_HOST_MEMORY = False   # a GPU's memory is its own
+#: Replay launches through ``hip`` (no packed-kernargs path around hip-python).
+launch_kernargs: Callable[..., tuple] | None = None
 
 _real_hip, hiprtc = real_modules()
 _layouts = Layouts()
@@ -107,6 +111,36 @@ def kernel_layout(function: Any) -> KernelLayout:
     return _layouts.layout(function)
 
 
+def last_error_detail() -> str:
+    """hip-python says nothing beyond the error code."""
+    return ""
+
+
+def device_manifest() -> dict[str, str] | None:
+    """The manifest records no device model for a GPU."""
+    return None
+
+
+def reset_device() -> None:
+    """Nothing: the GPU is left as hip-python has it (tests and replay do not reset it)."""
+
+
+def device_for_replay(recorded: Any) -> list[str]:
+    """Nothing to prepare: replay is on the GPU here, as hip-python has it; no notes."""
+    reset_device()
+    return []
+
+
+def archive_kernels(trusted: bool) -> contextlib.AbstractContextManager[Any]:
+    """An archive's code objects run on the GPU like any GPU program's: nothing to arrange."""
+    return contextlib.nullcontext()
+
+
+def bounded_stalls(seconds: float) -> contextlib.AbstractContextManager[Any]:
+    """A GPU wait is the runtime's: replay's watchdog, not the backend, bounds it."""
+    return contextlib.nullcontext()
+
+
 def runtime_library_path() -> str:
     """The HIP runtime library hip-python opens at its first call (found as hip-python
     finds it: ``ROCM_PATH``/``ROCM_HOME``, /opt/rocm, rocm_sdk, then the loader's path)."""
@@ -131,4 +165,13 @@ def runtime_unavailable_reason() -> str | None:
 
 
 __all__ = ["NAME", "hip", "hiprtc", "kernel_layout", "runtime_library_path", "runtime_unavailable_reason",
-           "PASSTHROUGH_UNCATALOGUED", "HIP_PYTHON_ITSELF", "RUNTIME_LIBRARY"]
+           "PASSTHROUGH_UNCATALOGUED", "HIP_PYTHON_ITSELF", "RUNTIME_LIBRARY", "DEVICE_MEMORY_IS_HOST_MEMORY",
+           "launch_kernargs", "last_error_detail", "device_manifest", "reset_device", "device_for_replay",
+           "archive_kernels", "bounded_stalls"]
+
+
+if TYPE_CHECKING:   # mypy holds this module to the backend contract
+    from hrr.backends import hip as _this_backend
+    from hrr.backends.contract import Backend
+
+    _CONTRACT: Backend = _this_backend

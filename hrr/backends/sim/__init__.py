@@ -6,7 +6,8 @@ returns, same enums and constants. See DESIGN.md ("The sim device") for the exec
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+import contextlib
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from hrr.backends import hiprtc_ext as _hiprtc_ext
 from hrr.backends import hiptypes as _ht
@@ -14,6 +15,7 @@ from hrr.backends import surface as _surface
 from hrr.backends.sim import api as _api
 from hrr.backends.sim import device as _device
 from hrr.backends.sim import rtc as _rtc
+from hrr.backends.sim import streams as _streams
 from hrr.backends.sim.builtin_kernels import LIBRARY as BUILTIN_LIBRARY
 from hrr.backends.sim.device import reset_device
 from hrr.backends.sim.native.policy import archive_kernels
@@ -26,6 +28,12 @@ from hrr.backends.sim.kernels import (
 )
 
 NAME = "sim"
+PASSTHROUGH_UNCATALOGUED = False
+HIP_PYTHON_ITSELF = False
+#: The sim's device memory is host RAM: replay charges it to its host-memory budget.
+DEVICE_MEMORY_IS_HOST_MEMORY = True
+#: Replay launches through ``hip`` (no packed-kernargs path around the surface).
+launch_kernargs: Callable[..., tuple] | None = None
 hip = _api.hip  # built from the catalogue around the sim's bodies (hrr.backends.surface)
 # The catalogued calls (the uncatalogued ones are on ``hip`` but never recorded).
 SUPPORTED_APIS: tuple[str, ...] = tuple(n for n in hip.SUPPORTED_APIS if n not in _api.UNCATALOGUED)
@@ -49,7 +57,24 @@ def builtin_code_object() -> bytes:
     return BUILTIN_LIBRARY.code_object()
 
 
-def device_manifest() -> dict[str, str]:
+def runtime_unavailable_reason() -> str | None:
+    """The sim runs wherever hrr does."""
+    return None
+
+
+@contextlib.contextmanager
+def bounded_stalls(seconds: float) -> Iterator[None]:
+    """While replay runs, a stuck wait ends after ``seconds`` (the scheduler reads
+    ``STALL_TIMEOUT_S`` at every wait); the setting is restored after."""
+    old = _streams.STALL_TIMEOUT_S
+    _streams.STALL_TIMEOUT_S = min(old, seconds)
+    try:
+        yield
+    finally:
+        _streams.STALL_TIMEOUT_S = old
+
+
+def device_manifest() -> dict[str, str] | None:
     """What a capture's manifest records of the device (``device``): the model's name as
     HRR_SIM_DEVICE takes it, HIP's name for it and its target id."""
     model = _device.current().model
@@ -86,4 +111,13 @@ def device_for_replay(recorded: Any) -> list[str]:
 __all__ = ["NAME", "hip", "hiprtc", "add_body", "builtin_code_object", "kernel_layout", "reset_device",
            "SUPPORTED_APIS", "SUPPORTED_RTC_APIS", "last_error_detail", "KernelDef",
            "KernelLibrary", "LaunchContext", "register_library", "unregister_library",
-           "BUILTIN_LIBRARY", "archive_kernels", "device_manifest", "device_for_replay"]
+           "BUILTIN_LIBRARY", "archive_kernels", "device_manifest", "device_for_replay",
+           "PASSTHROUGH_UNCATALOGUED", "HIP_PYTHON_ITSELF", "DEVICE_MEMORY_IS_HOST_MEMORY", "launch_kernargs",
+           "bounded_stalls", "runtime_unavailable_reason"]
+
+
+if TYPE_CHECKING:   # mypy holds this module to the backend contract
+    from hrr.backends import sim as _this_backend
+    from hrr.backends.contract import Backend
+
+    _CONTRACT: Backend = _this_backend

@@ -1,0 +1,81 @@
+"""The backend contract: everything capture and replay ask of a backend module.
+
+Each backend package (``hrr.backends.sim``, ``cuda``, ``hip``) is a module that implements
+the whole of :class:`Backend`; a capability a backend lacks is there with a neutral value
+(``False``, ``None``, ``""``) or a method that does nothing, so capture and replay call it
+directly and never probe. ``tests/backends/test_contract.py`` holds every backend module to
+it, and mypy checks each module against it there.
+"""
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from types import ModuleType
+from typing import Any, Callable, Protocol
+
+from hrr.backends.kernargs import KernelLayout
+
+
+class Backend(Protocol):
+    """A backend module as capture and replay use it."""
+
+    @property
+    def NAME(self) -> str:
+        """The backend's name (``--backend``, the archive's manifest)."""
+
+    @property
+    def hip(self) -> ModuleType:
+        """hip-python's ``hip`` module on this backend."""
+
+    @property
+    def hiprtc(self) -> ModuleType:
+        """hip-python's ``hiprtc`` module on this backend."""
+
+    @property
+    def PASSTHROUGH_UNCATALOGUED(self) -> bool:
+        """Whether ``hip`` has calls the catalogue has no row for that capture passes through
+        (recorded as unreplayable): hip-python's own module (the hip backend)."""
+
+    @property
+    def HIP_PYTHON_ITSELF(self) -> bool:
+        """Whether ``hip`` is hip-python's own release rather than hrr's surface (capture
+        adapts it only to a release it is not)."""
+
+    @property
+    def DEVICE_MEMORY_IS_HOST_MEMORY(self) -> bool:
+        """Whether device memory is this process's RAM (the sim), so replay charges device
+        allocations to its host-memory budget."""
+
+    @property
+    def launch_kernargs(self) -> Callable[..., tuple] | None:
+        """``(function, grid, block, shared, stream, kernargs) -> result``: a launch of packed
+        kernel arguments without the hip surface in between, used by replay while its
+        ``stands_for`` is the surface function replay would call; None when there is none."""
+
+    def kernel_layout(self, function: Any) -> KernelLayout:
+        """The parameter layout of a function handle this backend's ``hipModuleGetFunction`` returned."""
+
+    def last_error_detail(self) -> str:
+        """What the backend says about this thread's last error ('' when it says nothing)."""
+
+    def device_manifest(self) -> dict[str, str] | None:
+        """What a capture's manifest records of the device (``device``), or None."""
+
+    def device_for_replay(self, recorded: Any) -> list[str]:
+        """A fresh device before a process replays (the one the manifest's ``device``,
+        ``recorded``, names where the backend models devices); returns the summary's notes."""
+
+    def reset_device(self) -> None:
+        """A fresh device; outstanding handles become invalid (nothing where the backend
+        cannot reset)."""
+
+    def archive_kernels(self, trusted: bool) -> AbstractContextManager[Any]:
+        """While replay runs: the kernels an archive brings are a stranger's (sandboxed),
+        or, ``trusted``, run as they are; a backend that compiles none does nothing."""
+
+    def bounded_stalls(self, seconds: float) -> AbstractContextManager[Any]:
+        """While replay runs: a wait that cannot finish ends after ``seconds`` where the
+        backend can tell (the sim's scheduler); others do nothing."""
+
+    def runtime_unavailable_reason(self) -> str | None:
+        """Why this backend's calls cannot run here, asked once it is imported (None when
+        they can, or when the first call is the one to say)."""
