@@ -53,3 +53,12 @@ class ReplayError(HrrError):
 
 class DivergenceError(ReplayError):
     """Replay reached a state that differs from the recording early enough to abort."""
+
+
+class EventRefused(Exception):
+    """Raised by a replay stage to end an event before it runs; replay counts it under
+    ``category`` and names it with ``reason`` (one line) in the summary."""
+
+    def __init__(self, reason: str, *, category: str = "refused") -> None:
+        super().__init__(reason)
+        self.reason, self.category = reason, category

@@ -13,7 +13,7 @@ import functools
 import struct
 import sys
 import threading
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import attrs
 
@@ -325,6 +325,37 @@ def kernarg_array(kernargs: bytes) -> tuple[Any, Any]:
     return arr, (buf, size)
 
 
+class PointerWord(NamedTuple):
+    """A kernarg word that points into a tracked allocation at capture. Immutable (a named
+    tuple: capture makes one per pointer word of every launch, so it must be cheap)."""
+
+    offset: int      # byte offset of the 8-byte word in the kernarg buffer
+    base: int        # the allocation's base address at capture
+    delta: int       # where inside the allocation it points
+    kind: str        # the allocation kind: device, pinned or registered
+
+    def to_wire(self) -> list:
+        """The word as the launch event stores it: ``[offset, base, delta]``."""
+        return [self.offset, self.base, self.delta]
+
+
+class LaunchInfo(NamedTuple):
+    """A kernel launch, normalised whatever form the application used (a launch call's
+    kernel parameters or its ``extra`` buffer). Immutable (a named tuple, cheap to make:
+    capture builds one per launch when a stage implements ``hrr_capture_launch``)."""
+
+    api: str                 # the launch call's catalogue name
+    function: int            # the function handle's value at capture
+    kernel: str              # the kernel's name ("" when unknown)
+    layout: KernelLayout
+    kernargs: bytes          # the kernarg buffer as the kernel receives it
+    pointers: tuple[PointerWord, ...]
+    stream: int              # the launch stream's handle value (0: the null stream)
+    stream_handle: Any       # the application's stream object, to query the backend
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+
+
 __all__ = ["ParamSpec", "KernelLayout", "LaunchArgsError", "pack_kernel_args", "extra_bytes",
            "pointer_word_offsets", "WordOffsets", "PackedKernargs", "packed_extra",
-           "kernarg_array", "POINTER", "VALUE", "STRUCT", "UNKNOWN", "Pointer"]
+           "kernarg_array", "POINTER", "VALUE", "STRUCT", "UNKNOWN", "Pointer", "PointerWord", "LaunchInfo"]

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import msgpack
 import pluggy
 
+from hrr.api.roles import LAUNCH_ALL, LAUNCH_HOST, LAUNCH_NONE  # CaptureContext.launch_scope
 from hrr.capture.allocations import DEVICE
 from hrr.inventory import CONTENT_KINDS, KINDS_BY_NAME
 from hrr.pipeline.context import CallInfo, LaunchInfo
@@ -36,9 +37,6 @@ BeforeWatcher = Callable[[CallInfo], Any]
 #: ``after(call, result)``: runs after a watched call returned ``result`` (its tuple).
 AfterWatcher = Callable[[CallInfo, tuple], Any]
 _MESSAGE_CHARS = 500
-#: ``CaptureContext.launch_scope``: no launch hook; hooks that act only on launches with a
-#: pointer word into a non-device allocation; a hook that sees every launch.
-LAUNCH_NONE, LAUNCH_HOST, LAUNCH_ALL = 0, 1, 2
 
 
 class RowWatchers:

@@ -1,54 +1,16 @@
 """What capture and replay stages see and share: launch and call descriptions."""
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from hrr.backends.kernargs import KernelLayout
+# Declared below the plugin API (roles use them too); their names here are the plugins'.
+from hrr.backends.kernargs import LaunchInfo as LaunchInfo, PointerWord as PointerWord
+from hrr.errors import EventRefused as EventRefused
 
 if TYPE_CHECKING:
     from hrr.api.catalogue import Api
-
-
-class EventRefused(Exception):
-    """Raised by a replay stage to end an event before it runs; replay counts it under
-    ``category`` and names it with ``reason`` (one line) in the summary."""
-
-    def __init__(self, reason: str, *, category: str = "refused") -> None:
-        super().__init__(reason)
-        self.reason, self.category = reason, category
-
-
-class PointerWord(NamedTuple):
-    """A kernarg word that points into a tracked allocation at capture. Immutable (a named
-    tuple: capture makes one per pointer word of every launch, so it must be cheap)."""
-
-    offset: int      # byte offset of the 8-byte word in the kernarg buffer
-    base: int        # the allocation's base address at capture
-    delta: int       # where inside the allocation it points
-    kind: str        # the allocation kind: device, pinned or registered
-
-    def to_wire(self) -> list:
-        """The word as the launch event stores it: ``[offset, base, delta]``."""
-        return [self.offset, self.base, self.delta]
-
-
-class LaunchInfo(NamedTuple):
-    """A kernel launch, normalised whatever form the application used (a launch call's
-    kernel parameters or its ``extra`` buffer). Immutable (a named tuple, cheap to make:
-    capture builds one per launch when a stage implements ``hrr_capture_launch``)."""
-
-    api: str                 # the launch call's catalogue name
-    function: int            # the function handle's value at capture
-    kernel: str              # the kernel's name ("" when unknown)
-    layout: KernelLayout
-    kernargs: bytes          # the kernarg buffer as the kernel receives it
-    pointers: tuple[PointerWord, ...]
-    stream: int              # the launch stream's handle value (0: the null stream)
-    stream_handle: Any       # the application's stream object, to query the backend
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
 
 
 @attrs.define
