@@ -70,3 +70,18 @@ def test_the_sims_capabilities():
         assert streams_of_sim.STALL_TIMEOUT_S == before / 2
     assert streams_of_sim.STALL_TIMEOUT_S == before
     assert set(sim.device_manifest()) == {"model", "name", "arch"}
+
+
+def test_bodies_are_registered_by_their_family_module():
+    from hrr.api.catalogue import CATALOGUE
+    from hrr.backends.bodies import Bodies
+    from hrr.backends.sim import api
+    for family in api.FAMILIES:
+        assert family.bodies and all(CATALOGUE[n].family in family.families for n in family.bodies)
+    assert set(api.BODIES) == set(api.hip.SUPPORTED_APIS)
+    body = Bodies("event")
+    with pytest.raises(ValueError, match="not a catalogue row of event"):
+        body.table({"hipMalloc": lambda size: None})
+    body.table({"hipEventQuery": lambda ev: None})
+    with pytest.raises(ValueError, match="two bodies"):
+        body.table({"hipEventQuery": lambda ev: None})

@@ -95,7 +95,7 @@ def test_a_launch_is_packed_once_and_the_backend_gets_the_bytes(tmp_path, monkey
     def counting(layout, kernel_params=None, extra=None):
         packs.append(type(extra))
         return real_pack(layout, kernel_params, extra)
-    monkeypatch.setattr(sim.api, "pack_kernel_args", counting)
+    monkeypatch.setattr(sim.module_calls, "pack_kernel_args", counting)
     got = capture(tmp_path, _fill_app([7, 9]), plugins=None)
     assert got == [7, 9]
     launches = [r for r in archive_calls(tmp_path) if r[2] == "hipModuleLaunchKernel"]

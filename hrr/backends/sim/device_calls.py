@@ -1,13 +1,8 @@
-"""The sim's device queries and settings: attributes, properties, versions, limits, cache
-and scheduling settings, peers and contexts (catalogue section "device", issue 10).
+"""The sim's bodies of the device, error, peer and context calls (catalogue families
+``device``, ``error``, ``peer``, ``context``), over the device model (``device.py``).
 
-The sim is one device that answers as ROCm's HIP runtime answers on a one-GPU machine with
-the AMD GPU it models (``Device.model``, ``hrr.backends.devicemodels``): ``properties_of(model)``
-is its hipDeviceProp_t, and hipDeviceGetAttribute reads the same values
-(``attributes_of(model)``), so the two never disagree; an attribute HIP does not answer is
-hipErrorInvalidValue, as on a GPU. Settings live on the device model
-(``Device.settings``), so hipDeviceReset restores their defaults. A peer call names a
-device that does not exist (hipErrorInvalidDevice) or the device itself (no peer).
+Each body is registered with ``@body`` (``hrr.backends.bodies``); ``api.py`` builds
+``hip`` from them.
 """
 from __future__ import annotations
 
@@ -16,19 +11,96 @@ import re
 from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
-from hrr.backends.error_strings import error_string
+from hrr.backends import surface
+from hrr.backends.bodies import Bodies
 from hrr.backends.devicemodels import DeviceModel
+from hrr.backends.error_strings import error_string
 from hrr.backends.hiptypes import CStr, as_handle_value, hipError_t
 from hrr.backends.sim.device import SCRATCH_MAX, SCRATCH_MIN, STACK_SIZE_MAX
 from hrr.backends.sim.device import current as _dev
 from hrr.backends.surface import HipError, irregular
 
 SUCCESS = hipError_t.hipSuccess
+
+
 DEVICE_COUNT = 1
+
+def _refuse_during_capture(what: str) -> None:
+    """HIP refuses (900) a device setting while any stream captures, invalidating nothing."""
+    if any(not c.invalidated_by for c in _dev().captures):
+        raise HipError("hipErrorStreamCaptureUnsupported", f"{what} while a stream captures")
+
+
+body = Bodies("device", "error", "peer", "context")
+
+
+# -- device and errors --------------------------------------------------------------------
+@body
+def hipSetDevice(deviceId: int) -> None:
+    if int(deviceId) != 0:
+        raise HipError("hipErrorInvalidDevice", f"device {deviceId} does not exist (the sim has 1)")
+
+
+@body
+def hipDeviceSynchronize() -> None:
+    dev = _dev()
+    dev.check_capture_safe("hipDeviceSynchronize")
+    dev.wait_all()
+
+
+@body
+def hipDeviceReset() -> None:
+    """Destroy every allocation (device, pinned, registered), stream, event, module, graph
+    and capture of this process; queued work is dropped, not run. Device addresses are
+    never reused, so a stale pointer stays invalid."""
+    _dev().reset()
+
+
+@body
+@irregular(records=False)  # reports the last error: never records its own result
+def hipGetLastError() -> tuple:
+    dev = _dev()
+    code, _ = dev.last_error()
+    dev.clear_last_error()
+    return (hipError_t(code),)
+
+
+@body
+@irregular(records=False)
+def hipPeekAtLastError() -> tuple:
+    return (hipError_t(_dev().last_error()[0]),)
+
+
+@body
+@irregular(raw=True)  # any int is accepted: an unknown one is hipErrorUnknown, not a failure
+def hipGetErrorName(hip_error: Any) -> tuple:
+    return (SUCCESS, CStr(surface.error_name(hip_error)))
+
+
+@body
+@irregular(raw=True)
+def hipGetErrorString(hipError: Any) -> tuple:
+    name = surface.error_name(hipError)
+    return (SUCCESS, CStr(error_string(name)))
+
+
+@body
+def hipMemGetInfo() -> tuple:
+    memory = _dev().memory
+    return (SUCCESS, memory.total_bytes - memory.device_bytes_used, memory.total_bytes)
+
+
 HIP_VERSION = 70100000          # HIP 7.1.0 (HIP_VERSION_MAJOR * 10^7 + MINOR * 10^5 + PATCH)
+
+
 INT32_MAX = (1 << 31) - 1
+
+
 UUID = b"hrr sim device 0"
+
+
 PCI = (0, 0, 0, 0)              # domain, bus, device, function
+
 
 # What the sim offers whatever AMD GPU it models (hipDeviceProp_t fields HIP takes from the
 # runtime and driver, not the chip): no image (texture/surface) support, so every texture and
@@ -55,6 +127,8 @@ SIM_PROPERTIES: dict[str, Any] = dict(
     maxTextureCubemapLayered=[0, 0], maxSurface1D=0, maxSurface2D=[0, 0], maxSurface3D=[0, 0, 0],
     maxSurface1DLayered=[0, 0], maxSurface2DLayered=[0, 0, 0], maxSurfaceCubemap=0,
     maxSurfaceCubemapLayered=[0, 0])
+
+
 ARCH_FLAGS = dict(hasGlobalInt32Atomics=1, hasGlobalFloatAtomicExch=1, hasSharedInt32Atomics=1,
                   hasSharedFloatAtomicExch=1, hasFloatAtomicAdd=1, hasGlobalInt64Atomics=1,
                   hasSharedInt64Atomics=1, hasDoubles=1, hasWarpVote=1, hasWarpBallot=1, hasWarpShuffle=1,
@@ -171,11 +245,13 @@ def properties() -> Any:
     return ht.hipDeviceProp_t(**properties_of(_model()), uuid=ht.device_uuid(UUID), arch=ht.device_arch(**ARCH_FLAGS))
 
 
+@body
 def hipGetDeviceProperties(deviceId: int) -> tuple:
     _device(deviceId)
     return (SUCCESS, properties())
 
 
+@body
 def hipDeviceGetAttribute(attr: Any, deviceId: Any) -> tuple:
     _device(deviceId)
     value = _by_value(_model()).get(int(attr))
@@ -196,6 +272,7 @@ def _pci_bus_id() -> bytes:
     return b"%04x:%02x:%02x.%01x" % PCI
 
 
+@body
 def hipDeviceGetPCIBusId(len: Any, device: Any) -> tuple:  # noqa: A002 - hip-python's name
     _device(device)
     if int(len) <= 12:   # HIP fills what fits, then says the buffer was too small
@@ -206,6 +283,7 @@ def hipDeviceGetPCIBusId(len: Any, device: Any) -> tuple:  # noqa: A002 - hip-py
 _PCI_ID = re.compile(rb"\s*([0-9a-fA-F]{1,4}):([0-9a-fA-F]{1,2}):([0-9a-fA-F]{1,2})\.([0-9a-fA-F])")
 
 
+@body
 def hipDeviceGetByPCIBusId(pciBusId: Any) -> tuple:
     text = pciBusId.encode() if isinstance(pciBusId, str) else bytes(pciBusId) if pciBusId is not None else b""
     m = _PCI_ID.match(text)
@@ -224,6 +302,7 @@ def _limit(limit: Any) -> str:
     return name
 
 
+@body
 def hipDeviceGetLimit(limit: Any) -> tuple:
     s, name = _dev().settings, _limit(limit)
     return (SUCCESS, {"hipLimitStackSize": s.stack_size, "hipLimitMallocHeapSize": s.malloc_heap_size,
@@ -231,6 +310,7 @@ def hipDeviceGetLimit(limit: Any) -> tuple:
                       "hipExtLimitScratchCurrent": s.scratch_current}[name])
 
 
+@body
 def hipDeviceSetLimit(limit: Any, value: Any) -> None:
     s, name, v = _dev().settings, _limit(limit), int(value)
     bounds = {"hipLimitStackSize": (0, STACK_SIZE_MAX), "hipLimitMallocHeapSize": (0, _model().total_global_mem),
@@ -243,17 +323,13 @@ def hipDeviceSetLimit(limit: Any, value: Any) -> None:
                 "hipExtLimitScratchCurrent": "scratch_current"}[name], v)
 
 
-def _refuse_during_capture(what: str) -> None:
-    """HIP refuses (900) a device setting while any stream captures, invalidating nothing."""
-    if any(not c.invalidated_by for c in _dev().captures):
-        raise HipError("hipErrorStreamCaptureUnsupported", f"{what} while a stream captures")
-
-
+@body
 def hipDeviceSetCacheConfig(cacheConfig: Any) -> None:
     _refuse_during_capture("hipDeviceSetCacheConfig")
     _dev().settings.cache_config = int(cacheConfig)
 
 
+@body
 def hipDeviceSetSharedMemConfig(config: Any) -> None:
     _refuse_during_capture("hipDeviceSetSharedMemConfig")
     _dev().settings.shared_mem_config = int(config)
@@ -262,6 +338,7 @@ def hipDeviceSetSharedMemConfig(config: Any) -> None:
 _SCHEDULE_MASK, _MAP_HOST, _LMEM_RESIZE = 7, 8, 16
 
 
+@body
 def hipSetDeviceFlags(flags: Any) -> None:
     f = int(flags)
     if f < 0 or f & ~(_SCHEDULE_MASK | _MAP_HOST | _LMEM_RESIZE) or (f & _SCHEDULE_MASK) not in (0, 1, 2, 4):
@@ -269,12 +346,14 @@ def hipSetDeviceFlags(flags: Any) -> None:
     _dev().settings.flags = f & _SCHEDULE_MASK   # HIP keeps the schedule; host mapping is always on
 
 
+@body
 def hipChooseDevice(prop: Any) -> tuple:
     if prop is None:
         raise HipError("hipErrorInvalidValue", "hipChooseDevice without properties")
     return (SUCCESS, 0)   # HIP picks the best match, and device 0 when none matches
 
 
+@body
 @irregular(raw=True)  # a stream that is not live is -1, never an error
 def hipGetStreamDeviceId(stream: Any) -> tuple:
     dev = _dev()
@@ -295,10 +374,12 @@ def _peer(device: Any, peer: Any) -> int:
     return 0
 
 
+@body
 def hipDeviceCanAccessPeer(deviceId: Any, peerDeviceId: Any) -> tuple:
     return (SUCCESS, _peer(deviceId, peerDeviceId))
 
 
+@body
 def hipDeviceEnablePeerAccess(peerDeviceId: Any, flags: Any) -> None:
     if int(flags):
         raise HipError("hipErrorInvalidValue", "peer access flags must be 0")
@@ -306,11 +387,13 @@ def hipDeviceEnablePeerAccess(peerDeviceId: Any, flags: Any) -> None:
         raise HipError("hipErrorInvalidDevice", f"device {int(peerDeviceId)} is not a peer of device 0")
 
 
+@body
 def hipDeviceDisablePeerAccess(peerDeviceId: Any) -> None:
     if not _peer(0, peerDeviceId):
         raise HipError("hipErrorInvalidDevice", f"device {int(peerDeviceId)} is not a peer of device 0")
 
 
+@body
 def hipDeviceGetP2PAttribute(attr: Any, srcDevice: Any, dstDevice: Any) -> tuple:
     src, dst = int(srcDevice), int(dstDevice)
     if src == dst:
@@ -326,6 +409,7 @@ def _context(ctx: Any) -> Any:
     return dev.lookup(dev.contexts, ctx, "context", "hipErrorInvalidContext")
 
 
+@body
 @irregular(raw=True)  # NULL is accepted (it leaves the device's context current)
 def hipCtxSetCurrent(ctx: Any) -> None:
     if as_handle_value(ctx):
@@ -340,11 +424,13 @@ def _not_supported(what: str) -> Callable[..., None]:
     return irregular(raw=True)(body)
 
 
+@body
 def hipDevicePrimaryCtxSetFlags(dev: Any, flags: Any) -> None:
     _device(dev)
     raise HipError("hipErrorContextAlreadyInUse", "the primary context is active")
 
 
+@body
 def hipDevicePrimaryCtxReset(dev: Any) -> None:
     """As cuDevicePrimaryCtxReset: everything of the device's context is destroyed (see
     hipDeviceReset); HIP keeps the same primary context handle."""
@@ -358,8 +444,10 @@ def _drv_error_text(hipError: Any, string: bool) -> tuple:
     return (SUCCESS, CStr(error_string(hipError.name) if string else hipError.name))
 
 
-# Calls that are a constant, a setting read back or a HIP "not supported".
-TABLE: dict[str, Callable] = {
+body.table({
+    "hipInit": lambda flags: None,
+    "hipGetDeviceCount": lambda: (SUCCESS, 1),
+    "hipGetDevice": lambda: (SUCCESS, 0),
     "hipDeviceGetName": lambda n, device: (_device(device), (SUCCESS, _text(_model().name.encode(), n)))[1],
     "hipDeviceComputeCapability": lambda device: (_device(device), (SUCCESS, _model().major, _model().minor))[1],
     "hipDeviceTotalMem": lambda device: (_device(device), (SUCCESS, _model().total_global_mem))[1],
@@ -370,7 +458,7 @@ TABLE: dict[str, Callable] = {
     "hipDeviceGetCacheConfig": lambda: (SUCCESS, ht.hipFuncCache_t(_dev().settings.cache_config)),
     "hipDeviceGetSharedMemConfig": lambda: (SUCCESS, ht.hipSharedMemConfig(_dev().settings.shared_mem_config)),
     "hipGetDeviceFlags": lambda: (SUCCESS, _dev().settings.flags),
-    "hipDeviceGetStreamPriorityRange": lambda: (SUCCESS, 1, -1),   # HIP's Low and High priorities
+    "hipDeviceGetStreamPriorityRange": lambda: (SUCCESS, 1, -1),
     "hipCtxGetCurrent": lambda: (SUCCESS, ht.ihipCtx_t(_dev().settings.handle)),
     "hipCtxGetDevice": lambda: (SUCCESS, 0),
     "hipDevicePrimaryCtxRetain": lambda dev: (_device(dev), (SUCCESS, ht.ihipCtx_t(_dev().settings.handle)))[1],
@@ -383,8 +471,4 @@ TABLE: dict[str, Callable] = {
     "hipProfilerStop": _not_supported("hipProfilerStop"),
     "hipDrvGetErrorName": lambda hipError: _drv_error_text(hipError, False),
     "hipDrvGetErrorString": lambda hipError: _drv_error_text(hipError, True),
-}
-
-BODIES: dict[str, Callable] = {
-    **{name: fn for name, fn in globals().items() if name.startswith("hip") and callable(fn)
-       and getattr(fn, "__module__", None) == __name__}, **TABLE}
+})

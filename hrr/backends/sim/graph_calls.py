@@ -1,10 +1,8 @@
-"""The sim's bodies of the stream, event and graph calls of issue 10: stream priorities,
-flags and callbacks, 64-bit stream memory operations, and graphs built node by node.
+"""The sim's bodies of the graph and stream-capture calls (catalogue family ``graph``),
+over ``graphs.py``.
 
-A graph built with ``hipGraphAdd*Node`` is the same ``graphs.Graph`` a stream capture
-makes, so the same executor runs it: an executable graph enqueues its nodes' work in an
-order that respects every dependency. Node arguments are bound when the node is made
-(kernel arguments by value, pageable host sources staged), as HIP does.
+Each body is registered with ``@body`` (``hrr.backends.bodies``); ``api.py`` builds
+``hip`` from them.
 """
 from __future__ import annotations
 
@@ -14,19 +12,75 @@ from typing import Any, Callable
 import attrs
 
 from hrr.backends import hiptypes as ht
-from hrr.backends.hiptypes import as_address, hipError_t
+from hrr.backends.bodies import Bodies
+from hrr.backends.hiptypes import CStr, as_address, hipError_t, hipStreamCaptureMode, hipStreamCaptureStatus
 from hrr.backends.kernargs import LaunchArgsError, pack_kernel_args
-from hrr.backends.sim import device as _device
-from hrr.backends.sim.graphs import (CHILD, EMPTY, EVENT_RECORD, HOST, KERNEL, MEMCPY, MEMSET, WAIT_EVENT, Graph,
-                                     GraphExec, GraphNode)
+from hrr.backends.sim.device import current as _dev
+from hrr.backends.sim.graphs import (
+    CHILD,
+    EMPTY,
+    EVENT_RECORD,
+    HOST,
+    KERNEL,
+    MEMCPY,
+    MEMSET,
+    WAIT_EVENT,
+    Graph,
+    GraphExec,
+    GraphNode,
+)
 from hrr.backends.sim.kernels import Function, LaunchContext
 from hrr.backends.sim.memory import MemoryError_
 from hrr.backends.sim.streams import Event, Op, Stream
 from hrr.backends.surface import HipError, dims
 
 SUCCESS = hipError_t.hipSuccess
-PRIORITY_LEAST, PRIORITY_GREATEST = 0, -1   # the sim's stream priority range (lower is higher)
-_dev = _device.current
+
+
+def _keep(kind: str, make: Callable[[int], Any]) -> Any:
+    return _dev().keep(kind, make)
+
+
+body = Bodies("graph")
+
+
+# -- capture and graphs -------------------------------------------------------------------
+@body
+def hipStreamBeginCapture(s: Stream, mode: hipStreamCaptureMode) -> None:
+    _dev().begin_capture(s, int(mode))
+
+
+@body
+def hipStreamEndCapture(s: Stream) -> tuple:
+    dev = _dev()
+    session = s.capture
+    nodes = dev.end_capture(s)
+    if session.into is not None:   # hipStreamBeginCaptureToGraph: the nodes joined that graph
+        return (SUCCESS, captured_into(session.into, nodes, session.after))
+    return (SUCCESS, _keep("graph", lambda h: captured(h, nodes)))
+
+
+@body
+def hipStreamGetCaptureInfo(s: Stream) -> tuple:
+    if s.capture is None:
+        return (SUCCESS, hipStreamCaptureStatus(0), 0)
+    return (SUCCESS, hipStreamCaptureStatus(s.capture.status), s.capture.id)
+
+
+@body
+def hipThreadExchangeStreamCaptureMode(mode: hipStreamCaptureMode | None) -> tuple:
+    """hip-python takes no mode (the in/out argument is output only); passing one is an
+    extension that sets this thread's mode."""
+    dev = _dev()
+    previous = dev.thread_capture_mode
+    if mode is not None:
+        dev.thread_capture_mode = int(mode)
+    return (SUCCESS, hipStreamCaptureMode(previous))
+
+
+@body
+def hipGraphLaunch(exe: GraphExec, s: Stream) -> None:
+    launch(exe, s)
 
 
 def node_handle() -> int:
@@ -56,6 +110,7 @@ def captured_into(graph: Graph, factories: tuple, after: list) -> ht.ihipGraph:
     return ht.ihipGraph(graph.handle)
 
 
+@body
 def hipStreamBeginCaptureToGraph(stream: Stream, graph: Graph, dependencies: Any, dependencyData: Any,
                                  numDependencies: int, mode: Any) -> None:
     """hipStreamBeginCapture whose nodes join ``graph`` after ``dependencies`` (edge data,
@@ -80,74 +135,7 @@ def _handle(node: GraphNode) -> ht.hipGraphNode:
     return ht.hipGraphNode(node.handle)
 
 
-# -- streams and events -------------------------------------------------------------------
-def hipStreamCreateWithPriority(flags: int, priority: int) -> tuple:
-    dev = _dev()
-    prio = min(max(int(priority), PRIORITY_GREATEST), PRIORITY_LEAST)   # clamped, as HIP does
-    handle = dev.keep("stream", lambda h: Stream(h, int(flags), priority=prio))
-    dev.scheduler.add_stream(dev.streams[int(handle)])
-    return (SUCCESS, handle)
-
-
-def hipStreamGetId(s: Stream) -> tuple:
-    return (SUCCESS, 0 if s.is_null else (s.handle & 0xFFFFFF) >> 4)
-
-
-_CALLBACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p)
-
-
-def hipStreamAddCallback(s: Stream, callback: int, userData: int, flags: int) -> None:
-    if not callback:
-        raise HipError("hipErrorInvalidValue", "hipStreamAddCallback: NULL callback")
-    if int(flags) != 0:
-        raise HipError("hipErrorInvalidValue", "hipStreamAddCallback: flags must be 0")
-    fn, stream = _CALLBACK(callback), s.handle
-    _dev().submit(s, lambda: Op(f"host_fn(0x{callback:x})", lambda: fn(stream or None, 0, userData or None), 1.0))
-
-
-_WAIT64 = {0: lambda w, v, m: w >= v, 1: lambda w, v, m: w == v, 2: lambda w, v, m: (w & v) != 0,
-           3: lambda w, v, m: (~(w | v) & m) != 0}   # as hipStreamWaitValue32's, on 64 bits
-_U64 = 0xFFFF_FFFF_FFFF_FFFF
-
-
-def _value64_address(addr: int) -> int:
-    if _dev().memory.device_visible(addr, 8) is None:
-        raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not 8 bytes of device-visible memory")
-    return addr
-
-
-def hipStreamWaitValue64(s: Stream, ptr: int, value: int, flags: int, mask: int) -> None:
-    cond = _WAIT64.get(int(flags))
-    if cond is None:
-        raise HipError("hipErrorInvalidValue", f"hipStreamWaitValue64: unknown flags {flags}")
-    memory, addr = _dev().memory, _value64_address(ptr)
-    m = int(mask) & _U64
-    v = int(value) & m
-
-    def make() -> Op:
-        def run() -> bool:
-            word = int(memory.resolve_for_kernel(addr, 8).view("<u8")[0]) & m
-            return bool(cond(word, v, m))
-        return Op(f"hipStreamWaitValue64(0x{addr:x}, {v}, flags={int(flags)})", run, 0.5)
-    _dev().submit(s, make)
-
-
-def hipStreamWriteValue64(s: Stream, ptr: int, value: int, flags: int) -> None:
-    memory, addr, v = _dev().memory, _value64_address(ptr), int(value) & _U64
-
-    def make() -> Op:
-        def run() -> None:
-            memory.resolve_for_kernel(addr, 8).view("<u8")[0] = v
-        return Op(f"hipStreamWriteValue64(0x{addr:x}, {v})", run, 0.5)
-    _dev().submit(s, make)
-
-
-def hipEventRecordWithFlags(ev: Event, s: Stream, flags: int) -> None:
-    if int(flags) not in (0, 1):   # hipEventRecordDefault, hipEventRecordExternal
-        raise HipError("hipErrorInvalidValue", f"hipEventRecordWithFlags: unknown flags {flags}")
-    _dev().record_event(ev, s)
-
-
+@body
 def hipStreamGetCaptureInfo_v2(s: Stream, dependencies_out: Any) -> tuple:
     """Status, capture id, graph (None: the sim makes the graph when the capture ends) and
     the number of nodes the next captured work depends on (the capture is a chain)."""
@@ -158,6 +146,7 @@ def hipStreamGetCaptureInfo_v2(s: Stream, dependencies_out: Any) -> tuple:
 
 
 # -- graphs: construction -----------------------------------------------------------------
+@body
 def hipGraphCreate(flags: int) -> tuple:
     if int(flags) != 0:
         raise HipError("hipErrorInvalidValue", "hipGraphCreate: flags must be 0")
@@ -205,7 +194,7 @@ def _kernel_params(p: Any) -> KernelParams:
     grid, block = dims(p.gridDim), dims(p.blockDim)
     if min(grid + block) < 1 or block[0] * block[1] * block[2] > 1024:
         raise HipError("hipErrorInvalidConfiguration", f"kernel node shape {grid} x {block}")
-    from hrr.api.roles import node_launch_args   # the hipKernelNodeParams reading capture uses
+    from hrr.api.roles import node_launch_args  # the hipKernelNodeParams reading capture uses
     try:
         kernargs = pack_kernel_args(fn.kernel.layout, *node_launch_args(p))
     except (LaunchArgsError, ht.PointerConversionError) as exc:
@@ -224,17 +213,20 @@ def _kernel_work(k: KernelParams) -> Callable[[], Op]:
     return make
 
 
+@body
 def hipGraphAddKernelNode(graph: Graph, pDependencies: Any, numDependencies: int, pNodeParams: Any) -> tuple:
     k = _kernel_params(pNodeParams)
     return _add(graph, pDependencies, numDependencies, KERNEL, _kernel_work(k), k)
 
 
+@body
 def hipGraphAddMemcpyNode1D(graph: Graph, pDependencies: Any, numDependencies: int, dst: int, src: int,
                             count: int, kind: Any) -> tuple:
     make = _dev().memory.copy_op(dst, src, count, kind)
     return _add(graph, pDependencies, numDependencies, MEMCPY, make)
 
 
+@body
 def hipGraphAddMemsetNode(graph: Graph, pDependencies: Any, numDependencies: int, pMemsetParams: Any) -> tuple:
     p = pMemsetParams
     if p is None:
@@ -263,6 +255,7 @@ def hipGraphAddMemsetNode(graph: Graph, pDependencies: Any, numDependencies: int
     return _add(graph, pDependencies, numDependencies, MEMSET, make)
 
 
+@body
 def hipGraphAddEmptyNode(graph: Graph, pDependencies: Any, numDependencies: int) -> tuple:
     return _add(graph, pDependencies, numDependencies, EMPTY, None)
 
@@ -293,14 +286,17 @@ def _wait_work(ev: Event) -> Callable[[], Op]:
     return make
 
 
+@body
 def hipGraphAddEventRecordNode(graph: Graph, pDependencies: Any, numDependencies: int, event: Event) -> tuple:
     return _add(graph, pDependencies, numDependencies, EVENT_RECORD, _record_work(event), event)
 
 
+@body
 def hipGraphAddEventWaitNode(graph: Graph, pDependencies: Any, numDependencies: int, event: Event) -> tuple:
     return _add(graph, pDependencies, numDependencies, WAIT_EVENT, _wait_work(event), event)
 
 
+@body
 def hipGraphAddChildGraphNode(graph: Graph, pDependencies: Any, numDependencies: int, childGraph: Graph) -> tuple:
     if childGraph is graph:
         raise HipError("hipErrorInvalidValue", "a graph cannot be its own child")
@@ -312,6 +308,7 @@ def hipGraphAddChildGraphNode(graph: Graph, pDependencies: Any, numDependencies:
 _HOST_FN = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 
+@body
 def hipGraphAddHostNode(graph: Graph, pDependencies: Any, numDependencies: int, pNodeParams: Any) -> tuple:
     fn_addr = as_address(getattr(pNodeParams, "fn", None))
     if not fn_addr:
@@ -340,6 +337,7 @@ def _deps_any(graph: Graph, nodes: Any, n: Any) -> list[GraphNode]:
     return out
 
 
+@body
 def hipGraphAddDependencies(graph: Graph, from_: Any, to: Any, numDependencies: int) -> None:
     edges = _edges(graph, from_, to, numDependencies)
     for a, b in edges:
@@ -349,6 +347,7 @@ def hipGraphAddDependencies(graph: Graph, from_: Any, to: Any, numDependencies: 
         b.deps.append(a)
 
 
+@body
 def hipGraphRemoveDependencies(graph: Graph, from_: Any, to: Any, numDependencies: int) -> None:
     edges = _edges(graph, from_, to, numDependencies)
     for a, b in edges:
@@ -363,27 +362,33 @@ def _listed(nodes: list[GraphNode]) -> tuple:
     return (SUCCESS, [_handle(n) for n in nodes], len(nodes))
 
 
+@body
 def hipGraphGetNodes(graph: Graph) -> tuple:
     return _listed(graph.nodes)
 
 
+@body
 def hipGraphGetRootNodes(graph: Graph) -> tuple:
     return _listed([n for n in graph.nodes if not n.deps])
 
 
+@body
 def hipGraphGetEdges(graph: Graph) -> tuple:
     edges = [(d, n) for n in graph.nodes for d in n.deps]
     return (SUCCESS, [_handle(a) for a, _ in edges], [_handle(b) for _, b in edges], len(edges))
 
 
+@body
 def hipGraphNodeGetType(node: Any) -> tuple:
     return (SUCCESS, ht.hipGraphNodeType(_node(node)[0].node_type()))
 
 
+@body
 def hipGraphNodeGetDependencies(node: Any) -> tuple:
     return _listed(list(_node(node)[0].deps))
 
 
+@body
 def hipGraphNodeGetDependentNodes(node: Any) -> tuple:
     n, graph = _node(node)
     return _listed(graph.dependents(n))
@@ -396,6 +401,7 @@ def _kernel_node(node: Any) -> GraphNode:
     return n
 
 
+@body
 def hipGraphKernelNodeGetParams(node: Any) -> tuple:
     """The node's kernel and shape; its arguments come back as a raw ``extra`` (the bytes
     bound when the node was set), since the app's kernelParams were copied, not kept."""
@@ -409,12 +415,14 @@ def hipGraphKernelNodeGetParams(node: Any) -> tuple:
     return (SUCCESS, params)
 
 
+@body
 def hipGraphKernelNodeSetParams(node: Any, pNodeParams: Any) -> None:
     n = _kernel_node(node)
     k = _kernel_params(pNodeParams)
     n.params, n.make = k, _kernel_work(k)
 
 
+@body
 def hipGraphExecKernelNodeSetParams(hGraphExec: GraphExec, node: Any, pNodeParams: Any) -> None:
     n = _kernel_node(node)
     slot = hGraphExec.slots.get(n.handle)
@@ -432,6 +440,7 @@ def destroy_graph(graph: Graph) -> None:
         dev.graph_nodes.pop(node.handle, None)
 
 
+@body
 def hipGraphDestroyNode(node: Any) -> None:
     n, graph = _node(node)
     graph.nodes.remove(n)
@@ -440,6 +449,7 @@ def hipGraphDestroyNode(node: Any) -> None:
     del _dev().graph_nodes[n.handle]
 
 
+@body
 def hipGraphClone(originalGraph: Graph) -> tuple:
     dev = _dev()
     handle = dev.keep("graph", lambda h: originalGraph.copy(h, node_handle))
@@ -447,6 +457,7 @@ def hipGraphClone(originalGraph: Graph) -> tuple:
     return (SUCCESS, handle)
 
 
+@body
 def hipGraphExecUpdate(hGraphExec: GraphExec, hGraph: Graph, hErrorNode_out: Any) -> tuple:
     """Take ``hGraph``'s node parameters into the executable graph when it has the same
     topology and node types as the graph it was made from."""
@@ -475,6 +486,7 @@ def hipGraphExecUpdate(hGraphExec: GraphExec, hGraph: Graph, hErrorNode_out: Any
 _INSTANTIATE_FLAGS = 0xF   # AutoFreeOnLaunch, Upload, DeviceLaunch, UseNodePriority
 
 
+@body
 def hipGraphInstantiateWithParams(graph: Graph, instantiateParams: Any) -> tuple:
     """hipGraphInstantiateWithFlags with its flags and upload stream from the struct, whose
     ``result_out`` is set to the instantiation's result."""
@@ -496,10 +508,12 @@ def hipGraphInstantiateWithParams(graph: Graph, instantiateParams: Any) -> tuple
     return (SUCCESS, exe)
 
 
+@body
 def hipGraphUpload(graphExec: GraphExec, stream: Stream) -> None:
     """Nothing to upload on the sim: a launch reads the nodes as they are."""
 
 
+@body
 def hipGraphExecGetFlags(graphExec: GraphExec) -> tuple:
     return (SUCCESS, graphExec.flags)
 
@@ -519,6 +533,7 @@ _TYPE_NAMES = {KERNEL: "kernel", MEMCPY: "memcpy", MEMSET: "memset", HOST: "host
                EMPTY: "empty", WAIT_EVENT: "wait_event", EVENT_RECORD: "event_record"}
 
 
+@body
 def hipGraphDebugDotPrint(graph: Graph, path: Any, flags: int) -> None:
     """A DOT file of the graph's nodes and edges at ``path``."""
     name = path.decode() if isinstance(path, (bytes, bytearray)) else str(path)
@@ -533,14 +548,12 @@ def hipGraphDebugDotPrint(graph: Graph, path: Any, flags: int) -> None:
         raise HipError("hipErrorOperatingSystem", f"hipGraphDebugDotPrint: {exc}") from None
 
 
-def _stream_query(what: str) -> Callable[[Stream], tuple]:
-    return lambda s: (SUCCESS, getattr(s, what))
-
-
-BODIES: dict[str, Callable] = {
-    **{name: fn for name, fn in globals().items() if name.startswith("hip") and callable(fn)
-       and getattr(fn, "__module__", None) == __name__},
-    "hipStreamGetPriority": _stream_query("priority"),
-    "hipStreamGetFlags": _stream_query("flags"),
-    "hipStreamGetDevice": lambda s: (SUCCESS, 0),
-}
+body.table({
+    "hipStreamIsCapturing": lambda s: hipStreamGetCaptureInfo(s)[:2],
+    "hipGraphExecDestroy": lambda exe: _dev().forget("graph_execs", exe),
+    "hipGraphDestroy": lambda g: destroy_graph(g),
+    "hipGraphInstantiate": lambda g, size: (SUCCESS, _keep("graph_exec", lambda h: g.instantiate(h)), None,
+                                            CStr(b"")),
+    "hipGraphInstantiateWithFlags": lambda g, flags: (SUCCESS, _keep("graph_exec",
+                                                                     lambda h: g.instantiate(h, int(flags)))),
+})

@@ -1,38 +1,135 @@
-"""The sim's bodies of the memory and module/launch rows of issue 10: memsets of 8/16/32-bit
-elements and 2D regions, pitched allocations, 2D and peer copies, managed memory, address
-queries, function attributes, occupancy and the extra launch entry points.
+"""The sim's bodies of the memory, copy and pinned-memory calls (catalogue families
+``memory``, ``copy``, ``pinned``), over the sim's ``memory.Memory``.
 
-Managed memory (hipMallocManaged) is host memory that the device also reaches, as on a GPU
-with unified memory: the sim hands out a pinned-style allocation (page-aligned, real
-process memory) marked ``managed``, so the host reads and writes it at ``int(ptr)`` and
-kernels and copies reach it through ``Memory.resolve``. Pitched allocations round each row
-up to ``PITCH_ALIGN`` bytes. The occupancy model is the device model's (``Device.model``, as
-its hipDeviceProp_t says): its compute units, each holding ``max_threads_per_cu`` threads in
-whole wavefronts, at most ``max_blocks_per_cu`` blocks and ``lds`` bytes of shared memory.
+Each body is registered with ``@body`` (``hrr.backends.bodies``); ``api.py`` builds
+``hip`` from them.
 """
 from __future__ import annotations
 
 import ctypes
+import struct
 from typing import Any, Callable
 
 import numpy as np
 
 from hrr.backends import hiptypes as ht
-from hrr.backends import kernelsource, surface
+from hrr.backends.bodies import Bodies
 from hrr.backends.hiptypes import DeviceArray, Pointer, hipError_t, hipMemcpyKind
-from hrr.backends.codefile import read_code_file
-from hrr.backends.kernargs import pack_kernel_args
-from hrr.backends.sim import device as _device
-from hrr.backends.sim.kernels import (CodeObjectError, Function, KernelLibrary, Module, kernel_name,
-                                      resolve_code_object)
-from hrr.backends.sim.memory import _MUST_BE_DEVICE, HOST_PINNED, Allocation, Memory, MemoryError_, checked_size
+from hrr.backends.sim import pool_calls
+from hrr.backends.sim.device import current as _dev
+from hrr.backends.sim.device import refuse_if_capturing
+from hrr.backends.sim.memory import (
+    _MUST_BE_DEVICE,
+    HOST_PINNED,
+    HOST_REGISTERED,
+    Allocation,
+    Memory,
+    MemoryError_,
+    checked_size,
+)
+from hrr.backends.sim.memory import checked_size as _size
 from hrr.backends.sim.streams import Op, Stream
-from hrr.backends.surface import HipError, irregular
+from hrr.backends.surface import HipError
 
 SUCCESS = hipError_t.hipSuccess
+
+
+# Calls that are a constant, a deletion or another call's body with fixed arguments.
+_H2D, _D2H, _D2D = (hipMemcpyKind.hipMemcpyHostToDevice, hipMemcpyKind.hipMemcpyDeviceToHost,
+                    hipMemcpyKind.hipMemcpyDeviceToDevice)
+
+
+body = Bodies("memory", "copy", "pinned")
+
+
+@body
+def hipPointerGetAttributes(addr: int) -> tuple:
+    return (SUCCESS, _dev().memory.pointer_attributes(addr))
+
+
+# -- device memory --------------------------------------------------------------------------
+def _device_malloc(size: int) -> tuple:
+    if size == 0:
+        return (SUCCESS, None)
+    alloc = _dev().memory.malloc(size)
+    if alloc is None:
+        raise HipError("hipErrorOutOfMemory", f"cannot allocate {size} bytes")
+    return (SUCCESS, DeviceArray(alloc.base, size))
+
+
+@body
+def hipMalloc(size: int) -> tuple:
+    _dev().check_capture_safe("hipMalloc")
+    return _device_malloc(_size(size))
+
+
+def _free(addr: int, device: bool) -> None:
+    """hipFree (``device``: device memory, or pinned, as HIP's hipFree also frees
+    hipHostMalloc memory) and hipHostFree (pinned memory only)."""
+    if not addr:
+        return
+    dev = _dev()
+    dev.wait_all()  # like a GPU's free, wait for work that may still use the memory
+    dev.memory.free(addr, device)
+
+
+@body
+def hipMallocAsync(size: int, s: Stream) -> tuple:
+    """From the device's current memory pool (its default pool unless hipDeviceSetMemPool)."""
+    return pool_calls.malloc_from(_dev().current_pool, size, s, "hipMallocAsync")
+
+
+@body
+def hipFreeAsync(addr: int, s: Stream) -> None:
+    refuse_if_capturing(s, "hipFreeAsync")
+    if not addr:
+        return
+    _dev().submit(s, _dev().memory.free_async_op(addr))
+
+
+def _copy_op(dst: int, src: int, size: Any, kind: hipMemcpyKind) -> Callable[[], Op]:
+    return _dev().memory.copy_op(dst, src, size, kind)
+
+
+def _sync_on_null(make: Callable[[], Op], what: str) -> None:
+    _dev().sync_on_null(make, what)
+
+
+# -- pinned host memory ---------------------------------------------------------------------
+def _host_malloc(size: Any, flags: int, what: str) -> tuple:
+    _dev().check_capture_safe(what)
+    n = _size(size)
+    if n == 0:
+        return (SUCCESS, None)
+    alloc = _dev().memory.host_malloc(n, int(flags))
+    if alloc is None:
+        raise HipError("hipErrorOutOfMemory", f"{what}: cannot allocate {n} bytes of pinned memory")
+    return (SUCCESS, Pointer(alloc.base))
+
+
+@body
+def hipHostRegister(addr: int, sizeBytes: int, flags: int) -> None:
+    _dev().memory.register(addr, _size(sizeBytes), int(flags))
+
+
+@body
+def hipHostUnregister(addr: int) -> None:
+    memory = _dev().memory
+    memory.check_registered(addr)
+    _dev().wait_all()
+    memory.free_host(addr, HOST_REGISTERED)
+
+
+@body
+def hipHostGetDevicePointer(addr: int, flags: int) -> tuple:
+    if _dev().memory.find_host(addr) is None:
+        raise HipError("hipErrorInvalidValue", f"0x{addr:x} is not pinned or registered host memory")
+    return (SUCCESS, Pointer(addr))  # unified addressing: the device uses the host address
+
+
 PITCH_ALIGN = 256
-MAX_BLOCK = 1024   # every AMD GPU's work-group limit (hipFuncAttributes.maxThreadsPerBlock)
-_dev = _device.current
+
+
 _D2D = hipMemcpyKind.hipMemcpyDeviceToDevice
 
 
@@ -153,16 +250,19 @@ def _pitched(width: Any, height: Any, what: str) -> tuple:
     return (SUCCESS, DeviceArray(alloc.base, pitch * height), pitch)
 
 
+@body
 def hipMallocPitch(width: Any, height: Any) -> tuple:
     return _pitched(width, height, "hipMallocPitch")
 
 
+@body
 def hipMemAllocPitch(widthInBytes: Any, height: Any, elementSizeBytes: Any) -> tuple:
     if int(elementSizeBytes) not in (4, 8, 16):
         raise HipError("hipErrorInvalidValue", f"element size {elementSizeBytes} is not 4, 8 or 16")
     return _pitched(widthInBytes, height, "hipMemAllocPitch")
 
 
+@body
 def hipMallocManaged(size: Any, flags: Any) -> tuple:
     _dev().check_capture_safe("hipMallocManaged")
     if int(flags) not in (ht.CONSTANTS_MANAGED["hipMemAttachGlobal"], ht.CONSTANTS_MANAGED["hipMemAttachHost"]):
@@ -177,6 +277,7 @@ def hipMallocManaged(size: Any, flags: Any) -> tuple:
     return (SUCCESS, DeviceArray(alloc.base, n))
 
 
+@body
 def hipExtMallocWithFlags(sizeBytes: Any, flags: Any) -> tuple:
     _dev().check_capture_safe("hipExtMallocWithFlags")
     if int(flags) not in (0, 1, 2, 3, 4):  # default, fine-grained, signal, uncached, contiguous
@@ -190,6 +291,7 @@ def hipExtMallocWithFlags(sizeBytes: Any, flags: Any) -> tuple:
     return (SUCCESS, DeviceArray(alloc.base, n))
 
 
+@body
 def hipMemAllocHost(size: Any) -> tuple:
     _dev().check_capture_safe("hipMemAllocHost")
     n = checked_size(size)
@@ -202,15 +304,18 @@ def hipMemAllocHost(size: Any) -> tuple:
 
 
 # -- copies --------------------------------------------------------------------------------------
+@body
 def hipMemcpy2D(dst: int, dpitch: Any, src: int, spitch: Any, width: Any, height: Any, kind: hipMemcpyKind) -> None:
     _dev().sync_on_null(copy2d_op(_dev().memory, dst, dpitch, src, spitch, width, height, kind), "hipMemcpy2D")
 
 
+@body
 def hipMemcpy2DAsync(dst: int, dpitch: Any, src: int, spitch: Any, width: Any, height: Any,
                      kind: hipMemcpyKind, s: Stream) -> None:
     _dev().submit(s, copy2d_op(_dev().memory, dst, dpitch, src, spitch, width, height, kind))
 
 
+@body
 def hipMemcpyWithStream(dst: int, src: int, sizeBytes: Any, kind: hipMemcpyKind, s: Stream) -> None:
     """A copy ordered on ``s`` that returns once it is done (the host waits for ``s``)."""
     dev = _dev()
@@ -225,11 +330,13 @@ def _peer(*devices: Any) -> None:
             raise HipError("hipErrorInvalidDevice", f"device {d} does not exist (the sim has 1)")
 
 
+@body
 def hipMemcpyPeer(dst: int, dstDeviceId: Any, src: int, srcDeviceId: Any, sizeBytes: Any) -> None:
     _peer(dstDeviceId, srcDeviceId)
     _dev().sync_on_null(_dev().memory.copy_op(dst, src, sizeBytes, _D2D), "hipMemcpyPeer")
 
 
+@body
 def hipMemcpyPeerAsync(dst: int, dstDeviceId: Any, src: int, srcDevice: Any, sizeBytes: Any, s: Stream) -> None:
     _peer(dstDeviceId, srcDevice)
     _dev().submit(s, _dev().memory.copy_op(dst, src, sizeBytes, _D2D))
@@ -244,6 +351,7 @@ def _managed(addr: int, count: Any, what: str) -> Allocation:
     return alloc
 
 
+@body
 def hipMemPrefetchAsync(dev_ptr: int, count: Any, device: Any, s: Stream) -> None:
     if int(device) not in (0, ht.CONSTANTS_MANAGED["hipCpuDeviceId"]):
         raise HipError("hipErrorInvalidDevice", f"device {device} does not exist")
@@ -256,6 +364,7 @@ def hipMemPrefetchAsync(dev_ptr: int, count: Any, device: Any, s: Stream) -> Non
 _ADVICE = (1, 2, 3, 4, 5, 6, 100, 101)   # hipMemoryAdvise's values
 
 
+@body
 def hipMemAdvise(dev_ptr: int, count: Any, advice: Any, device: Any) -> None:
     if int(advice) not in _ADVICE:
         raise HipError("hipErrorInvalidValue", f"hipMemAdvise: advice {advice}")
@@ -278,7 +387,6 @@ _INVALID_DEVICE = -2   # hipInvalidDeviceId
 
 
 def _write_ints(data: int, size: int, values: list[int], fmt: str) -> None:
-    import struct
     item = struct.calcsize(fmt)
     if data == 0 or size < item:
         raise HipError("hipErrorInvalidValue", f"{size} bytes cannot hold the answer")
@@ -286,6 +394,7 @@ def _write_ints(data: int, size: int, values: list[int], fmt: str) -> None:
     ctypes.memmove(data, out, len(out))
 
 
+@body
 def hipMemRangeGetAttribute(data: int, data_size: Any, attribute: Any, dev_ptr: int, count: Any) -> None:
     """The managed range's advice (the sim keeps one state per allocation)."""
     state = _managed(dev_ptr, count, "hipMemRangeGetAttribute").advice
@@ -308,6 +417,7 @@ def hipMemRangeGetAttribute(data: int, data_size: Any, attribute: Any, dev_ptr: 
     _write_ints(data, size, values, "<i")
 
 
+@body
 def hipPointerGetAttribute(data: int, attribute: Any, ptr: int) -> None:
     """One attribute of ``ptr`` written to ``data`` (an 8-byte word for addresses, sizes and
     ids, a 4-byte one otherwise)."""
@@ -327,6 +437,7 @@ def hipPointerGetAttribute(data: int, attribute: Any, ptr: int) -> None:
         raise HipError("hipErrorInvalidValue", f"pointer attribute {attribute}")
 
 
+@body
 def hipMemGetAddressRange(dptr: int) -> tuple:
     memory = _dev().memory
     alloc = memory.find_device(dptr) if memory.is_device_address(dptr) else memory.find_host(dptr)
@@ -335,6 +446,7 @@ def hipMemGetAddressRange(dptr: int) -> tuple:
     return (SUCCESS, Pointer(alloc.base), alloc.size)
 
 
+@body
 def hipMemPtrGetInfo(ptr: int) -> tuple:
     alloc = _dev().memory.find(ptr)
     if alloc is None:
@@ -342,6 +454,7 @@ def hipMemPtrGetInfo(ptr: int) -> tuple:
     return (SUCCESS, alloc.size)
 
 
+@body
 def hipHostGetFlags(hostPtr: int) -> tuple:
     alloc = _dev().memory.find_host(hostPtr)
     if alloc is None or alloc.kind != HOST_PINNED or alloc.managed:
@@ -349,239 +462,32 @@ def hipHostGetFlags(hostPtr: int) -> tuple:
     return (SUCCESS, alloc.flags)
 
 
-# -- modules -----------------------------------------------------------------------------------
-def new_module(library: KernelLibrary, kernels: tuple) -> Module:
-    """A loaded module: a handle, and its own zeroed device copy of each global its library
-    declares (hipErrorOutOfMemory, and no module, when they do not fit)."""
-    memory = _dev().memory
-    made: dict[str, int] = {}
-    for name, size in sorted(library.globals.items()):
-        alloc = memory.malloc(size)
-        if alloc is None:
-            for base in made.values():
-                memory.free_device(base)
-            raise HipError("hipErrorOutOfMemory", f"the module's global {name!r} ({size} bytes)")
-        made[name] = alloc.base
-    return _dev().keep("module", lambda h: Module(h, library, kernels, made))
-
-
-def free_globals(mod: Module) -> None:
-    """hipModuleUnload: the module's globals (a native module's image, which holds them) go with it."""
-    memory = _dev().memory
-    if mod.image_base is not None:
-        if memory.find_device(mod.image_base) is not None:
-            memory.free_device(mod.image_base)
-        mod.globals.clear()
-        return
-    for base in mod.globals.values():
-        if memory.find_device(base) is not None:
-            memory.free_device(base)
-    mod.globals.clear()
-
-
-def load_module(image: bytes) -> Module:
-    """A module from a code object's bytes: a kernel library's kernels, or a program's HIP C++
-    source compiled for the CPU (``native``)."""
-    try:
-        if kernelsource.is_kernel_source(image):
-            from hrr.backends.sim.native import module as native
-            dev = _dev()
-            loaded = native.load(dev, image)
-            return dev.keep("module", lambda h: Module(h, loaded.library, tuple(loaded.library.kernels),
-                                                       loaded.globals, loaded.image_base))
-        library, co = resolve_code_object(image)
-    except CodeObjectError as exc:
-        raise HipError(exc.code, str(exc)) from None
-    return new_module(library, co.kernels)
-
-
-def hipModuleGetGlobal(hmod: Module, name: Any) -> tuple:
-    key = kernel_name(name)
-    base = hmod.globals.get(key)
-    if base is None:
-        raise HipError("hipErrorNotFound", f"the module has no global {key!r}")
-    return (SUCCESS, Pointer(base), hmod.library.globals[key])
-
-
-def hipModuleLoadDataEx(image: Any, numOptions: Any, optionValues: Any) -> tuple:
-    from hrr.backends.sim.kernels import image_bytes
-    try:
-        data = image_bytes(image)
-    except CodeObjectError as exc:
-        raise HipError(exc.code, str(exc)) from None
-    return (SUCCESS, load_module(data), None)
-
-
-@irregular(raw=True)  # a path, not an address
-def hipModuleLoad(fname: Any) -> tuple:
-    try:
-        data = read_code_file(fname)
-    except (OSError, ValueError):
-        raise HipError("hipErrorFileNotFound", f"hipModuleLoad: cannot read {fname!r}") from None
-    return (SUCCESS, load_module(data))
-
-
-def hipModuleGetFunctionCount(mod: Module) -> tuple:
-    return (SUCCESS, len(mod.kernels))
-
-
-# hipFunction_attribute -> value for the sim's kernels (no registers, no static shared memory)
-_FUNC_ATTR_DEFAULTS = {0: MAX_BLOCK, 1: 0, 2: 0, 3: 0, 4: 0, 5: 94, 6: 94, 7: 0}
-_MAX_DYNAMIC_SHARED, _CARVEOUT = 8, 9          # hipFuncAttribute's values (also hipFunction_attribute's)
-
-
-def _func_attr(fn: Function, attrib: int) -> int:
-    if attrib in _FUNC_ATTR_DEFAULTS:
-        return _FUNC_ATTR_DEFAULTS[attrib]
-    if attrib == _MAX_DYNAMIC_SHARED:
-        return int(fn.attributes.get(_MAX_DYNAMIC_SHARED, _dev().model.lds))
-    if attrib == _CARVEOUT:
-        return int(fn.attributes.get(_CARVEOUT, -1))
-    raise HipError("hipErrorInvalidValue", f"function attribute {attrib}")
-
-
-def hipFuncGetAttributes(fn: Function) -> tuple:
-    attrs = ht.hipFuncAttributes()
-    for field, code in (("maxThreadsPerBlock", 0), ("sharedSizeBytes", 1), ("constSizeBytes", 2),
-                        ("localSizeBytes", 3), ("numRegs", 4), ("ptxVersion", 5), ("binaryVersion", 6),
-                        ("cacheModeCA", 7), ("maxDynamicSharedSizeBytes", 8), ("preferredShmemCarveout", 9)):
-        setattr(attrs, field, _func_attr(fn, code))
-    return (SUCCESS, attrs)
-
-
-def hipFuncGetAttribute(attrib: Any, fn: Function) -> tuple:
-    return (SUCCESS, _func_attr(fn, int(attrib)))
-
-
-def hipFuncSetAttribute(fn: Function, attr: Any, value: Any) -> None:
-    attr, value = int(attr), int(value)
-    if attr == _MAX_DYNAMIC_SHARED and 0 <= value <= _dev().model.lds:
-        fn.attributes[attr] = value
-    elif attr == _CARVEOUT and -1 <= value <= 100:
-        fn.attributes[attr] = value
-    else:
-        raise HipError("hipErrorInvalidValue", f"hipFuncSetAttribute: attribute {attr} = {value}")
-
-
-def hipFuncSetCacheConfig(fn: Function, config: Any) -> None:
-    if int(config) not in (0, 1, 2, 3):
-        raise HipError("hipErrorInvalidValue", f"cache config {config}")
-    fn.attributes["cache_config"] = int(config)
-
-
-def hipFuncSetSharedMemConfig(fn: Function, config: Any) -> None:
-    if int(config) not in (0, 1, 2):
-        raise HipError("hipErrorInvalidValue", f"shared memory config {config}")
-    fn.attributes["shared_mem_config"] = int(config)
-
-
-# -- occupancy -----------------------------------------------------------------------------------
-def active_blocks(fn: Function, block_size: Any, shared: Any) -> int:
-    """Blocks of ``block_size`` threads and ``shared`` dynamic bytes one compute unit holds."""
-    block_size, shared, model = int(block_size), checked_size(shared), _dev().model
-    if not 0 < block_size <= model.max_threads_per_block:
-        raise HipError("hipErrorInvalidValue", f"block size {block_size}")
-    if shared > int(fn.attributes.get(_MAX_DYNAMIC_SHARED, model.lds)):
-        return 0
-    threads = -(-block_size // model.wavefront) * model.wavefront   # a block takes whole wavefronts
-    return min(model.max_blocks_per_cu, model.max_threads_per_cu // threads,
-               model.lds // shared if shared else model.max_blocks_per_cu)
-
-
-def _flags(flags: Any) -> bool:
-    """False for valid occupancy flags (so ``_flags(f) or ...`` reads on); raises otherwise."""
-    if int(flags) not in (0, 1):  # hipOccupancyDefault, hipOccupancyDisableCachingOverride
-        raise HipError("hipErrorInvalidValue", f"occupancy flags {flags}")
-    return False
-
-
-def _potential(fn: Function, shared: Any, limit: Any) -> tuple:
-    top = min(MAX_BLOCK, int(limit) or MAX_BLOCK)
-    if top < 1:
-        raise HipError("hipErrorInvalidValue", f"block size limit {limit}")
-    best = (0, top)
-    for size in range(top, 0, -64 if top >= 64 else -1):
-        threads = active_blocks(fn, size, shared) * size
-        if threads > best[0] * 1:
-            best = (threads, size)
-    size = best[1]
-    return (SUCCESS, active_blocks(fn, size, shared) * _dev().model.compute_units, size)
-
-
-def _occupancy_bodies() -> dict[str, Callable]:
-    return {
-        "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor":
-            lambda f, bs, sh: (SUCCESS, active_blocks(f, bs, sh)),
-        "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags":
-            lambda f, bs, sh, fl: _flags(fl) or (SUCCESS, active_blocks(f, bs, sh)),
-        "hipOccupancyMaxActiveBlocksPerMultiprocessor":
-            lambda f, bs, sh: (SUCCESS, active_blocks(f, bs, sh)),
-        "hipModuleOccupancyMaxPotentialBlockSize": _potential,
-        "hipModuleOccupancyMaxPotentialBlockSizeWithFlags":
-            lambda f, sh, lim, fl: _flags(fl) or _potential(f, sh, lim),
-        "hipOccupancyMaxPotentialBlockSize": _potential,
-    }
-
-
-# -- launches --------------------------------------------------------------------------------------
-def _function(f: Any, code: str) -> Function:
-    dev = _dev()
-    return dev.lookup(dev.functions, f, "kernel function", code)
-
-
-def _launch(fn: Function, grid: tuple, block: tuple, shared: Any, stream: Any, kernel_params: Any,
-            cooperative: bool) -> Stream:
-    grid, block = tuple(int(v) for v in grid), tuple(int(v) for v in block)
-    if min(grid + block) < 1 or block[0] * block[1] * block[2] > MAX_BLOCK:
-        raise HipError("hipErrorInvalidConfiguration", f"launch shape {grid} x {block}")
-    if cooperative:
-        fits = active_blocks(fn, block[0] * block[1] * block[2], shared or 0) * _dev().model.compute_units
-        if grid[0] * grid[1] * grid[2] > fits:
-            raise HipError("hipErrorCooperativeLaunchTooLarge",
-                           f"{grid} blocks are more than the {fits} that can be resident at once")
-    dev = _dev()
-    s = dev.lookup(dev.streams, stream, "stream")
-    kernargs = pack_kernel_args(fn.kernel.layout, kernel_params, None)
-    dev.launch(s, fn.kernel, kernargs, grid, block, int(shared or 0))
-    return s
-
-
-@irregular(raw=True)  # the function and events are looked up by hand (null events are allowed)
-def hipExtLaunchKernel(function_address: Any, numBlocks: Any, dimBlocks: Any, args: Any, sharedMemBytes: Any,
-                       stream: Any, startEvent: Any, stopEvent: Any, flags: Any) -> None:
-    dev = _dev()
-    fn = _function(function_address, "hipErrorInvalidDeviceFunction")
-    events = [dev.lookup(dev.events, e, "event") if ht.handle_or_zero(e) else None for e in (startEvent, stopEvent)]
-    s = dev.lookup(dev.streams, stream, "stream")
-    if events[0] is not None:
-        dev.record_event(events[0], s)
-    _launch(fn, surface.dims(numBlocks), surface.dims(dimBlocks), sharedMemBytes, stream, args, False)
-    if events[1] is not None:
-        dev.record_event(events[1], s)
-
-
-@irregular(raw=True)
-def hipModuleLaunchCooperativeKernel(f: Any, gridDimX: Any, gridDimY: Any, gridDimZ: Any, blockDimX: Any,
-                                     blockDimY: Any, blockDimZ: Any, sharedMemBytes: Any, stream: Any,
-                                     kernelParams: Any) -> None:
-    _launch(_function(f, "hipErrorInvalidHandle"), (gridDimX, gridDimY, gridDimZ),
-            (blockDimX, blockDimY, blockDimZ), sharedMemBytes, stream, kernelParams, True)
-
-
-@irregular(raw=True)
-def hipLaunchCooperativeKernel(f: Any, gridDim: Any, blockDimX: Any, kernelParams: Any, sharedMemBytes: Any,
-                               stream: Any) -> None:
-    _launch(_function(f, "hipErrorInvalidDeviceFunction"), surface.dims(gridDim), surface.dims(blockDimX),
-            sharedMemBytes, stream, kernelParams, True)
-
-
-BODIES: dict[str, Callable] = {
-    "hipMemsetD8": _memset(1, True, False), "hipMemsetD16": _memset(2, True, False),
-    "hipMemsetD32": _memset(4, True, False), "hipMemsetD8Async": _memset(1, False, False),
-    "hipMemsetD16Async": _memset(2, False, False), "hipMemsetD32Async": _memset(4, False, False),
-    "hipMemset2D": _memset(1, True, True), "hipMemset2DAsync": _memset(1, False, True),
-    "hipMemsetD2D8": _memset(1, True, True), "hipMemsetD2D16": _memset(2, True, True),
+body.table({
+    "hipMemset": lambda dst, value, n: _sync_on_null(_dev().memory.memset_op(dst, value, n), "hipMemset"),
+    "hipMemsetAsync": lambda dst, value, n, s: _dev().submit(s, _dev().memory.memset_op(dst, value, n)),
+    "hipMemcpy": lambda dst, src, n, kind: _sync_on_null(_copy_op(dst, src, n, kind), "hipMemcpy"),
+    "hipMemcpyAsync": lambda dst, src, n, kind, s: _dev().submit(s, _copy_op(dst, src, n, kind)),
+    "hipMemcpyHtoD": lambda dst, src, n: _sync_on_null(_copy_op(dst, src, n, _H2D), "hipMemcpyHtoD"),
+    "hipMemcpyDtoH": lambda dst, src, n: _sync_on_null(_copy_op(dst, src, n, _D2H), "hipMemcpyDtoH"),
+    "hipMemcpyDtoD": lambda dst, src, n: _sync_on_null(_copy_op(dst, src, n, _D2D), "hipMemcpyDtoD"),
+    "hipMemcpyHtoDAsync": lambda dst, src, n, s: _dev().submit(s, _copy_op(dst, src, n, _H2D)),
+    "hipMemcpyDtoHAsync": lambda dst, src, n, s: _dev().submit(s, _copy_op(dst, src, n, _D2H)),
+    "hipMemcpyDtoDAsync": lambda dst, src, n, s: _dev().submit(s, _copy_op(dst, src, n, _D2D)),
+    "hipHostMalloc": lambda size, flags: _host_malloc(size, flags, "hipHostMalloc"),
+    "hipMallocHost": lambda size: _host_malloc(size, 0, "hipMallocHost"),
+    "hipHostAlloc": lambda size, flags: _host_malloc(size, flags, "hipHostAlloc"),
+    "hipFree": lambda ptr: _free(ptr, True),
+    "hipHostFree": lambda ptr: _free(ptr, False),
+    "hipFreeHost": lambda ptr: _free(ptr, False),
+    "hipMemsetD8": _memset(1, True, False),
+    "hipMemsetD16": _memset(2, True, False),
+    "hipMemsetD32": _memset(4, True, False),
+    "hipMemsetD8Async": _memset(1, False, False),
+    "hipMemsetD16Async": _memset(2, False, False),
+    "hipMemsetD32Async": _memset(4, False, False),
+    "hipMemset2D": _memset(1, True, True),
+    "hipMemset2DAsync": _memset(1, False, True),
+    "hipMemsetD2D8": _memset(1, True, True),
+    "hipMemsetD2D16": _memset(2, True, True),
     "hipMemsetD2D32": _memset(4, True, True),
-    **{name: fn for name, fn in globals().items() if name.startswith("hip") and callable(fn)},
-    **_occupancy_bodies(),
-}
+})

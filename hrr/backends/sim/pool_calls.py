@@ -1,26 +1,18 @@
-"""The sim's bodies of stream-ordered allocation from memory pools (hipMemPool*,
-hipMallocFromPoolAsync, hipDevice{Get,Set}MemPool, hipDeviceGetDefaultMemPool) and of
-hipExtStreamCreateWithCUMask.
+"""The sim's bodies of the memory-pool calls (catalogue family ``mempool``), over ``pools.py``.
 
-An allocation from a pool is a device allocation made at the call (so work enqueued
-after it on any stream may use it) and tagged with its pool; hipFreeAsync frees it when
-its op runs on the free's stream (``Memory.free_async_op``), which is when the pool counts
-it free (``pools.MemPool``). Errors are HIP's: an unknown or destroyed pool, a NULL value
-pointer, a device other than 0 and properties HIP refuses are hipErrorInvalidValue (a
-device for hipDeviceGetDefaultMemPool is hipErrorInvalidDevice); the default pool cannot
-be destroyed; creating or destroying a pool, or setting the device's, while any stream
-captures is 900 without invalidating the capture, as HIP answers. A pool allocation on a
-capturing stream is 900 and invalidates the capture (no memory-allocation graph nodes).
+Each body is registered with ``@body`` (``hrr.backends.bodies``); ``api.py`` builds
+``hip`` from them.
 """
 from __future__ import annotations
 
 import ctypes
 import struct
-from typing import Any, Callable
+from typing import Any
 
 from hrr.backends import hiptypes as ht
+from hrr.backends.bodies import Bodies
 from hrr.backends.hiptypes import DeviceArray, hipError_t
-from hrr.backends.sim import device as _device
+from hrr.backends.sim.device import current as _dev
 from hrr.backends.sim.device import refuse_if_capturing
 from hrr.backends.sim.memory import checked_size
 from hrr.backends.sim.pools import INT32_ATTRIBUTES, MemPool, PoolAttributeError
@@ -28,9 +20,21 @@ from hrr.backends.sim.streams import Stream
 from hrr.backends.surface import HipError
 
 SUCCESS = hipError_t.hipSuccess
+
+
 DEVICE_COUNT = 1
+
+def _refuse_during_capture(what: str) -> None:
+    """HIP refuses (900) a pool's creation or destruction, or a change of the device's
+    pool, while any stream captures; the capture is not invalidated."""
+    if any(not c.invalidated_by for c in _dev().captures):
+        raise HipError("hipErrorStreamCaptureUnsupported", f"{what} while a stream captures")
+
+
+body = Bodies("mempool")
+
+
 _PINNED, _LOCATION_DEVICE = 1, 1   # hipMemAllocationTypePinned, hipMemLocationTypeDevice
-_dev = _device.current
 
 
 def malloc_from(pool: MemPool, size: Any, stream: Stream, what: str) -> tuple:
@@ -49,21 +53,16 @@ def malloc_from(pool: MemPool, size: Any, stream: Stream, what: str) -> tuple:
     return (SUCCESS, DeviceArray(alloc.base, n))
 
 
+@body
 def hipMallocFromPoolAsync(size: Any, mem_pool: MemPool, stream: Stream) -> tuple:
     return malloc_from(mem_pool, size, stream, "hipMallocFromPoolAsync")
-
-
-def _refuse_during_capture(what: str) -> None:
-    """HIP refuses (900) a pool's creation or destruction, or a change of the device's
-    pool, while any stream captures; the capture is not invalidated."""
-    if any(not c.invalidated_by for c in _dev().captures):
-        raise HipError("hipErrorStreamCaptureUnsupported", f"{what} while a stream captures")
 
 
 def _handle(pool: MemPool) -> ht.ihipMemPoolHandle_t:
     return ht.ihipMemPoolHandle_t(pool.handle)
 
 
+@body
 def hipDeviceGetDefaultMemPool(device: Any) -> tuple:
     if not 0 <= int(device) < DEVICE_COUNT:
         raise HipError("hipErrorInvalidDevice", f"device {device} does not exist (the sim has 1)")
@@ -75,11 +74,13 @@ def _device_ordinal(device: Any, what: str) -> None:
         raise HipError("hipErrorInvalidValue", f"{what}: device {device} does not exist (the sim has 1)")
 
 
+@body
 def hipDeviceGetMemPool(device: Any) -> tuple:
     _device_ordinal(device, "hipDeviceGetMemPool")
     return (SUCCESS, _handle(_dev().current_pool))
 
 
+@body
 def hipDeviceSetMemPool(device: Any, mem_pool: MemPool) -> None:
     _device_ordinal(device, "hipDeviceSetMemPool")
     _refuse_during_capture("hipDeviceSetMemPool")
@@ -94,6 +95,7 @@ def _field(obj: Any, name: str) -> int | None:
         return None
 
 
+@body
 def hipMemPoolCreate(pool_props: Any) -> tuple:
     if pool_props is None:
         raise HipError("hipErrorInvalidValue", "hipMemPoolCreate without properties")
@@ -111,6 +113,7 @@ def hipMemPoolCreate(pool_props: Any) -> tuple:
     return (SUCCESS, dev.keep("mem_pool", lambda h: MemPool(h, max_size, _field(pool_props, "handleTypes") or 0)))
 
 
+@body
 def hipMemPoolDestroy(mem_pool: MemPool) -> None:
     """The pool's handle goes; allocations still made from it stay valid until freed."""
     _refuse_during_capture("hipMemPoolDestroy")
@@ -123,6 +126,7 @@ def hipMemPoolDestroy(mem_pool: MemPool) -> None:
     mem_pool.held = 0
 
 
+@body
 def hipMemPoolTrimTo(mem_pool: MemPool, min_bytes_to_hold: Any) -> None:
     mem_pool.trim(checked_size(min_bytes_to_hold))
 
@@ -131,6 +135,7 @@ def _width(attr: Any) -> int:
     return 4 if int(attr) in INT32_ATTRIBUTES else 8
 
 
+@body
 def hipMemPoolSetAttribute(mem_pool: MemPool, attr: Any, value: Any) -> None:
     addr = ht.as_address(value)
     if not addr:
@@ -143,6 +148,7 @@ def hipMemPoolSetAttribute(mem_pool: MemPool, attr: Any, value: Any) -> None:
         raise HipError("hipErrorInvalidValue", str(exc)) from None
 
 
+@body
 def hipMemPoolGetAttribute(mem_pool: MemPool, attr: Any, value: Any) -> None:
     addr = ht.as_address(value)
     if not addr:
@@ -152,36 +158,3 @@ def hipMemPoolGetAttribute(mem_pool: MemPool, attr: Any, value: Any) -> None:
     ctypes.memmove(addr, data, len(data))
 
 
-def cu_mask_words(mask: Any, n: int) -> list[int]:
-    """The ``n`` 32-bit words of a CU mask given as a list, a buffer or an address
-    (hipErrorInvalidValue for a NULL or empty mask, or a list shorter than ``n``)."""
-    if n <= 0 or mask is None:
-        raise HipError("hipErrorInvalidValue", "hipExtStreamCreateWithCUMask needs a non-empty CU mask")
-    if isinstance(mask, (list, tuple)):
-        if len(mask) < n:
-            raise HipError("hipErrorInvalidValue", f"the CU mask holds {len(mask)} words, cuMaskSize is {n}")
-        return [int(x) & 0xFFFFFFFF for x in mask[:n]]
-    try:
-        addr = ht.as_address(mask)
-    except ht.PointerConversionError:
-        raise HipError("hipErrorInvalidValue", f"{type(mask).__name__} is not a CU mask") from None
-    if not addr:
-        raise HipError("hipErrorInvalidValue", "hipExtStreamCreateWithCUMask: a NULL CU mask")
-    have = ht.buffer_nbytes(mask)
-    if have is not None and have < 4 * n:
-        raise HipError("hipErrorInvalidValue", f"the CU mask holds {have} bytes, cuMaskSize is {n} words")
-    return list(struct.unpack(f"<{n}I", ctypes.string_at(addr, 4 * n)))
-
-
-def hipExtStreamCreateWithCUMask(cuMaskSize: Any, cuMask: Any) -> tuple:
-    """A default-flags stream that keeps its CU mask (words beyond the device's CUs are
-    ignored, as HIP ignores them); the sim runs its work as any stream's."""
-    words = cu_mask_words(cuMask, int(cuMaskSize))
-    dev = _dev()
-    handle = dev.keep("stream", lambda h: Stream(h, 0, cu_mask=tuple(words)))
-    dev.scheduler.add_stream(dev.streams[int(handle)])
-    return (SUCCESS, handle)
-
-
-BODIES: dict[str, Callable] = {name: fn for name, fn in globals().items() if name.startswith("hip") and callable(fn)
-                               and getattr(fn, "__module__", None) == __name__}
