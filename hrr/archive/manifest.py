@@ -102,3 +102,27 @@ def decode(data: bytes, where: str) -> dict[str, Any]:
                           f"this hrr reads versions {', '.join(map(str, READ_VERSIONS))}", where=where,
                           hint="read it with the hrr release that wrote it")
     return value
+
+
+def describe_ended(value: Any) -> str:
+    """The manifest's ``ended`` in words ("exited with status 0", "killed by SIGTERM", ...).
+    The manifest is untrusted: anything malformed says so."""
+    if not isinstance(value, dict):
+        return "unknown (the manifest's ended is malformed)"
+    how = value.get("how")
+    if how == "exit" and isinstance(value.get("status"), int):
+        return f"exited with status {value['status']}"
+    if how == "signal" and isinstance(value.get("signal"), str):
+        return f"killed by {value['signal'][:40]}"
+    if how == "exception" and isinstance(value.get("exception"), str):
+        message = value.get("message")
+        return (f"ended by an uncaught {value['exception'][:100]}"
+                + (f": {str(message)[:200]}" if message else ""))
+    return "unknown (the manifest's ended is malformed)"
+
+
+def abnormal_end(value: Any) -> str | None:
+    """Why ``ended`` is not a clean exit (status 0), in words; None when it is."""
+    if isinstance(value, dict) and value.get("how") == "exit" and value.get("status") == 0:
+        return None
+    return describe_ended(value)

@@ -14,13 +14,17 @@ import sys
 import threading
 from typing import Any
 
+from hrr.allocations import Allocation, AllocationTable
 from hrr.api.catalogue import Api
 from hrr.api.roles import gather_rows
 from hrr.backends.contract import Backend
 from hrr.backends.hiprtc_ext import attach as attach_hiprtc_ext
 from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, buffer_nbytes, handle_or_zero
 from hrr.backends.kernargs import KernelLayout, WordOffsets, pointer_word_offsets
-from hrr.capture.allocations import Allocation, AllocationTable
+from hrr.archive import open_process_writer
+from hrr.archive.forking import RANK_SESSION, register_fork_lock, unregister_fork_lock
+from hrr.capture.bindings import bypassed_bindings
+from hrr.capture.exits import ended
 from hrr.capture.recorder import Recorder
 from hrr.config import Config
 from hrr.events.model import PSEUDO_D2H_CHECK
@@ -50,8 +54,6 @@ class CaptureSession:
 
     def __init__(self, backend: Backend, config: Config, archive_root: str,
                  plugins: list[str] | None = None, *, writer_factory: Any = None) -> None:
-        from hrr.archive import open_process_writer  # the archive layer
-
         self.backend = backend
         self.config = config
         self.archive_root = archive_root
@@ -127,7 +129,6 @@ class CaptureSession:
             fields = self._manifest_fields()
         except Exception:  # noqa: BLE001 - a plugin failing at exit must not leave the archive open
             fields = {}
-        from hrr.capture.exits import ended
         fields["ended"] = ended(signal_name, content=fields.get("content_mode") == "content")
         bypassed = self._bypassed_bindings()
         if bypassed:
@@ -136,7 +137,6 @@ class CaptureSession:
             self.writer.close(**fields)
         else:
             self.writer.close_on_signal(signal_name, **fields)
-        from hrr.archive.forking import unregister_fork_lock
         for lock in self._fork_locks():
             unregister_fork_lock(lock)
 
@@ -144,7 +144,6 @@ class CaptureSession:
         """hip-python's own modules the program reached past hrr (asked once, at close),
         said on stderr: an archive missing those calls must not pass as complete."""
         try:
-            from hrr.capture.activate import bypassed_bindings
             names = bypassed_bindings()
         except Exception:  # noqa: BLE001 - closing the archive comes first
             return []
@@ -165,7 +164,6 @@ class CaptureSession:
         may record while the sim holds its device lock), before the writer's (``record``
         appends to it). Records need no lock of the session's: the writer numbers and appends
         each under its own. See ``hrr.archive.forking`` for the whole order."""
-        from hrr.archive.forking import RANK_SESSION, register_fork_lock
         for lock in self._fork_locks():
             register_fork_lock(lock, RANK_SESSION)
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from hrr.api.catalogue import CATALOGUE
 from hrr.archive import BadRecord, Limits, open_archive
+from hrr.archive.manifest import describe_ended
 from hrr.events.launch import launch_map
 
 MAX_PRINT_DEPTH = 8        # deeper values print as a placeholder
@@ -27,7 +28,8 @@ MAX_SHAPES = 8             # distinct grid/block shapes kept per kernel
 MAX_BAD_KEPT = 1000        # refused records described in the data (all are counted)
 MAX_BAD_SHOWN = 20         # of those, listed in the text form
 MAX_NAME = 80              # characters of a kernel name or handle shown
-# The manifest field that says how the captured process ended (hrr.capture.exits.ended).
+# The manifest field that says how the captured process ended (hrr.capture.exits.ended;
+# hrr.archive.manifest.describe_ended reads it).
 ENDED_FIELDS = ("ended",)
 
 
@@ -510,8 +512,6 @@ def _parent(m: dict) -> str:
 
 def _ended(v: Any) -> str:
     """The manifest's ``ended`` in words; "-" for an archive written before it was recorded."""
-    from hrr.capture.exits import describe_ended
-
     return "-" if v is None else describe_ended(v)[:MAX_NAME]
 
 

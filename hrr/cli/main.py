@@ -16,7 +16,7 @@ import click
 from hrr import __version__
 from hrr.backends import BACKEND_MODULES
 from hrr.config import ARCHIVE_ENV, CONTENT_MODE_ENV, MODE_ENV, PLUGINS_ENV
-from hrr.cli import exitcodes
+from hrr import exitcodes
 from hrr.cli.progress import progress_option
 from hrr.errors import ArchiveError, HrrError, UsageError
 
@@ -393,7 +393,7 @@ def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | 
     import attrs
 
     from hrr.archive import Limits
-    from hrr.inspect.dump import parse_range
+    from hrr.events.ranges import parse_range
     from hrr.pipeline.manager import parse_plugin_list
     from hrr.replay.engine import ReplayOptions
     from hrr.replay.run import WATCHDOG_GRACE_SECONDS, replay_archive, start_watchdog
@@ -614,7 +614,8 @@ def dump(archive: str, calls: str | None, apis: tuple[str, ...], thread: str | N
     """Stream ARCHIVE's records, one line each: sequence number, thread, call, named
     parameters, enum and error names, outputs, kernel names, copies and snapshots.
     Reads as it prints, in flat memory; a closed pipe (`| head`) ends it with exit 0."""
-    from hrr.inspect.dump import DumpFilter, dump_to_stdout, parse_apis, parse_range, parse_thread
+    from hrr.events.ranges import parse_range
+    from hrr.inspect.dump import DumpFilter, dump_to_stdout, parse_apis, parse_thread
 
     if not os.path.exists(archive):
         raise _no_archive(archive)

@@ -24,7 +24,7 @@ import attrs
 
 from hrr.api.catalogue import CATALOGUE, Api
 from hrr.archive import Limits, open_archive
-from hrr.cli import exitcodes
+from hrr import exitcodes
 from hrr.events.launch import launch_map
 from hrr.inspect.records import Call, Skipped, calls
 

@@ -39,7 +39,7 @@ from hrr.api.catalogue import (
 )
 from hrr.api.catalogue import get as api_row
 from hrr.backends.hiptypes import address_or_zero, handle_or_zero
-from hrr.capture.allocations import DEVICE, PINNED, REGISTERED, Allocation, AllocationTable
+from hrr.allocations import DEVICE, PINNED, REGISTERED, Allocation, AllocationTable
 from hrr.errors import BlobError
 from hrr.events.model import Event
 from hrr.inventory import CONTENT_KINDS

@@ -19,17 +19,16 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 import msgpack
 import pluggy
 
+from hrr.allocations import DEVICE
 from hrr.api.roles import LAUNCH_ALL, LAUNCH_HOST, LAUNCH_NONE  # CaptureContext.launch_scope
-from hrr.capture.allocations import DEVICE
 from hrr.inventory import CONTENT_KINDS, KINDS_BY_NAME
 from hrr.pipeline.context import CallInfo, LaunchInfo
-from hrr.pipeline.hookspecs import CAPTURE_HOOKS
 
 if TYPE_CHECKING:
-    from hrr.capture.allocations import AllocationTable
+    from hrr.allocations import AllocationTable
     from hrr.config import Config
 
-__all__ = ["CAPTURE_HOOKS", "AfterWatcher", "BeforeWatcher", "CaptureContext"]
+__all__ = ["AfterWatcher", "BeforeWatcher", "CaptureContext"]
 
 #: ``before(call)``: runs before a watched call; returns a record (msgpack-native) to
 #: attach to the call's event under the plugin's name, or None.

@@ -47,7 +47,7 @@ class ReplayOptions:
     float_tolerance: float | None = None
     max_seconds: float = DEFAULT_MAX_SECONDS   # wall-clock limit for the whole archive
     clock: Callable[[], float] = time.monotonic
-    calls: Any = None                  # --calls: a hrr.inspect.dump.CallRange (see ranges.py)
+    calls: Any = None                  # --calls: a hrr.events.ranges.CallRange (see ranges.py)
     trust_kernels: bool = False        # run an archive's native kernels even without a sandbox
 
 

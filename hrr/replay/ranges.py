@@ -1,7 +1,7 @@
 """``hrr replay --calls RANGE``: which records before the range are set-up, what the
 range counts, and its summary line.
 
-RANGE is ``hrr dump``'s (``hrr.inspect.dump.parse_range``): ``N``, ``N:M``, ``:M``, ``N:``
+RANGE is ``hrr dump``'s (``hrr.events.ranges.parse_range``): ``N``, ``N:M``, ``:M``, ``N:``
 by record sequence number, M excluded. Records before N are *set-up*: every call is
 replayed (allocations, frees, handles, registrations, copies, memsets, launches, graph
 launches and syncs alike, so the range sees the memory and handles it would have seen)
@@ -10,14 +10,12 @@ not replayed; they are only read to find the check records of copies made in the
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
 
 from hrr.api.catalogue import CATALOGUE, pure_queries
-
-if TYPE_CHECKING:
-    from hrr.inspect.dump import CallRange
+from hrr.events.ranges import CallRange
 
 
 def skipped_in_setup(api: str, err: int) -> bool:
@@ -38,7 +36,7 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def describe(calls: "CallRange") -> str:
+def describe(calls: CallRange) -> str:
     """RANGE as the user can type it again: ``N``, ``N:M``, ``:M`` or ``N:``."""
     if calls.stop is None:
         return f"{calls.start}:"
@@ -51,7 +49,7 @@ def describe(calls: "CallRange") -> str:
 class RangeCounts:
     """What one process's replay did with ``--calls``."""
 
-    calls: Any                       # a hrr.inspect.dump.CallRange
+    calls: Any                       # a hrr.events.ranges.CallRange
     setup_replayed: int = 0          # records before N handed to replay (not checked)
     setup_skipped: int = 0           # pure queries before N that succeeded when recorded
     in_range: int = 0                # records N <= seq < M

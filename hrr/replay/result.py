@@ -14,7 +14,7 @@ from typing import Any
 import attrs
 
 from hrr.backends.hiptypes import hipError_t
-from hrr.cli import exitcodes
+from hrr import exitcodes
 from hrr.replay.ranges import RangeCounts
 from hrr.replay.ranges import describe as describe_range
 

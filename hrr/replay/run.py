@@ -8,11 +8,11 @@ import sys
 import threading
 from typing import Any, Callable, Iterator, Sequence
 
+from hrr.archive.manifest import abnormal_end, describe_ended
 from hrr.archive import Limits, open_archive
 from hrr.backends import BACKEND_MODULES, load_backend
+from hrr import exitcodes
 from hrr.backends.contract import Backend
-from hrr.capture.exits import abnormal_end, describe_ended
-from hrr.cli import exitcodes
 from hrr.errors import FormatError, UsageError
 from hrr.pipeline.manager import installed_plugins, load_plugins, warn_broken
 from hrr.replay.engine import ProcessReplayer, ReplayOptions

@@ -9,7 +9,7 @@ import attrs
 import numpy as np
 
 from hrr.api.catalogue import HANDLE_KINDS
-from hrr.capture.allocations import Allocation, AllocationTable
+from hrr.allocations import Allocation, AllocationTable
 from hrr.pipeline.context import EventRefused
 
 

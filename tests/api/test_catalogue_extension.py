@@ -20,7 +20,7 @@ from hrr.pipeline.manager import make_plugin_manager
 from hrr.backends.hiptypes import hipError_t
 from hrr.backends.sim.memory import DEVICE_BASE
 from hrr.backends.surface import irregular
-from hrr.inspect.dump import parse_range
+from hrr.events.ranges import parse_range
 from hrr.replay.engine import ProcessReplayer, ReplayOptions
 
 # fill(dst, value, sizeBytes, stream): an asynchronous fill of value + 1 (not a memset by another name).

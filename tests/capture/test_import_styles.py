@@ -94,7 +94,7 @@ def test_every_spelling_resolves_to_the_installed_module(backend):
     a program uses finds them (checked in a fresh interpreter, as a program would)."""
     code = f"""
 import importlib, sys
-from hrr.capture.activate import install_hip_package, bypassed_bindings
+from hrr.capture.bindings import install_hip_package, bypassed_bindings
 b = importlib.import_module({backend!r})
 install_hip_package(b.hip, b.hiprtc)
 from hip import hip, hiprtc
@@ -119,7 +119,7 @@ def test_hip_util_is_hip_pythons_own():
     code = """
 from hrr.backends import load_backend
 from hrr.backends.hiptypes import real_util
-from hrr.capture.activate import install_hip_package
+from hrr.capture.bindings import install_hip_package
 b = load_backend("sim"); install_hip_package(b.hip, b.hiprtc)
 from hip._util.types import Pointer
 import hip
@@ -138,7 +138,7 @@ def test_hip_package_keeps_hip_pythons_other_names():
 import hip as real
 names = {n for n in dir(real) if not n.startswith("__")}
 from hrr.backends import load_backend
-from hrr.capture.activate import install_hip_package
+from hrr.capture.bindings import install_hip_package
 b = load_backend("sim"); install_hip_package(b.hip, b.hiprtc)
 import hip
 assert hip is not real and hip.hip is b.hip and hip.hiprtc is b.hiprtc
@@ -162,7 +162,7 @@ sys.modules["hip"] = None
 from hrr.backends import hiptypes as ht
 assert ht.real_modules() == () and ht.ENUM_SOURCE == "hrr" and ht.TEXT_TYPE is str
 from hrr.backends import load_backend
-from hrr.capture.activate import install_hip_package, bypassed_bindings
+from hrr.capture.bindings import install_hip_package, bypassed_bindings
 b = load_backend("sim"); install_hip_package(b.hip, b.hiprtc)
 from rocm.bindings import hip, hiprtc
 import rocm.bindings.hip as dotted

@@ -8,7 +8,7 @@ import attrs
 from hrrtest import fresh_backend
 
 from hrr.backends.kernargs import KernelLayout, ParamSpec, WordOffsets, _words_reader, pointer_word_offsets
-from hrr.capture.allocations import DEVICE, PINNED
+from hrr.allocations import DEVICE, PINNED
 from hrr.capture.session import CaptureSession
 from hrr.config import config
 

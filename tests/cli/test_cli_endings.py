@@ -6,7 +6,7 @@ import signal
 
 from cli_helpers import app, capture, describe, hrr, info_json, looping_capture, only_process, replay_json
 
-from hrr.cli import exitcodes
+from hrr import exitcodes
 
 
 def _ended(root):

@@ -1,4 +1,4 @@
-"""Exit codes that cannot be mistaken (hrr/cli/exitcodes.py is the one table)."""
+"""Exit codes that cannot be mistaken (hrr/exitcodes.py is the one table)."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ import pytest
 from click.testing import CliRunner
 from cli_helpers import app, capture, describe, hrr
 
-from hrr.cli import exitcodes
+from hrr import exitcodes
 from hrr.cli.main import cli
 
 COMMANDS = ("capture", "run", "replay", "info", "repair", "plugins", "export", "diff", "dump")

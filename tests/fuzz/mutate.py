@@ -37,7 +37,7 @@ MEMORY_BOUND_KB = 1_500_000    # peak RSS of a worker above this is a finding
 ADDRESS_SPACE_CAP = 6 << 30    # RLIMIT_AS of a worker: a runaway allocation fails there
 RECYCLE_EVERY = 150            # cases per worker before a fresh one (state hygiene)
 MAX_HOST_BYTES = 1 << 20
-INFO_EXITS = {0, 1, 4}          # 4: the archive cannot be read (hrr.cli.exitcodes)
+INFO_EXITS = {0, 1, 4}          # 4: the archive cannot be read (hrr.exitcodes)
 REPLAY_EXITS = {0, 1, 2, 4}
 
 # ---------------------------------------------------------------------- seeds

@@ -14,8 +14,8 @@ from hrr.api.catalogue import CATALOGUE
 from hrr.archive import open_process_writer
 from hrr.archive.reader import ProcessArchive
 from hrr.errors import UsageError
-from hrr.inspect.dump import (CallRange, DumpFilter, dump_archive, format_line, iter_dump, parse_apis,
-                              parse_range, parse_thread)
+from hrr.events.ranges import CallRange, parse_range
+from hrr.inspect.dump import DumpFilter, dump_archive, format_line, iter_dump, parse_apis, parse_thread
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "roundtrip"))
 

@@ -14,7 +14,7 @@ from hrr.api.catalogue import CATALOGUE, REAL
 from hrr.archive import open_archive, open_process_writer
 from hrr.cli.main import cli
 from hrr.errors import UsageError
-from hrr.inspect.dump import parse_range
+from hrr.events.ranges import parse_range
 from hrr.replay.engine import ReplayOptions
 from hrr.replay.ranges import PURE_QUERIES
 from hrr.replay.result import Outcome, ProcessResult

@@ -23,7 +23,7 @@ Check = Callable[[Any], Any]                   # recorded value -> validated val
 _U64 = 1 << 64
 MAX_SIZE = (1 << 63) - 1                       # no byte count an archive names may be larger
 HOST_KINDS = ("pinned", "registered")          # allocations replay owns as host memory
-DEVICE, REGISTERED = "device", "registered"    # allocation kinds (hrr.capture.allocations)
+DEVICE, REGISTERED = "device", "registered"    # allocation kinds (hrr.allocations)
 #: ``CaptureServices.launch_scope``: no launch hook; hooks that act only on launches with a
 #: pointer word into a non-device allocation; a hook that sees every launch.
 LAUNCH_NONE, LAUNCH_HOST, LAUNCH_ALL = 0, 1, 2

@@ -241,7 +241,7 @@ def _hrr(*args: str, device: str, cwd: Path) -> subprocess.CompletedProcess:
                                      ["capture", "-o", "out.hrr", "--", sys.executable, "-c", "pass"],
                                      ["replay", "no-such-archive"]])
 def test_a_value_naming_no_model_is_a_one_line_usage_error(command, tmp_path):
-    from hrr.cli.exitcodes import USAGE
+    from hrr.exitcodes import USAGE
     proc = _hrr(*command, device="mi999", cwd=tmp_path)
     assert proc.returncode == USAGE, (proc.stdout, proc.stderr)
     lines = proc.stderr.strip().splitlines()
