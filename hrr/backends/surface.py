@@ -20,10 +20,10 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 import attrs
 
 from hrr.api.catalogue import Api, get, rows
+from hrr.api.roles import param_role
 from hrr.backends.hiptypes import ENUM_TYPES, as_address, hipError_t, surface_module
 
 F = TypeVar("F", bound=Callable[..., Any])
-ADDRESS_ROLES = ("ptr", "copy_dst", "copy_src", "strided", "host_range", "host_fn", "user_data", "result_buf")
 
 
 class HipError(Exception):
@@ -96,20 +96,25 @@ def dims(d: Any) -> tuple[int, int, int]:
     return (t[0], t[1], t[2])
 
 
+class _Conversions:
+    """A backend's argument conversions, as each parameter's role picks them (``Role.convert``)."""
+
+    address = staticmethod(as_address)
+    dim3 = staticmethod(dims)
+
+    def __init__(self, handle: Callable[[str], Callable], enum_errors: Mapping[str, str]) -> None:
+        self._handle, self._enum_errors = handle, enum_errors
+
+    def handle(self, kind: str) -> Callable[[Any], Any]:
+        return self._handle(kind)
+
+    def enum(self, kind: str) -> Callable[[Any], Any]:
+        return enum_converter(ENUM_TYPES[kind], self._enum_errors.get(kind, "hipErrorInvalidValue"))
+
+
 def _converters(row: Api, handle: Callable[[str], Callable], enum_errors: Mapping[str, str]) -> list[Callable | None]:
-    out: list[Callable | None] = []
-    for p in row.params:
-        if p.role in ADDRESS_ROLES:
-            out.append(as_address)
-        elif p.role == "handle":
-            out.append(handle(p.kind or ""))
-        elif p.role == "dim3":
-            out.append(dims)
-        elif p.role == "enum":
-            out.append(enum_converter(ENUM_TYPES[p.kind or ""], enum_errors.get(p.kind or "", "hipErrorInvalidValue")))
-        else:
-            out.append(None)
-    return out
+    conv = _Conversions(handle, enum_errors)
+    return [param_role(p.role).convert(p, conv) for p in row.params]
 
 
 def _compile(name: str, sig: list[str], call: str, frame: Frame, ns: dict[str, Any],

@@ -20,27 +20,18 @@ import types
 from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE, Api, rows
-from hrr.api.roles import LAUNCH, number, out_role, param_role, scalar
-from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, handle_or_zero
+from hrr.api.roles import INLINE_NAMESPACE, LAUNCH, OUT_ROLES, PARAM_ROLES, OutRole, Role, out_role, param_role
 from hrr.backends.kernargs import packed_extra
 from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON
 from hrr.pipeline.context import CallInfo
 
-#: Parameter roles whose encoder is written inline: an expression of the argument ``v``
-#: equal to ``role.encoder(row, i, cap)(args)`` with ``v = args[i]`` (a test checks them).
-_INLINE = {
-    "value": "({v} if type({v}) is int else _scalar({v}))",
-    "enum": "(None if {v} is None else int({v}))",
-    "ptr": "({v} if type({v}) is int else _address({v}))",
-    "handle": "({v}._value if type({v}) in _handles else _handle({v}))",
-    "launch": "None",
-    "ignored": "None",
-}
-#: The same for output roles' encoders, of the output ``v``.
-_INLINE_OUT = {"value": "({v} if type({v}) is int else _number({v}))"}
-_NAMESPACE = {"_scalar": scalar, "_address": address_or_zero, "_handle": handle_or_zero, "_number": number,
-              "_handles": frozenset(HANDLE_TYPES.values()), "_CallInfo": CallInfo, "_packed": packed_extra,
-              "_EMPTY": {}}
+#: Parameter roles whose encoder is written inline (``Role.inline``): an expression of the
+#: argument ``v`` equal to ``role.encoder(row, i, cap)(args)`` with ``v = args[i]`` (a test
+#: checks them), by role name.
+_INLINE = {name: role.inline for name, role in PARAM_ROLES.items() if role.inline is not None}
+#: The same for output roles' encoders, of the output ``v`` (``OutRole.inline``).
+_INLINE_OUT = {name: role.inline for name, role in OUT_ROLES.items() if role.inline is not None}
+_NAMESPACE = {**INLINE_NAMESPACE, "_CallInfo": CallInfo, "_packed": packed_extra, "_EMPTY": {}}
 
 
 def _binder(row: Api) -> Callable[[tuple, dict], tuple]:
@@ -142,7 +133,7 @@ class Recorder:
             "_launch": LAUNCH.encoder(row, session) if shape is not None else None,
         }
         for i, role in enumerate(roles):
-            if role.name not in _INLINE:
+            if role.inline is None:
                 ns[f"_e{i}"] = role.encoder(row, i, session)
         for j, (out, o) in enumerate(zip(outs, row.outs, strict=True)):
             ns[f"_o{j}"] = out.encoder(o)
@@ -150,7 +141,7 @@ class Recorder:
         handoff = None
         if shape is not None and shape.extra is not None:
             handoff = (row.param_index(shape.kernel_params), row.param_index(shape.extra))
-        source = _source(row, [r.name for r in roles], [o.role for o in row.outs],
+        source = _source(row, roles, outs,
                          deferred=any(role.deferred for role in roles), handoff=handoff,
                          enrich=ns["_enrich"] is not None, post=ns["_post"] is not None)
         exec(compile(source, f"<hrr capture {name}>", "exec"), ns)  # noqa: S102 - our own source
@@ -162,7 +153,7 @@ class Recorder:
         return wrapper
 
 
-def _source(row: Api, roles: list[str], outs: list[str], *, deferred: bool,
+def _source(row: Api, roles: list[Role], outs: list[OutRole], *, deferred: bool,
             handoff: tuple[int, int] | None, enrich: bool, post: bool) -> str:
     """The Python source of ``row``'s wrapper (names from ``Recorder._wrap``'s namespace)."""
     n, launch = len(roles), row.launch is not None
@@ -177,11 +168,11 @@ def _source(row: Api, roles: list[str], outs: list[str], *, deferred: bool,
                  "    records = {**(records or {}), **launch_records}"]
     items, local = [], set()
     for i, role in enumerate(roles):
-        if role in _INLINE:
-            if "{v}" in _INLINE[role]:
+        if role.inline is not None:
+            if "{v}" in role.inline:
                 code.append(f"a{i} = args[{i}]")
                 local.add(i)
-            items.append(_INLINE[role].format(v=f"a{i}"))
+            items.append(role.inline.format(v=f"a{i}"))
         else:
             items.append(f"_e{i}(args)")
     code.append(f"wire = [{', '.join(items)}]" if items else "wire = []")
@@ -199,10 +190,10 @@ def _source(row: Api, roles: list[str], outs: list[str], *, deferred: bool,
     if outs:
         code.append(f"if len(result) > {len(outs)}:")
         items = []
-        for j, role in enumerate(outs):
-            if role in _INLINE_OUT:
+        for j, out in enumerate(outs):
+            if out.inline is not None:
                 code.append(f"    r{j} = result[{j + 1}]")
-                items.append(_INLINE_OUT[role].format(v=f"r{j}"))
+                items.append(out.inline.format(v=f"r{j}"))
             else:
                 items.append(f"_o{j}(result[{j + 1}])")
         code += [f"    outs = [{', '.join(items)}]", "else:",

@@ -16,7 +16,7 @@ from typing import Any
 
 from hrr.allocations import Allocation, AllocationTable
 from hrr.api.catalogue import Api
-from hrr.api.roles import gather_rows
+from hrr.api.roles import gather_rows, param_role
 from hrr.backends.contract import Backend
 from hrr.backends.hiprtc_ext import attach as attach_hiprtc_ext
 from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, buffer_nbytes, handle_or_zero
@@ -46,7 +46,7 @@ def _index(row: Api, name: str | None) -> int | None:
 
 
 def _first_handle(row: Api, kind: str) -> int | None:
-    return next((i for i, p in enumerate(row.params) if p.role == "handle" and p.kind == kind), None)
+    return next((i for i, p in enumerate(row.params) if param_role(p.role).names_handle and p.kind == kind), None)
 
 
 class CaptureSession:

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from hrr.api.catalogue import CATALOGUE
+from hrr.api.roles import param_role
 from hrr.archive import BadRecord, Limits, open_archive
 from hrr.archive.manifest import describe_ended
 from hrr.events.launch import launch_map
@@ -73,7 +74,7 @@ class _RowFacts:
         self.row = row
         self.stream = names.index(row.stream) if row.stream in names else None
         # Copy endpoints [tag, addr, nbytes, blob] sit in the copy_src/copy_dst/strided parameters.
-        self.endpoints = tuple(i for i, p in enumerate(row.params) if p.role in ("copy_src", "copy_dst", "strided"))
+        self.endpoints = tuple(i for i, p in enumerate(row.params) if param_role(p.role).copy_endpoint)
         self.launch = row.family == "launch"
         self.dims = {key: tuple(names.index(prefix + a) if prefix + a in names else None for a in "XYZ")
                      for key, prefix in (("grid", "gridDim"), ("block", "blockDim"))}

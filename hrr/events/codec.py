@@ -15,7 +15,7 @@ Schema (DESIGN.md, "Event records"):
 A wire value is None, bool, int, a finite float, str, bytes or a list of at most MAX_WIRE_LIST wire
 values nested at most MAX_WIRE_DEPTH deep (a copy endpoint ``[tag, addr, nbytes, blob]``
 is depth 2). A catalogue call has exactly one arg per catalogue parameter, each of the
-type capture writes for its role (ARG_ROLES), and at most MAX_OUTS outs. Every list the
+type capture writes for its role (``Role.wire``), and at most MAX_OUTS outs. Every list the
 checks walk is bounded, so checking one record costs a bounded amount of work whatever the
 record's size. The common record is accepted by a check specialised once per API
 (``_well_formed``); anything it doubts goes through the full check, which names the field.
@@ -28,6 +28,7 @@ import math
 from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE
+from hrr.api.roles import PARAM_ROLES, WireType
 from hrr.errors import FormatError
 from hrr.events.launch import LAUNCH_FIELDS
 from hrr.events.model import PSEUDO_EVENTS, Event
@@ -64,30 +65,11 @@ def _wire_value(v: object, depth: int = 0) -> bool:
     return False
 
 
-def _finite_scalar(v: object) -> bool:
-    return v is None or type(v) in (bool, int, str) or (type(v) is float and math.isfinite(v))
-
-
-# What capture writes for each parameter role (recorder.py's encoders); a role not listed
-# takes any wire value (copy endpoints, code objects: replay checks those in depth).
-ARG_ROLES: dict[str, tuple[Callable[[object], bool], str]] = {
-    "value": (_finite_scalar, "a finite number, string or null"),
-    "enum": (lambda v: v is None or _is_int(v), "an int or null"),
-    "ptr": (_is_int, "an address (int)"),
-    "handle": (_is_int, "a handle value (int)"),
-    "host_fn": (_is_int, "an address (int)"),
-    "user_data": (_is_int, "an address (int)"),
-    "name": (lambda v: type(v) is str, "a string"),
-    "dim3": (lambda v: _int_list(3)(v), "a list of 3 ints"),
-    "launch": (lambda v: v is None, "null (launch arguments live in extra.launch)"),
-    "ignored": (lambda v: v is None, "null"),
-    "result_buf": (lambda v: v is None, "null (a query's answer is not recorded)"),
-    "words": (lambda v: v is None or type(v) is bytes, "bytes (packed 32-bit words) or null"),
-    "attr_value": (lambda v: v is None or (type(v) is bytes and len(v) <= 8), "at most 8 bytes or null"),
-    "pool_props": (lambda v: v is None or (type(v) is list and len(v) == 5 and all(x is None or _is_int(x)
-                                                                                   for x in v)),
-                   "a list of 5 ints (or nulls), or null"),
-}
+def _arg_type(role: str) -> WireType | None:
+    """What capture writes for a parameter of ``role`` (``Role.wire``); None: any wire value
+    (copy endpoints, code objects: replay checks those in depth)."""
+    found = PARAM_ROLES.get(role)
+    return None if found is None else found.wire
 
 
 def _int_list(n: int | None) -> Callable[[object], bool]:
@@ -178,7 +160,7 @@ _SCALARS = (type(None), bool, int, str, bytes)
 
 def _row_checks(row: Any) -> tuple[Callable[[object], bool] | None, ...]:
     """The role check of each of ``row``'s parameters (None: any wire value), built once per row."""
-    return tuple(ARG_ROLES[p.role][0] if p.role in ARG_ROLES else None for p in row.params)
+    return tuple(None if wire is None else wire.ok for wire in (_arg_type(p.role) for p in row.params))
 
 
 def _extra_ok(extra: dict) -> bool:
@@ -278,9 +260,9 @@ def _schema_problem(value: Any) -> str | None:
         if len(v) > most:
             return f"event field {name} has {len(v)} items, more than {most}"
         for i, x in enumerate(v):
-            role = ARG_ROLES.get(row.params[i].role) if name == "args" and row is not None else None
-            if role is not None and row is not None and not role[0](x):
-                return f"event field args[{i}] ({row.params[i].name}) must be {role[1]}"
+            wire = _arg_type(row.params[i].role) if name == "args" and row is not None else None
+            if wire is not None and row is not None and not wire.ok(x):
+                return f"event field args[{i}] ({row.params[i].name}) must be {wire.description}"
             if not _wire_value(x):
                 return (f"event field {name}[{i}] must be a number, string, bytes, null "
                         f"or a list of them at most {MAX_WIRE_DEPTH} deep")

@@ -43,3 +43,9 @@ class Event:
         found = records.get(plugin) if isinstance(records, dict) else None
         # The codec's schema guarantees a list; an Event built in-process is not checked.
         return list(found) if isinstance(found, (list, tuple)) else []
+
+
+def wire_event(wire: list) -> Event:
+    """The ``Event`` of a wire record the codec has already checked (no second check)."""
+    seq, tid, api, args, err, outs, extra = wire
+    return Event(seq, tid, api, tuple(args), err, tuple(outs), extra)

@@ -23,6 +23,7 @@ from typing import Any, Callable, Iterator
 import attrs
 
 from hrr.api.catalogue import CATALOGUE, Api
+from hrr.api.roles import out_role, param_role
 from hrr.archive import Limits, open_archive
 from hrr import exitcodes
 from hrr.events.launch import launch_map
@@ -63,6 +64,7 @@ class _Normaliser:
         self.handles: dict[int, str] = {}          # live handle value → "kind#n"
         self.counts: collections.Counter = collections.Counter()
         self.threads: dict[int, int] = {}
+        self._volatile = False                     # the row of the outputs being shown varies
 
     # -- values ---------------------------------------------------------------------------
     def addr(self, v: Any) -> Any:
@@ -164,7 +166,7 @@ class _Normaliser:
             if c.extra:
                 fields["details"] = self.generic(c.extra)
             return Norm(c.index, c.seq, fields)
-        args = {p.name: self._param(p.role, p.kind, c.args[i] if i < len(c.args) else None)
+        args = {p.name: param_role(p.role).show(self, p, c.args[i] if i < len(c.args) else None)
                 for i, p in enumerate(row.params)}
         if len(c.args) > len(row.params):
             args["(more)"] = self.generic(c.args[len(row.params):])
@@ -179,18 +181,33 @@ class _Normaliser:
             self._destroy(c, row)
         return Norm(c.index, c.seq, fields)
 
-    def _param(self, role: str, kind: str | None, v: Any) -> Any:
-        if role == "ptr":
-            return self.addr(v)
-        if role == "handle":
-            return self.handle(v, kind or "handle")
-        if role in ("copy_src", "copy_dst", "host_range", "strided"):
-            return self.endpoint(v)
-        if role in ("host_fn", "user_data"):
-            return "app address" if v else v   # the app's own code and data: never the same
-        if role == "ignored":
-            return None
+    # -- values by role (hrr.api.roles.View, OutView) ----------------------------------------
+    def plain(self, v: Any) -> Any:
         return v
+
+    text = plain
+
+    def enum(self, v: Any, kind: str | None) -> Any:
+        return v
+
+    def address(self, v: Any) -> Any:
+        return self.addr(v)
+
+    def app_address(self, v: Any) -> Any:
+        return "app address" if v else v   # the app's own code and data: never the same
+
+    def nothing(self, v: Any) -> Any:
+        return None
+
+    def out_plain(self, v: Any) -> Any:
+        return "(varies)" if self._volatile else self.generic(v)
+
+    def new_allocation(self, v: Any, size: Any) -> Any:
+        return self.new_alloc(v, size) or v
+
+    def new_alias(self, v: Any, host: Any) -> Any:
+        # A device address for host memory: as large as the allocation it aliases.
+        return self.new_alloc(v, self.size_at(host)) or v
 
     def _outs(self, c: Call, row: Api) -> list:
         out: list = []
@@ -202,16 +219,9 @@ class _Normaliser:
             v = c.outs[i] if i < len(c.outs) else None
             if c.err != 0:
                 out.append(v if v is None else "(not set: the call failed)")
-            elif o.role == "alloc":
-                size = c.args[row.param_index(o.size)] if o.size and row.param_index(o.size) < len(c.args) else None
-                out.append(self.new_alloc(v, size) or v)
-            elif o.role == "alias":
-                # A device address for host memory: as large as the allocation it aliases.
-                out.append(self.new_alloc(v, self.size_at(c.args[0] if c.args else None)) or v)
-            elif o.role == "handle":
-                out.append(self.new_handle(v, o.kind or "handle"))
             else:
-                out.append("(varies)" if row.volatile else self.generic(v))
+                self._volatile = row.volatile
+                out.append(out_role(o.role).show(self, row, i, v, c.args))
         return out
 
     def _launch(self, launch: Any) -> Any:

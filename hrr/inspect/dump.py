@@ -20,6 +20,7 @@ from typing import IO, Any
 import attrs
 
 from hrr.api.catalogue import CATALOGUE, Api
+from hrr.api.roles import out_role, param_role
 from hrr.archive import Limits, open_archive
 from hrr.errors import UsageError
 from hrr.events.launch import launch_map
@@ -134,13 +135,15 @@ class _Names:
     def observe(self, row: Api, args: list, err: Any, outs: list, extra: dict) -> None:
         """Number the handles this call names, in order, so numbering ignores filters."""
         for p, v in zip(row.params, args, strict=False):
-            if p.role == "handle":
-                self.number(p.kind or "handle", v)
+            role = param_role(p.role)
+            if role.names_handle:
+                self.number(p.kind or role.name, v)
         if err != 0:
             return
         for o, v in zip(row.outs, outs, strict=False):
-            if o.role == "handle":
-                self.number(o.kind or "handle", v)
+            out = out_role(o.role)
+            if out.names_handle:
+                self.number(o.kind or out.name, v)
         if row.name == "hipModuleGetFunction" and len(args) >= 2 and outs and type(outs[0]) is int:
             name = args[1].decode(errors="replace") if isinstance(args[1], bytes) else args[1]
             if isinstance(name, str):
@@ -203,26 +206,41 @@ def _endpoint(v: Any) -> Any:
     return _hex(v)
 
 
-def _param(names: _Names, role: str, kind: str | None, v: Any) -> Any:
-    if role == "enum":
-        return _enum(kind, v)
-    if role in ("ptr", "host_fn", "user_data"):
+class _Shown:
+    """How dump shows a recorded value, as its role picks (``hrr.api.roles.View``, ``OutView``)."""
+
+    def __init__(self, names: _Names) -> None:
+        self.names = names
+
+    def plain(self, v: Any) -> Any:
+        return _plain(v)
+
+    nothing = out_plain = plain
+
+    def address(self, v: Any) -> Any:
         return _hex(v)
-    if role == "handle":
-        return names.handle(kind or "handle", v)
-    if role in ("copy_dst", "copy_src", "host_range", "strided"):
+
+    app_address = address
+
+    def handle(self, v: Any, kind: str) -> Any:
+        return self.names.handle(kind, v)
+
+    new_handle = handle
+
+    def endpoint(self, v: Any) -> Any:
         return _endpoint(v)
-    if role == "name" and isinstance(v, bytes):
-        return v.decode(errors="replace")
-    return _plain(v)
 
+    def enum(self, v: Any, kind: str | None) -> Any:
+        return _enum(kind, v)
 
-def _out(names: _Names, role: str, kind: str | None, v: Any) -> Any:
-    if role in ("alloc", "alias"):
+    def text(self, v: Any) -> Any:
+        return v.decode(errors="replace") if isinstance(v, bytes) else _plain(v)
+
+    def new_allocation(self, v: Any, size: Any) -> Any:
         return _hex(v)
-    if role == "handle":
-        return names.handle(kind or "handle", v)
-    return _plain(v)
+
+    def new_alias(self, v: Any, host: Any) -> Any:
+        return _hex(v)
 
 
 def _snapshots(records: Any) -> Any:
@@ -297,12 +315,14 @@ def _event(names: _Names, thread: int, value: list) -> dict[str, Any]:
         entry["args"] = {(pnames[i] if i < len(pnames) else f"arg{i}"): _plain(a) for i, a in enumerate(args)}
         entry["err"] = _enum("hipError_t", err)
     else:
-        named = {p.name: _param(names, p.role, p.kind, a) for p, a in zip(row.params, args, strict=False)}
+        shown = _Shown(names)
+        named = {p.name: param_role(p.role).show(shown, p, a) for p, a in zip(row.params, args, strict=False)}
         named.update((f"arg{i}", _plain(a)) for i, a in enumerate(args[len(row.params):], len(row.params)))
         entry["args"] = named
         entry["err"] = _enum(_ERROR_ENUM.get(row.module, "hipError_t"), err)
         if outs and err == 0:
-            named_outs = {o.name: _out(names, o.role, o.kind, v) for o, v in zip(row.outs, outs, strict=False)}
+            named_outs = {o.name: out_role(o.role).show(shown, row, j, v, args)
+                          for j, (o, v) in enumerate(zip(row.outs, outs, strict=False))}
             named_outs.update((f"out{i}", _plain(v)) for i, v in enumerate(outs[len(row.outs):], len(row.outs)))
             entry["outs"] = {k: v for k, v in named_outs.items() if v is not None}
         if row.family == "copy":

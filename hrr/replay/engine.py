@@ -18,11 +18,11 @@ import attrs
 import numpy as np
 
 from hrr.api.catalogue import CATALOGUE, NOOP, UNREPLAYABLE, Api
-from hrr.api.roles import LAUNCH, Call, byte_counts, out_role, param_role, wire_event
+from hrr.api.roles import LAUNCH, Call, byte_counts, out_role, param_role
 from hrr.backends.contract import Backend
 from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError, LimitExceeded
 from hrr.events import PSEUDO_D2H_CHECK, event_from_wire
-from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON
+from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON, wire_event
 from hrr.events.codec import _well_formed, record_check, schema_error
 from hrr.pipeline.context import EventRefused
 from hrr.pipeline.replay import ReplayContext
@@ -38,6 +38,13 @@ _U64 = 1 << 64
 # A record shape no validator foresaw ends in one of these; it is refused, never a traceback.
 _MALFORMED = (TypeError, ValueError, OverflowError, ArithmeticError, LookupError, AttributeError,
               MemoryError, RecursionError)
+
+
+def _event_of(call: Call) -> Any:
+    """The record's ``Event``, built at the first use and kept on the call."""
+    if call.event is None:
+        call.event = wire_event(call.wire)
+    return call.event
 
 
 @attrs.define
@@ -323,7 +330,7 @@ class ProcessReplayer:
         before, after, after_failed = plan.hooks(v[6])
         try:
             if before is not None:
-                before(ctx=self.ctx, event=call.ev, stream=stream)
+                before(ctx=self.ctx, event=_event_of(call), stream=stream)
             if row.destroys == "device":
                 # Queued restores write into pinned buffers the reset frees: let them finish.
                 self.hip.hipDeviceSynchronize()
@@ -355,7 +362,7 @@ class ProcessReplayer:
             self._device_synced()
         after = after_failed if err else after
         if after is not None:
-            after(ctx=self.ctx, event=call.ev, result=result)
+            after(ctx=self.ctx, event=_event_of(call), result=result)
 
     def _device_synced(self) -> None:
         """The device ran everything queued: host functions and buffers it held are done."""

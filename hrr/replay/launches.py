@@ -19,12 +19,11 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE, Api
-from hrr.api.roles import byte_counts, launch_placer, launch_positions, wire_event
+from hrr.api.roles import byte_counts, launch_placer, launch_positions, param_role
 from hrr.backends.kernargs import packed_extra
+from hrr.events.model import wire_event
 
 _U64, _U32 = 1 << 64, 1 << 32
-#: The roles a fast-replayed launch row may have besides its function, stream and shape.
-_INERT_ROLES = frozenset(("launch",))
 
 
 def _triple(v: Any) -> bool:
@@ -55,7 +54,9 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
     if func_at is None:
         return None
     known = {func_at, shared_at, *grid_at, *block_at, *(() if stream_at is None else (stream_at,))}
-    if any(i not in known and p.role not in _INERT_ROLES for i, p in enumerate(row.params)):
+    # Besides its function, stream and shape, a fast-replayed row has only parameters
+    # recorded as null whose bytes live in extra.launch (``Role.in_launch_extra``).
+    if any(i not in known and not param_role(p.role).in_launch_extra for i, p in enumerate(row.params)):
         return None   # an event, a flag...: the general path replays those rows
     if shape.shared not in byte_counts(row):
         return None

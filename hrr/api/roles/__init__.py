@@ -24,10 +24,36 @@ endpoints, host ranges), ``strided``, ``code`` (code objects and hiprtc), ``grap
 from __future__ import annotations
 
 from hrr.api.roles import addresses, code, graphs, outputs, pools, scalars, strided  # noqa: F401 - registers
-from hrr.api.roles.base import (LAUNCH_ALL, LAUNCH_HOST, LAUNCH_NONE, MAX_SIZE, OUT_ROLES, PARAM_ROLES, Call,
-                                CaptureServices, OutRole, ReplayServices, Role, brief, byte_counts, check_address,
-                                check_fits, check_scalar, check_size, check_triple, gather_rows, number, register,
-                                scalar, unregister, wire_event)
+from hrr.api.roles.base import (
+    INLINE_NAMESPACE,
+    LAUNCH_ALL,
+    LAUNCH_HOST,
+    LAUNCH_NONE,
+    MAX_SIZE,
+    OUT_ROLES,
+    PARAM_ROLES,
+    Call,
+    CaptureServices,
+    Conversions,
+    OutRole,
+    OutView,
+    ReplayServices,
+    Role,
+    View,
+    WireType,
+    brief,
+    byte_counts,
+    check_address,
+    check_fits,
+    check_scalar,
+    check_size,
+    check_triple,
+    gather_rows,
+    number,
+    register,
+    scalar,
+    unregister,
+)
 from hrr.api.roles.graphs import memset_extent, node_launch_args
 from hrr.api.roles.launch import LaunchCodec, LaunchPositions, launch_placer, launch_positions
 
@@ -53,5 +79,6 @@ def out_role(name: str) -> OutRole:
 __all__ = ["Role", "OutRole", "LaunchCodec", "Call", "CaptureServices", "ReplayServices", "PARAM_ROLES",
            "OUT_ROLES", "LAUNCH", "param_role", "out_role", "byte_counts", "scalar", "number",
            "check_address", "check_size", "check_scalar", "check_triple", "check_fits", "brief", "MAX_SIZE",
-           "launch_placer", "launch_positions", "LaunchPositions", "wire_event", "register", "unregister",
-           "gather_rows", "memset_extent", "node_launch_args", "LAUNCH_NONE", "LAUNCH_HOST", "LAUNCH_ALL"]
+           "launch_placer", "launch_positions", "LaunchPositions", "register", "unregister",
+           "gather_rows", "memset_extent", "node_launch_args", "LAUNCH_NONE", "LAUNCH_HOST", "LAUNCH_ALL",
+           "INLINE_NAMESPACE", "Conversions", "View", "OutView", "WireType"]

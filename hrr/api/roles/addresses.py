@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hrr.api.catalogue import NULL_INVALID_HANDLES, Api
+from hrr.api.catalogue import NULL_INVALID_HANDLES, Api, Param
 from hrr.api.roles.base import (
     DEVICE,
     HOST_KINDS,
@@ -16,9 +16,12 @@ from hrr.api.roles.base import (
     Call,
     CaptureServices,
     Check,
+    Conversions,
     Encoder,
     ReplayServices,
     Role,
+    View,
+    WireType,
     _extent,
     _makes_graph_node,
     _null,
@@ -30,6 +33,7 @@ from hrr.api.roles.base import (
     check_address,
     check_fits,
     check_size,
+    is_int,
     register,
 )
 from hrr.backends.hiptypes import address_or_zero, handle_or_zero
@@ -43,6 +47,12 @@ class Ptr(Role):
     whole range must lie inside one."""
 
     name = "ptr"
+    wire = WireType(is_int, "an address (int)")
+    inline = "({v} if type({v}) is int else _address({v}))"
+    is_address = True
+
+    def show(self, view: View, p: Param, v: Any) -> Any:
+        return view.address(v)
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         return lambda a: address_or_zero(a[i])
@@ -89,6 +99,15 @@ class Ptr(Role):
 @register
 class Handle(Role):
     name = "handle"
+    wire = WireType(is_int, "a handle value (int)")
+    inline = "({v}._value if type({v}) in _handles else _handle({v}))"
+    names_handle = True
+
+    def convert(self, p: Param, conv: Conversions) -> Callable[[Any], Any] | None:
+        return conv.handle(p.kind or "")
+
+    def show(self, view: View, p: Param, v: Any) -> Any:
+        return view.handle(v, p.kind or self.name)
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         return lambda a: handle_or_zero(a[i])
@@ -119,6 +138,11 @@ class Handle(Role):
 class _Endpoint(Role):
     """``[tag, addr, nbytes, blob]``: tag ``a`` inside a tracked allocation, ``h`` other
     host memory; ``nbytes`` must equal the call's byte-count parameter."""
+
+    is_address = True
+
+    def show(self, view: View, p: Param, v: Any) -> Any:
+        return view.endpoint(v)
 
     def check(self, row: Api, i: int) -> Check:
         what = row.params[i].name
@@ -152,6 +176,7 @@ class _Endpoint(Role):
 @register
 class CopySrc(_Endpoint):
     name = "copy_src"
+    copy_endpoint = True
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         p = row.params[i]
@@ -216,6 +241,7 @@ class CopyDst(_Endpoint):
     sees the stream of an asynchronous one synchronised (a ``@d2h`` record later)."""
 
     name = "copy_dst"
+    copy_endpoint = True
     deferred = True
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:

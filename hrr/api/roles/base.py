@@ -6,14 +6,14 @@ from __future__ import annotations
 import ctypes
 import math
 import numbers
-from typing import Any, Callable, ClassVar, Protocol, Sequence, TypeVar
+from typing import Any, Callable, ClassVar, NamedTuple, Protocol, Sequence, TypeVar
 
 import xxhash
 
-from hrr.api.catalogue import Api, Out
+from hrr.api.catalogue import Api, Out, Param
+from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, handle_or_zero
 from hrr.backends.kernargs import LaunchInfo
 from hrr.errors import EventRefused
-from hrr.events.model import Event
 
 Encoder = Callable[[tuple], Any]               # app args -> wire value (or a callable of the result)
 After = Callable[[tuple, tuple, int], None]    # (args, result, seq), once the call is recorded
@@ -151,16 +151,17 @@ class Call:
     ``[seq, tid, api, args, err, outs, extra]`` (``wire``), the validated recorded values
     (``raw``), what the backend is given (``args``), work to do once every argument is
     decoded (``queued``) and once the call succeeded (``after``). The record's ``Event``
-    (``ev``) is built only when something asks for it (a plugin's per-event hook)."""
+    (``event``) is built by replay only when something asks for it (a plugin's per-event
+    hook), then kept here."""
 
-    __slots__ = ("row", "wire", "raw", "args", "after", "queued", "_ev")
+    __slots__ = ("row", "wire", "raw", "args", "after", "queued", "event")
 
     def __init__(self, row: Api, wire: list, raw: list) -> None:
         self.row, self.wire, self.raw = row, wire, raw
         self.args: list = raw
         self.after: list[Callable[[], None]] = []
         self.queued: list[Callable[[], None]] = []
-        self._ev: Any = None
+        self.event: Any = None
 
     @property
     def seq(self) -> int:
@@ -176,19 +177,6 @@ class Call:
     def extra(self) -> dict:
         """The record's extra map (launch arguments, plugin records)."""
         return self.wire[6]
-
-    @property
-    def ev(self) -> Any:
-        """The record as an ``hrr.events.Event``, built at the first use."""
-        if self._ev is None:
-            self._ev = wire_event(self.wire)
-        return self._ev
-
-
-def wire_event(wire: list) -> Any:
-    """The ``Event`` of a wire record the codec has already checked (no second check)."""
-    seq, tid, api, args, err, outs, extra = wire
-    return Event(seq, tid, api, tuple(args), err, tuple(outs), extra)
 
 
 Action = Callable[[Call], Any]
@@ -393,11 +381,124 @@ def _digest(data: bytes) -> str:
 
 
 # ------------------------------------------------------------------ parameter roles
+# ------------------------------------------------------------------ what other layers ask a role
+class WireType(NamedTuple):
+    """What capture writes for a parameter of a role: ``ok(value)`` says whether a recorded
+    value is of that type (the codec's schema check), ``description`` names it in a refusal."""
+
+    ok: Callable[[object], bool]
+    description: str
+
+
+def is_int(v: object) -> bool:
+    """A record integer (bool is not one)."""
+    return type(v) is int
+
+
+def finite_scalar(v: object) -> bool:
+    """None, a bool, an int, a string or a finite float."""
+    return v is None or type(v) in (bool, int, str) or (type(v) is float and math.isfinite(v))
+
+
+def int_list(n: int | None) -> Callable[[object], bool]:
+    """``ok(v)``: a list of ints (``n`` of them, when given)."""
+    return lambda v: type(v) is list and (n is None or len(v) == n) and all(type(x) is int for x in v)
+
+
+#: Names the capture wrapper's inline encoders (``Role.inline``, ``OutRole.inline``) use.
+INLINE_NAMESPACE: dict[str, Any] = {}   # filled below, once the helpers exist
+
+
+class Conversions(Protocol):
+    """How a backend's surface converts an argument (``Role.convert`` picks one)."""
+
+    def address(self, v: Any) -> Any:
+        """An address argument as an int."""
+
+    def dim3(self, v: Any) -> Any:
+        """A dim3 argument as ``(x, y, z)``."""
+
+    def handle(self, kind: str) -> Callable[[Any], Any]:
+        """The converter of a handle argument of ``kind``."""
+
+    def enum(self, kind: str) -> Callable[[Any], Any]:
+        """The converter of an enum argument of ``kind``."""
+
+
+class View(Protocol):
+    """A reader's rendering of recorded argument values (``hrr dump``, ``hrr diff``): the
+    role of each parameter picks the method (``Role.show``)."""
+
+    def plain(self, v: Any) -> Any:
+        """A value shown as it is."""
+
+    def address(self, v: Any) -> Any:
+        """An address in memory HIP allocated or the app owns."""
+
+    def app_address(self, v: Any) -> Any:
+        """An address in the application's own code or data (never the same twice)."""
+
+    def handle(self, v: Any, kind: str) -> Any:
+        """A handle value of ``kind``."""
+
+    def endpoint(self, v: Any) -> Any:
+        """A copy endpoint ``[tag, addr, nbytes, blob]``."""
+
+    def enum(self, v: Any, kind: str | None) -> Any:
+        """A value of the enum ``kind``."""
+
+    def text(self, v: Any) -> Any:
+        """A name (a string, or bytes from an older record)."""
+
+    def nothing(self, v: Any) -> Any:
+        """A parameter whose value means nothing (recorded as null)."""
+
+
+class OutView(Protocol):
+    """A reader's rendering of recorded outputs (``OutRole.show``)."""
+
+    def out_plain(self, v: Any) -> Any:
+        """An output shown as it is."""
+
+    def new_allocation(self, v: Any, size: Any) -> Any:
+        """The base of a new allocation of ``size`` bytes (None: unknown)."""
+
+    def new_alias(self, v: Any, host: Any) -> Any:
+        """A device address of the host allocation holding ``host``."""
+
+    def new_handle(self, v: Any, kind: str) -> Any:
+        """A new handle of ``kind``."""
+
+
 class Role:
-    """A parameter role. Capture: ``encoder`` and ``after_call``; replay: ``check`` and ``action``."""
+    """A parameter role: every fact about its kind of value. Capture: ``encoder`` and
+    ``after_call`` (``inline``: the encoder as an expression the wrapper writes in place);
+    the wire: ``wire``; the surface: ``convert``; replay: ``check`` and ``action``; readers:
+    ``show``. The class facts below are what the other layers ask instead of its name."""
 
     name: ClassVar[str] = ""
     deferred: ClassVar[bool] = False   # capture: the wire value is known only after the call
+    #: What capture writes for it (None: any wire value; replay's ``check`` goes deeper).
+    wire: ClassVar[WireType | None] = None
+    #: The encoder as an expression of the argument ``{v}`` (names: ``INLINE_NAMESPACE``),
+    #: equal to ``encoder(row, i, cap)(args)`` (a test checks each); None: call the encoder.
+    inline: ClassVar[str | None] = None
+    #: An address the backend's surface takes as an int (``Conversions.address``).
+    is_address: ClassVar[bool] = False
+    #: One handle value of ``Param.kind`` (readers number handles by kind).
+    names_handle: ClassVar[bool] = False
+    #: A copy's endpoint ``[tag, addr, nbytes, blob]`` (its blob holds the bytes copied).
+    copy_endpoint: ClassVar[bool] = False
+    #: Recorded as null: a launch's arguments, which live in ``extra.launch``.
+    in_launch_extra: ClassVar[bool] = False
+
+    def convert(self, p: Param, conv: Conversions) -> Callable[[Any], Any] | None:
+        """The surface's conversion of an argument of this role (None: passed as given)."""
+        return conv.address if self.is_address else None
+
+    def show(self, view: View, p: Param, v: Any) -> Any:
+        """``v``, a recorded value of parameter ``p``, as ``view`` renders values of this role."""
+        return view.plain(v)
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         """``enc(args) -> wire value``; with ``deferred``, possibly a callable of the result."""
@@ -425,10 +526,19 @@ class OutRole:
     ``charger`` (host memory it will take) and ``binder`` (what replay remembers of it)."""
 
     name: ClassVar[str] = ""
+    #: The encoder as an expression of the output ``{v}`` (``Role.inline``); None: call it.
+    inline: ClassVar[str | None] = None
+    #: One new handle of ``Out.kind``.
+    names_handle: ClassVar[bool] = False
 
     def encoder(self, out: Out) -> Callable[[Any], Any]:
         """``enc(value) -> wire value``."""
         return number
+
+    def show(self, view: OutView, row: Api, j: int, v: Any, args: Sequence) -> Any:
+        """``v``, the recorded output ``j`` of a call of ``row`` that succeeded with the
+        recorded ``args``, as ``view`` renders outputs of this role."""
+        return view.out_plain(v)
 
     def enricher(self, row: Api, j: int, cap: CaptureServices) -> Enricher | None:
         """Adds to the record's extra before it is written (None: nothing)."""
@@ -445,6 +555,10 @@ class OutRole:
     def binder(self, row: Api, j: int, rep: ReplayServices) -> OutBinder | None:
         """Remembers the output of a call that succeeded (None: nothing to remember)."""
         return None
+
+
+INLINE_NAMESPACE.update(_scalar=scalar, _address=address_or_zero, _handle=handle_or_zero, _number=number,
+                        _handles=frozenset(HANDLE_TYPES.values()))
 
 
 # ------------------------------------------------------------------ the tables

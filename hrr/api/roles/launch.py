@@ -23,7 +23,34 @@ from hrr.api.roles.graphs import translated_kernargs
 from hrr.backends.hiptypes import HANDLE_TYPES, PointerConversionError, handle_or_zero
 from hrr.backends.kernargs import LaunchArgsError, LaunchInfo, kernarg_array, pack_kernel_args
 from hrr.errors import EventRefused
-from hrr.events.launch import launch_map
+
+
+#: The field names by position, per list length (4: the error form).
+LAUNCH_FIELDS: dict[int, tuple[str, ...]] = {
+    4: ("kernel", "grid", "block", "error"),
+    5: ("kernel", "grid", "block", "kernargs", "ptrs"),
+    6: ("kernel", "grid", "block", "kernargs", "ptrs", "offsets"),
+}
+
+
+def launch_map(v: Any) -> Any:
+    """``extra.launch`` as the map form: a list of 4, 5 or 6 items becomes the map of its
+    fields (unchecked: the schema check types them); a map, or anything else, comes back as it is."""
+    if type(v) is list:
+        names = LAUNCH_FIELDS.get(len(v))
+        if names is not None:
+            return dict(zip(names, v, strict=True))
+    return v
+
+
+def launch_list(fields: dict) -> list:
+    """The list form of a map-form ``extra.launch`` (its keys as capture writes them)."""
+    if "error" in fields:
+        return [fields.get("kernel"), fields.get("grid"), fields.get("block"), fields["error"]]
+    out = [fields.get("kernel"), fields.get("grid"), fields.get("block"), fields.get("kernargs"), fields.get("ptrs")]
+    if "offsets" in fields:
+        out.append(fields["offsets"])
+    return out
 
 
 class LaunchCodec:

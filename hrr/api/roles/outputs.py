@@ -1,7 +1,7 @@
 """Output roles: what a call returns (values, allocations, aliases, handles, text, images)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from hrr.api.catalogue import Api, Out
 from hrr.api.roles.base import (
@@ -12,6 +12,7 @@ from hrr.api.roles.base import (
     Enricher,
     OutBinder,
     OutRole,
+    OutView,
     ReplayServices,
     _digest,
     _first,
@@ -34,6 +35,7 @@ def _handle_out(v: Any) -> Any:
 @register
 class ValueOut(OutRole):
     name = "value"
+    inline = "({v} if type({v}) is int else _number({v}))"
 
 
 @register
@@ -74,6 +76,10 @@ class AllocOut(OutRole):
     """A new allocation of ``Out.kind`` whose size is the ``Out.size`` parameter."""
 
     name = "alloc"
+
+    def show(self, view: OutView, row: Api, j: int, v: Any, args: Sequence) -> Any:
+        at = row.size_index(row.outs[j])
+        return view.new_allocation(v, args[at] if at is not None and at < len(args) else None)
 
     def encoder(self, out: Out) -> Callable[[Any], Any]:
         return _address_out
@@ -135,6 +141,9 @@ class AliasOut(OutRole):
 
     name = "alias"
 
+    def show(self, view: OutView, row: Api, j: int, v: Any, args: Sequence) -> Any:
+        return view.new_alias(v, args[0] if args else None)
+
     def encoder(self, out: Out) -> Callable[[Any], Any]:
         return _address_out
 
@@ -169,6 +178,10 @@ class HandleOut(OutRole):
     remembered at capture (launches need the layout to read their arguments)."""
 
     name = "handle"
+    names_handle = True
+
+    def show(self, view: OutView, row: Api, j: int, v: Any, args: Sequence) -> Any:
+        return view.new_handle(v, row.outs[j].kind or self.name)
 
     def encoder(self, out: Out) -> Callable[[Any], Any]:
         return _handle_out

@@ -16,6 +16,7 @@ from hrr.api.roles.base import (
     Encoder,
     ReplayServices,
     Role,
+    WireType,
     _first,
     bad,
     check_record,
@@ -54,6 +55,7 @@ class Words(Role):
     packed little-endian bytes, handed back at replay as a list of the same words."""
 
     name = "words"
+    wire = WireType(lambda v: v is None or type(v) is bytes, "bytes (packed 32-bit words) or null")
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         at = row.size_index(row.params[i])
@@ -88,6 +90,7 @@ class AttrValue(Role):
     replay hands the backend a buffer of its own holding them (None: a NULL pointer)."""
 
     name = "attr_value"
+    wire = WireType(lambda v: v is None or (type(v) is bytes and len(v) <= 8), "at most 8 bytes or null")
 
     def _attr_at(self, row: Api, i: int) -> tuple[int, Callable[[int], int]]:
         kind = row.params[i].kind or ""
@@ -146,6 +149,9 @@ class PoolProps(Role):
     (a field that cannot be read: null); replay hands the backend a look-alike holding them."""
 
     name = "pool_props"
+    wire = WireType(lambda v: v is None or (type(v) is list and len(v) == 5 and all(x is None or type(x) is int
+                                                                                  for x in v)),
+                    "a list of 5 ints (or nulls), or null")
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         def encode(a: tuple) -> Any:

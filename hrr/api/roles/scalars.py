@@ -2,9 +2,9 @@
 code and data addresses (recorded, never replayed), and parameters recorded as null."""
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
-from hrr.api.catalogue import Api
+from hrr.api.catalogue import Api, Param
 from hrr.api.roles.base import (
     _U64,
     Action,
@@ -12,9 +12,12 @@ from hrr.api.roles.base import (
     Call,
     CaptureServices,
     Check,
+    Conversions,
     Encoder,
     ReplayServices,
     Role,
+    View,
+    WireType,
     _extent,
     _text,
     bad,
@@ -25,6 +28,9 @@ from hrr.api.roles.base import (
     check_size,
     check_triple,
     dim3_list,
+    finite_scalar,
+    int_list,
+    is_int,
     register,
     scalar,
 )
@@ -34,6 +40,8 @@ from hrr.backends.hiptypes import ENUM_TYPES, address_or_zero
 @register
 class Value(Role):
     name = "value"
+    wire = WireType(finite_scalar, "a finite number, string or null")
+    inline = "({v} if type({v}) is int else _scalar({v}))"
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         return lambda a: scalar(a[i])
@@ -61,6 +69,14 @@ class Value(Role):
 @register
 class Enum(Role):
     name = "enum"
+    wire = WireType(lambda v: v is None or type(v) is int, "an int or null")
+    inline = "(None if {v} is None else int({v}))"
+
+    def convert(self, p: Param, conv: Conversions) -> Callable[[Any], Any] | None:
+        return conv.enum(p.kind or "")
+
+    def show(self, view: View, p: Param, v: Any) -> Any:
+        return view.enum(v, p.kind)
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         return lambda a: None if a[i] is None else int(a[i])
@@ -84,6 +100,10 @@ class Enum(Role):
 @register
 class Name(Role):
     name = "name"
+    wire = WireType(lambda v: type(v) is str, "a string")
+
+    def show(self, view: View, p: Param, v: Any) -> Any:
+        return view.text(v)
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         return lambda a: _text(a[i])
@@ -102,6 +122,10 @@ class Name(Role):
 @register
 class Dim3(Role):
     name = "dim3"
+    wire = WireType(int_list(3), "a list of 3 ints")
+
+    def convert(self, p: Param, conv: Conversions) -> Callable[[Any], Any] | None:
+        return conv.dim3
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         return lambda a: dim3_list(a[i])
@@ -116,6 +140,12 @@ class Dim3(Role):
 class _AppAddress(Role):
     """An address in the application's own code or data: recorded, never handed to a
     backend at replay (an archive carries no host code)."""
+
+    wire = WireType(is_int, "an address (int)")
+    is_address = True
+
+    def show(self, view: View, p: Param, v: Any) -> Any:
+        return view.app_address(v)
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         return lambda a: address_or_zero(a[i])
@@ -148,11 +178,19 @@ class Launch(Role):
     bytes in the event's ``extra.launch``."""
 
     name = "launch"
+    wire = WireType(lambda v: v is None, "null (launch arguments live in extra.launch)")
+    inline = "None"
+    in_launch_extra = True
 
 
 @register
 class Ignored(Role):
     name = "ignored"
+    wire = WireType(lambda v: v is None, "null")
+    inline = "None"
+
+    def show(self, view: View, p: Param, v: Any) -> Any:
+        return view.nothing(v)
 
 
 @register
@@ -162,6 +200,8 @@ class ResultBuf(Role):
     query's answer, an address or a context, may differ between runs)."""
 
     name = "result_buf"
+    wire = WireType(lambda v: v is None, "null (a query's answer is not recorded)")
+    is_address = True
 
     def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
         extent, what = _extent(row, i), f"the result of {row.name}"

@@ -38,6 +38,7 @@ class Strided(_Endpoint):
     (a replay-owned buffer, or the pinned allocation it names) and checked row by row."""
 
     name = "strided"
+    copy_endpoint = True
     deferred = True   # a synchronous host destination's bytes are known after the call
 
     def _shape(self, row: Api, i: int) -> tuple[int, int, int]:
