@@ -1,6 +1,8 @@
 """Adding an API is adding a row: two fake calls, declared only here (a test-only
 catalogue extension) with a body on the sim, are captured, replayed byte for byte,
-validated by their roles and listed by ``hrr info``, with no other file touched."""
+validated by their roles and listed by ``hrr info``, with no other file touched. A new
+kind of value is a new role class, registered as every role is: a fake role and a fake
+family of rows using it are captured, replayed and listed the same way."""
 from __future__ import annotations
 
 import inspect
@@ -12,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 from hrrtest import archive_calls, capture, replay, text
 
-from hrr.api.catalogue import CATALOGUE, STREAM, Api, O, P, extended, get, rows
+from hrr.api.catalogue import CATALOGUE, STREAM, Api, O, P, Param, extended, get, rows
+from hrr.api.roles.base import PARAM_ROLES, Check, Encoder, Role, View, WireType, bad, register, unregister
 from hrr.archive import Limits, open_archive, open_process_writer
 from hrr.backends import sim
 from hrr.cli.main import cli
@@ -170,3 +173,89 @@ def test_without_the_extension_the_fake_calls_are_unknown(tmp_path, monkeypatch)
     stats = replay_stats(tmp_path)
     assert [r.api for r in stats.refusals] == ["?", "?", "?"]
     assert {r.category for r in stats.refusals} == {"bad_record"}
+
+
+# ------------------------------------------------------------------ a fake role and family
+class Tag(Role):
+    """A fake kind of value: an 8-bit tag, recorded as an int, refused at replay outside
+    0..255, handed to the backend as it is, shown by readers as ``tag:N``."""
+
+    name = "hrr_test_tag"
+    wire = WireType(lambda v: type(v) is int, "a tag (int)")
+    inline = "int({v})"
+
+    def encoder(self, row: Api, i: int, cap: Any) -> Encoder:
+        return lambda a: int(a[i])
+
+    def check(self, row: Api, i: int) -> Check:
+        what = row.params[i].name
+
+        def check(v: Any) -> int:
+            if type(v) is not int or not 0 <= v < 256:
+                raise bad(f"{what} is {v!r}, not an 8-bit tag")
+            return v
+        return check
+
+    def show(self, view: View, p: Param, v: Any) -> Any:
+        return view.plain(f"tag:{v}")
+
+
+# stamp(dst, tag, sizeBytes): a synchronous fill of dst with the tag, a family of its own.
+STAMP = Api("hipHrrTestStamp", "hrr_test_tags", (P("dst", "ptr", size="sizeBytes"), P("tag", Tag.name),
+                                                 P("sizeBytes")), sync=True)
+
+
+@pytest.fixture
+def fake_role(monkeypatch):
+    register(Tag)
+    try:
+        with extended(STAMP):
+            @irregular(raw=True)
+            def stamp(dst: Any, tag: int, sizeBytes: int) -> tuple:
+                return sim.hip.hipMemset(dst, int(tag), sizeBytes)
+            install_bodies(monkeypatch, {STAMP.name: stamp})
+            yield
+    finally:
+        unregister(Tag)
+    assert Tag.name not in PARAM_ROLES
+
+
+def stamp_app(hip, hiprtc, be):
+    d = hip.hipMalloc(64)[1]
+    assert hip.hipHrrTestStamp(d, 9, 64)[0] == 0
+    out = np.zeros(64, np.uint8)
+    assert hip.hipMemcpyDtoH(out, d, 64)[0] == 0
+    assert (out == 9).all()
+    assert hip.hipFree(d)[0] == 0
+
+
+def test_a_fake_role_and_family_are_captured_replayed_and_listed(tmp_path, fake_role):
+    assert isinstance(PARAM_ROLES[Tag.name], Tag)
+    with pytest.raises(ValueError, match=Tag.name):
+        register(Tag)
+    capture(tmp_path, stamp_app)
+    calls = {rec[2]: rec for rec in archive_calls(tmp_path)}
+    assert calls[STAMP.name][3][1:] == [9, 64]
+
+    stats = replay_stats(tmp_path)
+    assert (stats.checks_passed, stats.checks_failed, stats.refusals) == (1, 0, [])
+    result = replay(tmp_path, backend="sim", strict=True)
+    assert result.exit_code == 0, text(result)
+
+    result = CliRunner().invoke(cli, ["info", "--json", str(tmp_path)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["processes"][0]["calls"][STAMP.name] == 1
+    result = CliRunner().invoke(cli, ["dump", "--jsonl", str(tmp_path)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert '"tag:9"' in result.stdout
+
+
+def test_a_fake_roles_check_refuses_a_bad_value(tmp_path, fake_role):
+    dev = DEVICE_BASE
+    w = open_process_writer(str(tmp_path), 4242, {"backend": "sim"}, manifest={"content_mode": "content"})
+    for seq, (api, args, outs) in enumerate([["hipMalloc", [64], [dev]], [STAMP.name, [dev, 300, 64], []],
+                                             [STAMP.name, [dev, "9", 64], []]]):
+        w.append([seq, 1, api, args, 0, outs, {}])
+    w.close()
+    stats = replay_stats(tmp_path)
+    assert [(r.api, r.category) for r in stats.refusals] == [(STAMP.name, "bad_record"), (STAMP.name, "bad_record")]
