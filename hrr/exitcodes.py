@@ -7,7 +7,7 @@ FAILED = 1
 #: replay diverged from the recording and stopped early
 DIVERGED = 2
 #: replay ran, but ``--strict`` refused what it could not do faithfully: a failure, so 1 as
-#: the brief's replay contract fixes (0 / 1 / 2); the summary's last line tells it apart
+#: replay's contract fixes (0 / 1 / 2); the summary's last line tells it apart
 #: (``Result: REFUSED by --strict``)
 STRICT_REFUSED = FAILED
 #: an archive that does not exist or cannot be read

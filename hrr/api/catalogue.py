@@ -191,7 +191,7 @@ _HOSTFN_REASON = ("runs the application's own host code, which an archive never 
 _RTC_REASON = ("compiles or links on the host: the code object it makes is recorded where "
                "hipModuleLoadData loads it, so replay needs no compiler")
 _PROG, _LINK = H("prog", "program"), H("hip_link_state", "link")
-# A graph-node creation's leading parameters and its output (issue 10).
+# A graph-node creation's leading parameters and its output.
 _GRAPH_DEPS = (H("graph", "graph"), P("pDependencies", "handles", "graph_node"), P("numDependencies"))
 _NODE_OUT = (O("pGraphNode", "handle", "graph_node"),)
 _POOL, _POOL_OUT = H("mem_pool", "mem_pool"), (O("mem_pool", "handle", "mem_pool"),)
@@ -213,7 +213,7 @@ _ROWS: tuple[Api, ...] = (
         replay=NOOP, reason="a pure lookup with no device effect", pure=True),
     Api("hipMemGetInfo", "device", (), (O("free"), O("total")), volatile=True, pure=True),
     Api("hipPointerGetAttributes", "memory", (P("ptr", "ptr"),), (O("attributes"),), pure=True),
-    # device: attributes, versions, limits, peers, contexts (issue 10)
+    # device: attributes, versions, limits, peers, contexts
     Api("hipDeviceGetAttribute", "device", (P("attr", "enum", "hipDeviceAttribute_t"), P("deviceId")), (O("pi"),),
         pure=True),
     Api("hipDeviceGetName", "device", (P("len"), P("device")), (O("name"),), pure=True),
@@ -303,7 +303,7 @@ _ROWS: tuple[Api, ...] = (
     Api("hipMemcpyDtoDAsync", "copy", (P("dst", "ptr", size="sizeBytes"), P("src", "ptr", size="sizeBytes"),
                                        P("sizeBytes"), STREAM),
         stream="stream"),
-    # memory: memset widths, 2D copies, managed and peer memory (issue 10)
+    # memory: memset widths, 2D copies, managed and peer memory
     Api("hipMemsetD8", "memory", (P("dest", "ptr", size="count"), P("value"), P("count")), sync=True,
         waits="null_stream"),
     Api("hipMemsetD16", "memory", (P("dest", "ptr", size="count", elem=2), P("value"), P("count")), sync=True,
@@ -397,7 +397,7 @@ _ROWS: tuple[Api, ...] = (
                                            P("mask", optional=True, default=0xFFFFFFFF)), stream="stream"),
     Api("hipStreamWriteValue32", "stream", (STREAM, P("ptr", "ptr", span=4), P("value"), P("flags")),
         stream="stream"),
-    # streams and events: priorities, flags, callbacks (issue 10)
+    # streams and events: priorities, flags, callbacks
     Api("hipStreamCreateWithPriority", "stream", (P("flags"), P("priority")), (O("stream", "handle", "stream"),)),
     Api("hipExtStreamCreateWithCUMask", "stream", (P("cuMaskSize"), P("cuMask", "words", size="cuMaskSize", elem=4)),
         (O("stream", "handle", "stream"),)),
@@ -433,7 +433,7 @@ _ROWS: tuple[Api, ...] = (
         effect="launch_graph"),
     Api("hipGraphExecDestroy", "graph", (H("graphExec", "graph_exec"),), destroys="graph_exec"),
     Api("hipGraphDestroy", "graph", (H("graph", "graph"),), destroys="graph"),
-    # graphs: explicit construction, nodes, updates (issue 10)
+    # graphs: explicit construction, nodes, updates
     Api("hipStreamBeginCaptureToGraph", "graph", (STREAM, H("graph", "graph"),
                                                   P("dependencies", "handles", "graph_node"),
                                                   P("dependencyData", "ignored"), P("numDependencies"),
@@ -497,7 +497,7 @@ _ROWS: tuple[Api, ...] = (
         P("args", "launch"), P("sharedMemBytes"), STREAM), stream="stream",
         launch=LaunchShape(("numBlocks",), ("dimBlocks",), "sharedMemBytes", "args"),
         replays_as="hipModuleLaunchKernel"),
-    # modules: globals, attributes, occupancy, ext launches (issue 10)
+    # modules: globals, attributes, occupancy, ext launches
     Api("hipModuleGetGlobal", "module", (H("hmod", "module"), P("name", "name")),
         (O("dptr", "alloc", "device", per="bytes"), O("bytes"))),
     Api("hipModuleLoadDataEx", "module", (P("image", "code"), P("numOptions"), P("optionValues", "ignored")),
@@ -539,7 +539,7 @@ _ROWS: tuple[Api, ...] = (
         H("f", "function"), P("gridDim", "dim3"), P("blockDimX", "dim3"), P("kernelParams", "launch"),
         P("sharedMemBytes"), STREAM), stream="stream",
         launch=LaunchShape(("gridDim",), ("blockDimX",), "sharedMemBytes", "kernelParams")),
-    # hiprtc: programs and the link API (issue 10)
+    # hiprtc: programs and the link API
     Api("hiprtcCreateProgram", "hiprtc", (P("src", "source"), P("name", "name"), P("numHeaders"),
                                           P("headers", "source"), P("includeNames", "options")),
         (O("prog", "handle", "program"),), replay=NOOP, reason=_RTC_REASON, module="hiprtc"),
@@ -650,12 +650,6 @@ def adding_kernel_nodes() -> frozenset[str]:
     """Calls that put a kernel and its arguments into a graph or an executable graph
     (a ``kernel_node`` parameter): their pointers are read at each launch of the graph."""
     return names(lambda r: any(p.role == "kernel_node" for p in r.params))
-
-
-def async_device_to_host() -> frozenset[str]:
-    """Copies whose host destination is only filled once their stream has run them."""
-    return names(lambda r: not r.sync and any(p.role == "copy_dst" or (p.role, p.kind) == ("strided", "dst")
-                                              for p in r.params))
 
 
 def pure_queries() -> frozenset[str]:

@@ -92,12 +92,6 @@ def untrack_writer(writer: Any) -> None:
         _writers.discard(writer)
 
 
-def live_writers() -> list[Any]:
-    """The writers open in this process."""
-    with _registry_lock:
-        return list(_writers)
-
-
 def _before() -> None:
     _registry_lock.acquire()
     _held.append(_registry_lock)

@@ -38,6 +38,7 @@ from hrr.archive.format import (EVENTS_FILE, FILE_MODE, FORMAT_VERSION, FRAME_EV
                                 MANIFEST_FILE, PID_DIR_PREFIX, api_table, checksum, content_name,
                                 encode_file_header, encode_frame, escape_record, BLOBS_DIR)
 from hrr.archive.fsutil import check_file_size_limit, make_private_dir, preallocate, replace_file, write_all
+from hrr.config import config
 from hrr.errors import ArchiveError, LimitExceeded
 
 #: Largest payload the writer accepts; matches the reader's default Limits.max_record_bytes.
@@ -61,14 +62,13 @@ _NATIVE_HINT = "records may hold only lists, str-keyed dicts, ints, floats, str,
 
 def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[str, Any], *,
                         manifest: Mapping[str, Any] | None = None,
-                        flush_interval: float | None = None, max_bytes: int | None = -1,
+                        max_bytes: int | None = -1,
                         warn_bytes: int | None = -1, pack_blobs: bool | None = None,
                         format_version: int = FORMAT_VERSION) -> "ProcessWriter":
     """Create ``root/pid-<pid>/`` and return a writer for it (manifest written, clean_shutdown false).
 
     ``header`` must name ``backend``; its msgpack-native fields go into the events.bin header.
     ``manifest`` gives initial manifest fields (plugins, content_mode, host_snapshots, ...).
-    ``flush_interval`` is accepted from older callers and ignored: nothing is buffered.
     ``max_bytes``/``warn_bytes``: size cap and warning threshold of this pid directory
     (None: none; default: HRR_MAX_ARCHIVE_BYTES / HRR_WARN_ARCHIVE_BYTES via hrr.config).
     ``pack_blobs``: small blobs go into a pack file (default: HRR_PACK_BLOBS, on).
@@ -76,7 +76,6 @@ def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[
     2 writes version 3's frames under a version 2 header (for tests of archives an older hrr
     wrote: the records, launches as maps, are the caller's).
     """
-    from hrr.config import config
     return ProcessWriter(os.fspath(root), pid, header, manifest or {},
                          max_bytes=config().max_archive_bytes if max_bytes == -1 else max_bytes,
                          warn_bytes=config().warn_archive_bytes if warn_bytes == -1 else warn_bytes,

@@ -198,7 +198,7 @@ ENUM_SOURCE = "hip-python" if _real is not None else "hrr"
 ENUM_TYPES = {e.__name__: e for e in (hipError_t, hipMemcpyKind, hipStreamCaptureStatus,
                                        hipStreamCaptureMode, hipMemoryType, hiprtcResult)}
 
-# ---- hiprtc: programs and the link API (issue 10) --------------------------------------
+# ---- hiprtc: programs and the link API --------------------------------------
 # hiprtc's link API takes hipJitInputType / hipJitOption (hiprtcJITInputType and
 # hiprtcJIT_option are their hiprtc names). HIP's hiprtc.h also spells the input types
 # HIPRTC_JIT_INPUT_* (macros over the hipJitInput* values): hip-python does not, and its
@@ -237,7 +237,7 @@ for _legacy, _member in _HIPRTC_INPUT_NAMES.items():
     if _legacy not in hipJitInputType.__members__ and _member in hipJitInputType.__members__:
         setattr(hipJitInputType, _legacy, hipJitInputType[_member])
 ENUM_TYPES.update(hipJitInputType=hipJitInputType, hipJitOption=hipJitOption)
-# ---- end of hiprtc (issue 10) -----------------------------------------------------------
+# ---- end of hiprtc ------------------------------------------------------------------
 
 # Plain int constants, hip-python's values.
 CONSTANTS = {
@@ -531,7 +531,7 @@ class hipPointerAttribute_t:
         self.allocationFlags = allocationFlags
 
 
-# memory and modules (issue 10, cat-memory): managed-memory constants and hipFuncAttributes.
+# memory and modules: managed-memory constants and hipFuncAttributes.
 CONSTANTS_MANAGED = {"hipMemAttachGlobal": 1, "hipMemAttachHost": 2, "hipMemAttachSingle": 4,
                      "hipCpuDeviceId": -1, "hipInvalidDeviceId": -2, "hipDeviceMallocDefault": 0,
                      "hipDeviceMallocFinegrained": 1, "hipMallocSignalMemory": 2, "hipOccupancyDefault": 0,
@@ -562,7 +562,7 @@ TYPE_ALIASES = {"hipFunction_t": ihipModuleSymbol_t, "hipStream_t": ihipStream_t
 VALUE_TYPES = (dim3, CStr, Pointer, DeviceArray, hipDeviceProp_t, hipPointerAttribute_t)
 
 
-# -- device: attributes, versions, limits, peers, contexts (issue 10) -------------------------
+# -- device: attributes, versions, limits, peers, contexts -------------------------
 # hipDeviceAttribute_t's members in value order, from each run's first value (hip-python 10.x;
 # the look-alike where hip-python is absent). Aliases follow.
 _ATTRIBUTE_RUNS = {
@@ -670,7 +670,7 @@ def device_arch(**flags: int) -> Any:
     return arch
 
 
-# ---- streams, events and graphs (issue 10): graph node structs and enums -------------
+# ---- streams, events and graphs: graph node structs and enums -------------
 class _NodeParams:
     """A graph-node parameter struct where hip-python is absent: keyword construction
     with hip-python's field names, every field readable and writable."""
@@ -788,7 +788,7 @@ def _release7_fewer_params(mod: types.ModuleType, done: dict[str, Any], real: An
 TYPE_ALIASES["hipGraphNode_t"] = hipGraphNode
 CONSTANTS.update({"hipGraphInstantiateFlagUpload": 2, "hipGraphInstantiateFlagDeviceLaunch": 4,
                   "hipGraphInstantiateFlagUseNodePriority": 8})
-# ---- end of streams, events and graphs (issue 10) ----------------------------------------
+# ---- end of streams, events and graphs -----------------------------------------------
 
 
 # The char arrays of hipDeviceProp_t (C header lengths); its other fields Python cannot set

@@ -139,7 +139,7 @@ class CaptureState:
         with self.lock:
             self.execs[exec_] = self.graphs.get(graph, frozenset())
 
-    # -- graphs built node by node (issue 10) -------------------------------------------
+    # -- graphs built node by node -------------------------------------------
     def node_added(self, node: int, graph: int) -> None:
         with self.lock:
             self.nodes[node] = graph

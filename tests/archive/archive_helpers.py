@@ -18,7 +18,7 @@ def write_archive(root: str, pid: int = 4242, records=RECORDS, close: bool = Tru
                   version: int = FORMAT_VERSION, flush_each: bool = False, **manifest):
     """A small archive with ``records``; returns the writer (closed unless close=False).
     ``flush_each``: one frame per record in version 2 (the batch closed after each)."""
-    w = open_process_writer(root, pid, {"backend": "sim"}, manifest=manifest, flush_interval=3600,
+    w = open_process_writer(root, pid, {"backend": "sim"}, manifest=manifest,
                             format_version=version)
     for r in records:
         w.append(r)

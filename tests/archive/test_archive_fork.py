@@ -14,7 +14,7 @@ def _files(root):
 
 def test_forked_child_writes_nothing_to_the_parents_files(tmp_path):
     root = str(tmp_path / "a")
-    w = open_process_writer(root, os.getpid(), {"backend": "sim"}, flush_interval=3600)
+    w = open_process_writer(root, os.getpid(), {"backend": "sim"})
     w.append(["flushed", 0])
     w.flush()
     w.append(["buffered", 1])          # in the parent's open batch
@@ -48,11 +48,11 @@ def test_forked_child_writes_nothing_to_the_parents_files(tmp_path):
 
 def test_child_can_open_its_own_writer(tmp_path):
     root = str(tmp_path / "a")
-    w = open_process_writer(root, os.getpid(), {"backend": "sim"}, flush_interval=3600)
+    w = open_process_writer(root, os.getpid(), {"backend": "sim"})
     pid = os.fork()
     if pid == 0:
         try:
-            c = open_process_writer(root, os.getpid(), {"backend": "sim"}, flush_interval=3600)
+            c = open_process_writer(root, os.getpid(), {"backend": "sim"})
             c.append(["child"])
             c.close()
             os._exit(0)
@@ -89,7 +89,7 @@ class _LoggingLock:
 
 def test_registered_fork_locks_are_taken_before_writer_locks(tmp_path):
     log: list = []
-    w = open_process_writer(str(tmp_path / "a"), os.getpid(), {"backend": "sim"}, flush_interval=3600)
+    w = open_process_writer(str(tmp_path / "a"), os.getpid(), {"backend": "sim"})
     w._io_lock, w._lock = _LoggingLock("io", log), _LoggingLock("state", log)
     tracking = _LoggingLock("tracking", log)
     register_fork_lock(tracking)
@@ -108,7 +108,7 @@ def test_registered_fork_locks_are_taken_before_writer_locks(tmp_path):
 
 def test_fork_while_another_thread_appends(tmp_path):
     root = str(tmp_path / "a")
-    w = open_process_writer(root, os.getpid(), {"backend": "sim"}, flush_interval=0.001)
+    w = open_process_writer(root, os.getpid(), {"backend": "sim"})
     stop = threading.Event()
 
     def spin():

@@ -35,7 +35,7 @@ def test_records_round_trip(tmp_path):
 @pytest.mark.usefixtures("loose_blobs")
 def test_blobs_dedup_and_code_objects(tmp_path):
     root = str(tmp_path / "a")
-    w = open_process_writer(root, 7, {"backend": "sim"}, flush_interval=3600)
+    w = open_process_writer(root, 7, {"backend": "sim"})
     payload = bytes(range(256)) * 10
     name = w.put_blob(payload)
     assert name == xxhash.xxh3_128_hexdigest(payload)
@@ -61,7 +61,7 @@ def test_blobs_dedup_and_code_objects(tmp_path):
 
 def test_blob_dedup_skips_existing_file(tmp_path):
     root = str(tmp_path / "a")
-    w = open_process_writer(root, 8, {"backend": "sim"}, flush_interval=3600)
+    w = open_process_writer(root, 8, {"backend": "sim"})
     name = xxhash.xxh3_128_hexdigest(b"abc")
     os.makedirs(os.path.join(pid_dir(root, 8), "blobs", name[:2]))
     path = os.path.join(pid_dir(root, 8), "blobs", name[:2], name)
@@ -76,8 +76,7 @@ def test_blob_dedup_skips_existing_file(tmp_path):
 def test_manifest_fields(tmp_path):
     root = str(tmp_path / "a")
     w = open_process_writer(root, 9, {"backend": "cuda"},
-                            manifest={"plugins": {"pinned_snapshot": "0.1"}, "content_mode": "metadata-only"},
-                            flush_interval=3600)
+                            manifest={"plugins": {"pinned_snapshot": "0.1"}, "content_mode": "metadata-only"})
     path = os.path.join(pid_dir(root, 9), "manifest.json")
     at_open = json.load(open(path))
     assert at_open["clean_shutdown"] is False and at_open["format_version"] == FORMAT_VERSION
@@ -99,7 +98,7 @@ def test_permissions_whatever_the_umask(tmp_path, umask):
     root = str(tmp_path / "a")
     old = os.umask(umask)
     try:
-        w = open_process_writer(root, 10, {"backend": "sim"}, flush_interval=3600)
+        w = open_process_writer(root, 10, {"backend": "sim"})
         w.append([1])
         w.put_blob(b"blob")
         w.put_code_object(b"code")
@@ -148,7 +147,7 @@ def test_events_bin_is_reserved_in_steps_and_cut_to_its_length_at_close(tmp_path
 
 def test_concurrent_appends_are_all_recorded(tmp_path):
     root = str(tmp_path / "a")
-    w = open_process_writer(root, 13, {"backend": "sim"}, flush_interval=0.001)
+    w = open_process_writer(root, 13, {"backend": "sim"})
 
     def work(t):
         for i in range(2000):
@@ -167,7 +166,7 @@ def test_concurrent_appends_are_all_recorded(tmp_path):
 
 
 def test_non_native_record_is_refused(tmp_path):
-    w = open_process_writer(str(tmp_path / "a"), 14, {"backend": "sim"}, flush_interval=3600)
+    w = open_process_writer(str(tmp_path / "a"), 14, {"backend": "sim"})
     with pytest.raises(ArchiveError, match="msgpack-native"):
         w.append([object()])
     w.append([1])      # the writer still works afterwards

@@ -278,7 +278,7 @@ def test_not_an_archive(tmp_path):
 
 def test_reader_never_writes(tmp_path):
     root = str(tmp_path / "a")
-    w = open_process_writer(root, 5, {"backend": "sim"}, flush_interval=3600)
+    w = open_process_writer(root, 5, {"backend": "sim"})
     w.append([1])
     w.flush()                    # not closed: torn-free but unclean
     before = {p: os.stat(os.path.join(dp, p)).st_mtime_ns for dp, _, fs in os.walk(root) for p in fs}

@@ -26,7 +26,7 @@ def test_mutator_rewrites_frames_with_valid_checksums(tmp_path):
     """A frame-level mutation passes the framing layer: every frame's checksum is good."""
     from hrr.archive import open_archive, open_process_writer
     root = tmp_path / "a"
-    w = open_process_writer(str(root), 77, {"backend": "sim"}, manifest={}, flush_interval=3600)
+    w = open_process_writer(str(root), 77, {"backend": "sim"}, manifest={})
     for i in range(5):
         w.append([i, 1, "hipDeviceSynchronize", [], 0, [], {}])
     w.close()

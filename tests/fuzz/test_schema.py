@@ -174,7 +174,7 @@ def test_wrong_types_are_refused_naming_the_field(label, edit, field):
 
 
 def _archive(root, records, pid=4242):
-    w = open_process_writer(str(root), pid, {"backend": "sim"}, manifest={}, flush_interval=3600)
+    w = open_process_writer(str(root), pid, {"backend": "sim"}, manifest={})
     for r in records:
         w.append(r)
     w.close()

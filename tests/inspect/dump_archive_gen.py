@@ -55,7 +55,7 @@ def loop_records(i: int, seq: int) -> list[list]:
 def write_archive(root: str, n_records: int, pid: int = 4242, tid: int = TID) -> str:
     """Write ``root/pid-<pid>/`` holding exactly ``n_records`` event records; returns root."""
     writer = open_process_writer(root, pid, {"backend": "sim"},
-                                 manifest={"plugins": {"pinned_snapshot": "0.1.0"}}, flush_interval=3600)
+                                 manifest={"plugins": {"pinned_snapshot": "0.1.0"}})
     seq, i = 0, 0
     pending = setup_records()
     while seq < n_records:

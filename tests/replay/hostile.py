@@ -33,8 +33,7 @@ class HostileArchive:
         fields = {"plugins": plugins or {}, "content_mode": "content" if content else "metadata-only"}
         fields.update(manifest)
         # Version 1 (one frame per record): the tests name records by their frame offsets.
-        self.writer = open_process_writer(str(root), pid, {"backend": "sim"}, manifest=fields,
-                                          flush_interval=3600, format_version=1)
+        self.writer = open_process_writer(str(root), pid, {"backend": "sim"}, manifest=fields, format_version=1)
         self.seq = 0
         self._next_pinned = PINNED_BASE
         self._next_device = DEVICE_BASE

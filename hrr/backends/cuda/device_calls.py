@@ -1,4 +1,4 @@
-"""The cuda backend's device queries and settings (catalogue section "device", issue 10),
+"""The cuda backend's device queries and settings (catalogue section "device"),
 as HIP on NVIDIA makes them: each is the CUDA runtime or driver call that means the same.
 
 hipDeviceGetAttribute maps each hipDeviceAttribute_t member to the CUdevice_attribute of

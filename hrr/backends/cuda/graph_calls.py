@@ -1,4 +1,4 @@
-"""The cuda backend's bodies of the stream, event and graph calls of issue 10 (stream
+"""The cuda backend's bodies of the stream, event and graph calls (stream
 priorities, flags and callbacks, 64-bit stream memory operations, graphs built node by
 node), over cuda-bindings' runtime and, where hrr's kernels live (driver functions and
 kernarg buffers), libcuda's own kernel-node calls through ctypes.

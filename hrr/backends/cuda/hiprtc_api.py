@@ -68,7 +68,7 @@ HIP_RUNTIME_STUB = b"""#pragma once
 """
 _STUB_HEADERS = {b"hip/hip_runtime.h": HIP_RUNTIME_STUB, b"hip_runtime.h": HIP_RUNTIME_STUB}
 
-# ---- options as users write them (issue 10) ------------------------------------------
+# ---- options as users write them ------------------------------------------
 # hiprtc takes clang/HIP options; NVRTC refuses any it does not know, so every option is
 # translated to NVRTC's, passed on when NVRTC has it, or dropped with a line in the
 # program log: an option is never why a compile fails.
@@ -412,7 +412,7 @@ def hiprtcVersion() -> tuple:
     return (to_hiprtc(err), int(major or 0), int(minor or 0))
 
 
-# ---- the link API over the driver's JIT linker (issue 10) -----------------------------
+# ---- the link API over the driver's JIT linker -----------------------------
 # hiprtcGetBitcode gives a relocatable cubin (-fgpu-rdc -> -rdc=true); the driver's linker
 # (cuLinkCreate/AddData/Complete) links those into the image hipModuleLoadData takes.
 # NVRTC's LTO-IR is not used: the driver's linker refuses LTO-IR of CUDA 12 and later.

@@ -1,4 +1,4 @@
-"""The cuda backend's bodies of the memory and module/launch rows of issue 10 (memsets of
+"""The cuda backend's bodies of the memory and module/launch rows (memsets of
 8/16/32-bit elements and 2D regions, pitched, managed and peer memory, address queries,
 function attributes, occupancy, extra launch entry points), over cuda-bindings.
 

@@ -1,4 +1,4 @@
-"""The built-in kernel library: the kernels the brief fixes, with their C ABIs.
+"""The built-in kernel library: the kernels hrr ships, with their C ABIs.
 
 Every kernel computes its whole result whatever the launch shape (the semantics of a
 grid-stride loop), vectorised with numpy; the sums are written once.

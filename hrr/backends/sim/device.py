@@ -43,7 +43,7 @@ _HANDLE_TYPES = {"stream": ht.ihipStream_t, "event": ht.ihipEvent_t, "graph": ht
                  "graph_node": ht.hipGraphNode, "mem_pool": ht.ihipMemPoolHandle_t}
 
 
-# -- device: attributes, versions, limits, peers, contexts (issue 10) ---------------------
+# -- device: attributes, versions, limits, peers, contexts ---------------------
 PRIMARY_CONTEXT = 0x5A00_0010   # the handle of the device's one (primary) context
 STACK_SIZE_MAX = 128 * 1024 - 16   # hipLimitStackSize's largest value (HIP's documented bound)
 SCRATCH_MIN, SCRATCH_MAX = 4096, 1 << 30   # hipExtLimitScratchMin/Max: the scratch size's bounds
