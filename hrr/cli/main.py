@@ -20,6 +20,9 @@ from hrr import exitcodes
 from hrr.cli.progress import progress_option
 from hrr.errors import ArchiveError, HrrError, UsageError
 
+# Start-up cost: each command imports the layers it uses (archive, replay, inspect, pipeline,
+# backend models) inside its own function, so ``hrr --help`` and ``hrr run`` load none of them.
+
 BOOTSTRAP_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                              "capture", "bootstrap")
 EPILOG = exitcodes.epilog()
