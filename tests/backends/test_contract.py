@@ -85,3 +85,13 @@ def test_bodies_are_registered_by_their_family_module():
     body.table({"hipEventQuery": lambda ev: None})
     with pytest.raises(ValueError, match="two bodies"):
         body.table({"hipEventQuery": lambda ev: None})
+
+
+def test_cuda_bodies_are_registered_by_their_family_module():
+    from hrr.api.catalogue import CATALOGUE
+    from hrr.backends import cuda
+    from hrr.backends.cuda import hip_api, hiprtc_api
+    for family in (*hip_api.FAMILIES, hiprtc_api.body):
+        assert family.bodies and all(CATALOGUE[n].family in family.families for n in family.bodies)
+    assert set(hip_api.BODIES) == set(cuda.hip.SUPPORTED_APIS)
+    assert set(hiprtc_api.body.bodies) == set(cuda.SUPPORTED_HIPRTC_APIS)

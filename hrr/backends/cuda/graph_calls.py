@@ -1,10 +1,10 @@
-"""The cuda backend's bodies of the stream, event and graph calls (stream
-priorities, flags and callbacks, 64-bit stream memory operations, graphs built node by
-node), over cuda-bindings' runtime and, where hrr's kernels live (driver functions and
+"""The cuda backend's bodies of the graph calls (catalogue family ``graph``): stream
+capture, graphs built node by node, kernel nodes, edges and queries, instantiation and
+launch, over cuda-bindings' runtime and, where hrr's kernels live (driver functions and
 kernarg buffers), libcuda's own kernel-node calls through ctypes.
 
-A call that is one CUDA call is an entry of ``CALLS`` (``onecall.one_call``); the rest
-are ``BODIES``.
+A call that is one CUDA call is a table entry (``onecall.one_call``); each body is
+registered with ``@body`` or ``body.table``.
 """
 from __future__ import annotations
 
@@ -12,66 +12,53 @@ import ctypes
 from typing import Any, Callable
 
 from hrr.backends import hiptypes as ht
+from hrr.backends.bodies import Bodies
 from hrr.backends.cuda import _runtime, modules
+from hrr.backends.cuda._errors import SUCCESS
 from hrr.backends.cuda._errors import hip_error as _err
+from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda.onecall import as_int as _int
-from hrr.backends.cuda.onecall import new as new_handle
-from hrr.backends.cuda.onecall import one_call
+from hrr.backends.cuda.onecall import new as _new
+from hrr.backends.cuda.onecall import one_call as C
 from hrr.backends.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
 from hrr.backends.surface import HipError, dims
 
 E = ht.hipError_t
-SUCCESS = E.hipSuccess
-S = _runtime.STATE
-_U64 = 0xFFFF_FFFF_FFFF_FFFF
 CU_LAUNCH_PARAM_END = 0   # CUDA's; HIP's is 3
+
+body = Bodies("graph")
+
+
+def _status(v: Any) -> ht.hipStreamCaptureStatus:
+    return ht.hipStreamCaptureStatus(int(v or 0))
+
+
+def _live(cls: type) -> Callable[[Any], Any]:
+    """A handle output where CUDA's NULL handle means none."""
+    return lambda v: cls(int(v)) if v is not None and int(v) else None
 
 
 def _node_out(v: Any) -> Any:
     return ht.hipGraphNode(int(v)) if v is not None and int(v) else None
 
 
-def _wait64_args(stream: int, ptr: int, value: Any, flags: Any, mask: Any) -> tuple:
-    if (int(mask) & _U64) != _U64:
-        raise HipError(E.hipErrorNotSupported)  # CUDA has no mask operand
-    return (stream, ptr, int(value) & _U64, flags)
+# ------------------------------------------------------------------ capture
+@body
+def hipThreadExchangeStreamCaptureMode(mode: ht.hipStreamCaptureMode | None) -> tuple:
+    """Exchange this thread's capture mode; without ``mode`` (hip-python's binding cannot
+    pass one in) just report the current mode, leaving it unchanged."""
+    if mode is None:
+        err, prev = S.rt.cudaThreadExchangeStreamCaptureMode(0)
+        if int(err) == 0:
+            S.rt.cudaThreadExchangeStreamCaptureMode(int(prev))
+    else:
+        err, prev = S.rt.cudaThreadExchangeStreamCaptureMode(int(mode))
+    if int(err):
+        return (_err(err), None)
+    return (SUCCESS, ht.hipStreamCaptureMode(int(prev)))
 
 
-C, new = one_call, new_handle
-# This module's one-call rows.
-CALLS: dict[str, Callable[..., tuple]] = {
-    "hipStreamCreateWithPriority": C("rt.cudaStreamCreateWithPriority", new(ht.ihipStream_t)),
-    "hipStreamGetPriority": C("rt.cudaStreamGetPriority", _int),
-    "hipStreamGetFlags": C("rt.cudaStreamGetFlags", _int),
-    "hipStreamGetDevice": C("rt.cudaStreamGetDevice", _int),
-    "hipStreamGetId": C("rt.cudaStreamGetId", _int),
-    "hipStreamWaitValue64": C("drv.cuStreamWaitValue64", args=_wait64_args),
-    "hipStreamWriteValue64": C("drv.cuStreamWriteValue64",
-                               args=lambda st, p, v, f: (st, p, int(v) & _U64, f)),
-    "hipEventRecordWithFlags": C("rt.cudaEventRecordWithFlags"),
-    "hipGraphCreate": C("rt.cudaGraphCreate", new(ht.ihipGraph)),
-    "hipGraphClone": C("rt.cudaGraphClone", new(ht.ihipGraph)),
-    "hipGraphNodeGetType": C("rt.cudaGraphNodeGetType", lambda v: None if v is None
-                             else ht.hipGraphNodeType(int(v))),  # CUDA's values are HIP's
-    "hipGraphDestroyNode": C("rt.cudaGraphDestroyNode"),
-    "hipGraphUpload": C("rt.cudaGraphUpload"),
-    "hipGraphExecGetFlags": C("rt.cudaGraphExecGetFlags", _int),
-}
-
-
-# ------------------------------------------------------------------ streams and events
-def hipStreamAddCallback(stream: int, callback: Any, userData: Any, flags: Any) -> tuple:
-    """Through libcuda's own cuStreamAddCallback (ctypes), as hipLaunchHostFunc is: a
-    CUstreamCallback has hipStreamCallback_t's shape (stream, status, userData)."""
-    addr = modules.host_fn_address(callback)
-    if not addr:
-        return (E.hipErrorInvalidValue,)
-    _runtime.ensure_context()
-    res = S.libcuda.cuStreamAddCallback(ctypes.c_void_p(int(stream) or None), ctypes.c_void_p(addr),
-                                        ctypes.c_void_p(ht.as_address(userData) or None), ctypes.c_uint(int(flags)))
-    return (_err(res),)
-
-
+@body
 def hipStreamGetCaptureInfo_v2(stream: int, dependencies_out: Any) -> tuple:
     """cudaStreamGetCaptureInfo: status, id, graph and the dependency count (its last
     output in CUDA 12 and 13 alike)."""
@@ -84,6 +71,7 @@ def hipStreamGetCaptureInfo_v2(stream: int, dependencies_out: Any) -> tuple:
 
 
 # ------------------------------------------------------------------ graph construction
+@body
 def hipStreamBeginCaptureToGraph(stream: int, graph: int, dependencies: Any, dependencyData: Any,
                                  numDependencies: Any, mode: Any) -> tuple:
     deps = _nodes(dependencies, numDependencies)
@@ -104,11 +92,13 @@ def _added(res: Any) -> tuple:
     return (_err(res[0]), _node_out(res[1]) if int(res[0]) == 0 else None)
 
 
+@body
 def hipGraphAddEmptyNode(graph: int, pDependencies: Any, numDependencies: Any) -> tuple:
     deps = _nodes(pDependencies, numDependencies)
     return _added(S.rt.cudaGraphAddEmptyNode(graph, deps, len(deps)))
 
 
+@body
 def hipGraphAddMemcpyNode1D(graph: int, pDependencies: Any, numDependencies: Any, dst: int, src: int,
                             count: Any, kind: Any) -> tuple:
     deps = _nodes(pDependencies, numDependencies)
@@ -116,6 +106,7 @@ def hipGraphAddMemcpyNode1D(graph: int, pDependencies: Any, numDependencies: Any
     return _added(S.rt.cudaGraphAddMemcpyNode1D(graph, deps, len(deps), dst, src, int(count), k))
 
 
+@body
 def hipGraphAddMemsetNode(graph: int, pDependencies: Any, numDependencies: Any, pMemsetParams: Any) -> tuple:
     deps = _nodes(pDependencies, numDependencies)
     p, q = pMemsetParams, S.rt.cudaMemsetParams()
@@ -124,16 +115,19 @@ def hipGraphAddMemsetNode(graph: int, pDependencies: Any, numDependencies: Any, 
     return _added(S.rt.cudaGraphAddMemsetNode(graph, deps, len(deps), q))
 
 
+@body
 def hipGraphAddEventRecordNode(graph: int, pDependencies: Any, numDependencies: Any, event: int) -> tuple:
     deps = _nodes(pDependencies, numDependencies)
     return _added(S.rt.cudaGraphAddEventRecordNode(graph, deps, len(deps), event))
 
 
+@body
 def hipGraphAddEventWaitNode(graph: int, pDependencies: Any, numDependencies: Any, event: int) -> tuple:
     deps = _nodes(pDependencies, numDependencies)
     return _added(S.rt.cudaGraphAddEventWaitNode(graph, deps, len(deps), event))
 
 
+@body
 def hipGraphAddChildGraphNode(graph: int, pDependencies: Any, numDependencies: Any, childGraph: int) -> tuple:
     deps = _nodes(pDependencies, numDependencies)
     return _added(S.rt.cudaGraphAddChildGraphNode(graph, deps, len(deps), childGraph))
@@ -143,6 +137,7 @@ class _HostNodeParams(ctypes.Structure):
     _fields_ = [("fn", ctypes.c_void_p), ("userData", ctypes.c_void_p)]
 
 
+@body
 def hipGraphAddHostNode(graph: int, pDependencies: Any, numDependencies: Any, pNodeParams: Any) -> tuple:
     """Through libcuda's cuGraphAddHostNode (ctypes), for the reason hipLaunchHostFunc gives."""
     addr = modules.host_fn_address(getattr(pNodeParams, "fn", None))
@@ -203,6 +198,7 @@ def _cu(name: str) -> Any:
     return getattr(S.libcuda, name + "_v2", None) or getattr(S.libcuda, name)
 
 
+@body
 def hipGraphAddKernelNode(graph: int, pDependencies: Any, numDependencies: Any, pNodeParams: Any) -> tuple:
     q, keep = _kernel_params(pNodeParams)
     out = _libcuda_add(_cu_name("cuGraphAddKernelNode"), graph, pDependencies, numDependencies, ctypes.byref(q))
@@ -214,6 +210,7 @@ def _cu_name(name: str) -> str:
     return name + "_v2" if hasattr(S.libcuda, name + "_v2") else name
 
 
+@body
 def hipGraphKernelNodeSetParams(node: int, pNodeParams: Any) -> tuple:
     q, keep = _kernel_params(pNodeParams)
     _runtime.ensure_context()
@@ -222,6 +219,7 @@ def hipGraphKernelNodeSetParams(node: int, pNodeParams: Any) -> tuple:
     return (_err(res),)
 
 
+@body
 def hipGraphExecKernelNodeSetParams(hGraphExec: int, node: int, pNodeParams: Any) -> tuple:
     q, keep = _kernel_params(pNodeParams)
     _runtime.ensure_context()
@@ -231,6 +229,7 @@ def hipGraphExecKernelNodeSetParams(hGraphExec: int, node: int, pNodeParams: Any
     return (_err(res),)
 
 
+@body
 def hipGraphKernelNodeGetParams(node: int) -> tuple:
     q = _KernelNodeParams()
     _runtime.ensure_context()
@@ -248,12 +247,14 @@ def _pairs(from_: Any, to: Any, n: Any) -> tuple[list, list]:
     return _nodes(from_, n), _nodes(to, n)
 
 
+@body
 def hipGraphAddDependencies(graph: int, from_: Any, to: Any, numDependencies: Any) -> tuple:
     a, b = _pairs(from_, to, numDependencies)
     # CUDA 13's form: per-edge data between the node lists (None: default edges)
     return (_err(S.rt.cudaGraphAddDependencies(graph, a, b, None, len(a))[0]),)
 
 
+@body
 def hipGraphRemoveDependencies(graph: int, from_: Any, to: Any, numDependencies: Any) -> tuple:
     a, b = _pairs(from_, to, numDependencies)
     return (_err(S.rt.cudaGraphRemoveDependencies(graph, a, b, None, len(a))[0]),)
@@ -272,22 +273,27 @@ def _listed(call: Callable[..., Any], handle: int) -> tuple:
     return (SUCCESS, nodes, len(nodes))
 
 
+@body
 def hipGraphGetNodes(graph: int) -> tuple:
     return _listed(S.rt.cudaGraphGetNodes, graph)
 
 
+@body
 def hipGraphGetRootNodes(graph: int) -> tuple:
     return _listed(S.rt.cudaGraphGetRootNodes, graph)
 
 
+@body
 def hipGraphNodeGetDependencies(node: int) -> tuple:
     return _listed(S.rt.cudaGraphNodeGetDependencies, node)
 
 
+@body
 def hipGraphNodeGetDependentNodes(node: int) -> tuple:
     return _listed(S.rt.cudaGraphNodeGetDependentNodes, node)
 
 
+@body
 def hipGraphGetEdges(graph: int) -> tuple:
     res = S.rt.cudaGraphGetEdges(graph, 0)
     if int(res[0]):
@@ -302,6 +308,7 @@ def hipGraphGetEdges(graph: int) -> tuple:
     return (SUCCESS, a, b, n)
 
 
+@body
 def hipGraphExecUpdate(hGraphExec: int, hGraph: int, hErrorNode_out: Any) -> tuple:
     """cudaGraphExecUpdate (CUDA 12: a result-info struct whose ``result`` is HIP's value)."""
     res = S.rt.cudaGraphExecUpdate(hGraphExec, hGraph)
@@ -310,6 +317,7 @@ def hipGraphExecUpdate(hGraphExec: int, hGraph: int, hErrorNode_out: Any) -> tup
     return (_err(res[0]), None if result is None else ht.hipGraphExecUpdateResult(int(result)))
 
 
+@body
 def hipGraphInstantiateWithParams(graph: int, instantiateParams: Any) -> tuple:
     p, q = instantiateParams, S.rt.cudaGraphInstantiateParams()
     if p is None:
@@ -320,10 +328,30 @@ def hipGraphInstantiateWithParams(graph: int, instantiateParams: Any) -> tuple:
     return (_err(res[0]), ht.hipGraphExec(int(res[1])) if int(res[0]) == 0 and res[1] is not None else None)
 
 
+@body
 def hipGraphDebugDotPrint(graph: int, path: Any, flags: Any) -> tuple:
     name = path if isinstance(path, (bytes, bytearray)) else str(path).encode()
     return (_err(S.rt.cudaGraphDebugDotPrint(graph, bytes(name), int(flags))[0]),)
 
 
-BODIES: dict[str, Callable] = {name: fn for name, fn in globals().items()
-                               if name.startswith("hip") and callable(fn) and getattr(fn, "__module__", "") == __name__}
+# Calls that are one CUDA call (see onecall.one_call): its name, how each output converts and,
+# where they differ from the row's, the CUDA call's arguments.
+body.table({
+    "hipStreamBeginCapture": C("rt.cudaStreamBeginCapture"),
+    "hipStreamEndCapture": C("rt.cudaStreamEndCapture", _live(ht.ihipGraph)),
+    "hipStreamIsCapturing": C("rt.cudaStreamIsCapturing", _status),
+    "hipStreamGetCaptureInfo": C("rt.cudaStreamGetCaptureInfo", _status, _int),
+    "hipGraphCreate": C("rt.cudaGraphCreate", _new(ht.ihipGraph)),
+    "hipGraphClone": C("rt.cudaGraphClone", _new(ht.ihipGraph)),
+    "hipGraphNodeGetType": C("rt.cudaGraphNodeGetType", lambda v: None if v is None
+                             else ht.hipGraphNodeType(int(v))),
+    "hipGraphDestroyNode": C("rt.cudaGraphDestroyNode"),
+    "hipGraphInstantiate": C("rt.cudaGraphInstantiate", _new(ht.hipGraphExec), lambda v: None, lambda v: ht.CStr(b""),
+                             args=lambda g, size: (g, 0)),
+    "hipGraphInstantiateWithFlags": C("rt.cudaGraphInstantiateWithFlags", _new(ht.hipGraphExec)),
+    "hipGraphUpload": C("rt.cudaGraphUpload"),
+    "hipGraphLaunch": C("rt.cudaGraphLaunch"),
+    "hipGraphExecGetFlags": C("rt.cudaGraphExecGetFlags", _int),
+    "hipGraphExecDestroy": C("rt.cudaGraphExecDestroy"),
+    "hipGraphDestroy": C("rt.cudaGraphDestroy"),
+})

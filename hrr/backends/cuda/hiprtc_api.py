@@ -1,6 +1,9 @@
 """hiprtc's API over NVRTC. Always compiles to a cubin for the device's architecture
 (sm_90 without a GPU): the pip NVRTC's PTX is newer than a 13.0 driver accepts, a cubin
-is not. hip-only options are dropped or translated; ``hiprtcGetCode`` returns the cubin."""
+is not. hip-only options are dropped or translated; ``hiprtcGetCode`` returns the cubin.
+
+The bodies of the catalogue family ``hiprtc``, each registered with ``@body``
+(``hrr.backends.bodies``); ``build_module`` makes ``hiprtc`` from them."""
 from __future__ import annotations
 
 import ctypes
@@ -14,11 +17,14 @@ import attrs
 
 from hrr.backends import hiptypes as ht
 from hrr.backends import kernelsource
+from hrr.backends.bodies import Bodies
 from hrr.backends.cuda import _runtime
 from hrr.backends.cuda._errors import to_hiprtc
 from hrr.backends.cuda.builtin import DEFAULT_ARCH
 
 R = ht.hiprtcResult
+
+body = Bodies("hiprtc")
 
 _arch_lock = threading.Lock()
 _arch: str | None = None
@@ -68,7 +74,7 @@ HIP_RUNTIME_STUB = b"""#pragma once
 """
 _STUB_HEADERS = {b"hip/hip_runtime.h": HIP_RUNTIME_STUB, b"hip_runtime.h": HIP_RUNTIME_STUB}
 
-# ---- options as users write them ------------------------------------------
+# ---- options as users write them ---------------------------------------------------
 # hiprtc takes clang/HIP options; NVRTC refuses any it does not know, so every option is
 # translated to NVRTC's, passed on when NVRTC has it, or dropped with a line in the
 # program log: an option is never why a compile fails.
@@ -220,6 +226,7 @@ def _write_into(dest: Any, data: bytes) -> None:
     mv[:n] = data[:n]
 
 
+@body
 @_api
 def hiprtcCreateProgram(src: Any, name: Any, numHeaders: Any, headers: Any, includeNames: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
@@ -248,6 +255,7 @@ def hiprtcCreateProgram(src: Any, name: Any, numHeaders: Any, headers: Any, incl
     return (R.HIPRTC_SUCCESS, ht.hiprtcProgram(handle))
 
 
+@body
 @_api
 def hiprtcCompileProgram(prog: Any, numOptions: Any, options: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
@@ -268,6 +276,7 @@ def _notes(prog: Any) -> bytes:
     return info.notes if info is not None else b""
 
 
+@body
 @_api
 def hiprtcGetBitcodeSize(prog: Any) -> tuple:
     """The relocatable cubin of a program compiled with -fgpu-rdc: what the link API's
@@ -281,6 +290,7 @@ def hiprtcGetBitcodeSize(prog: Any) -> tuple:
     return hiprtcGetCodeSize(prog)
 
 
+@body
 @_api
 def hiprtcGetBitcode(prog: Any, bitcode: Any) -> tuple:
     p = _prog(prog)
@@ -290,6 +300,7 @@ def hiprtcGetBitcode(prog: Any, bitcode: Any) -> tuple:
     return hiprtcGetCode(prog, bitcode)
 
 
+@body
 @_api
 def hiprtcAddNameExpression(prog: Any, name_expression: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
@@ -302,6 +313,7 @@ def hiprtcAddNameExpression(prog: Any, name_expression: Any) -> tuple:
     return (to_hiprtc(err),)
 
 
+@body
 @_api
 def hiprtcGetLoweredName(prog: Any, name_expression: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
@@ -341,12 +353,14 @@ def _code(prog: Any) -> tuple[Any, bytes]:
     return R.HIPRTC_SUCCESS, info.code
 
 
+@body
 @_api
 def hiprtcGetCodeSize(prog: Any) -> tuple:
     err, code = _code(prog)
     return (err, len(code))
 
 
+@body
 @_api
 def hiprtcGetCode(prog: Any, code: Any) -> tuple:
     err, data = _code(prog)
@@ -355,6 +369,7 @@ def hiprtcGetCode(prog: Any, code: Any) -> tuple:
     return (err,)
 
 
+@body
 @_api
 def hiprtcGetProgramLogSize(prog: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
@@ -365,6 +380,7 @@ def hiprtcGetProgramLogSize(prog: Any) -> tuple:
     return (to_hiprtc(err), int(n or 0) + len(_notes(prog)))
 
 
+@body
 @_api
 def hiprtcGetProgramLog(prog: Any, log: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
@@ -381,6 +397,7 @@ def hiprtcGetProgramLog(prog: Any, log: Any) -> tuple:
     return (to_hiprtc(err),)
 
 
+@body
 @_api
 def hiprtcDestroyProgram(prog: Any) -> tuple:
     nvrtc = _runtime.nvrtc_module()
@@ -394,6 +411,7 @@ def hiprtcDestroyProgram(prog: Any) -> tuple:
     return (to_hiprtc(err),)
 
 
+@body
 def hiprtcGetErrorString(result: Any) -> tuple:
     try:
         member = R(int(result))
@@ -402,6 +420,7 @@ def hiprtcGetErrorString(result: Any) -> tuple:
     return (R.HIPRTC_SUCCESS, ht.CStr(member.name.encode()))
 
 
+@body
 @_api
 def hiprtcVersion() -> tuple:
     nvrtc = _runtime.nvrtc_module()
@@ -412,7 +431,7 @@ def hiprtcVersion() -> tuple:
     return (to_hiprtc(err), int(major or 0), int(minor or 0))
 
 
-# ---- the link API over the driver's JIT linker -----------------------------
+# ---- the link API over the driver's JIT linker ----------------------------------------
 # hiprtcGetBitcode gives a relocatable cubin (-fgpu-rdc -> -rdc=true); the driver's linker
 # (cuLinkCreate/AddData/Complete) links those into the image hipModuleLoadData takes.
 # NVRTC's LTO-IR is not used: the driver's linker refuses LTO-IR of CUDA 12 and later.
@@ -493,6 +512,7 @@ def _driver() -> Any:
     return _runtime.driver()
 
 
+@body
 @_api
 def hiprtcLinkCreate(num_options: Any, option_ptr: Any, option_vals_pptr: Any) -> tuple:
     drv = _driver()
@@ -524,6 +544,7 @@ def _data(image: Any, size: int) -> bytes | None:
         return ctypes.string_at(addr, size) if addr else None
 
 
+@body
 @_api
 def hiprtcLinkAddData(hip_link_state: Any, input_type: Any, image: Any, image_size: Any, name: Any,
                       num_options: Any, options_ptr: Any, option_values: Any) -> tuple:
@@ -549,6 +570,7 @@ def hiprtcLinkAddData(hip_link_state: Any, input_type: Any, image: Any, image_si
     return (R.HIPRTC_SUCCESS if int(err) == 0 else R.HIPRTC_ERROR_INVALID_INPUT,)
 
 
+@body
 @_api
 def hiprtcLinkAddFile(hip_link_state: Any, input_type: Any, file_path: Any, num_options: Any,
                       options_ptr: Any, option_values: Any) -> tuple:
@@ -573,6 +595,7 @@ def hiprtcLinkAddFile(hip_link_state: Any, input_type: Any, file_path: Any, num_
     return (R.HIPRTC_SUCCESS if int(err) == 0 else R.HIPRTC_ERROR_INVALID_INPUT,)
 
 
+@body
 @_api
 def hiprtcLinkComplete(hip_link_state: Any) -> tuple:
     link = _link_of(hip_link_state)
@@ -593,6 +616,7 @@ def hiprtcLinkComplete(hip_link_state: Any) -> tuple:
     return (R.HIPRTC_SUCCESS, link.image, len(link.image))
 
 
+@body
 @_api
 def hiprtcLinkDestroy(hip_link_state: Any) -> tuple:
     with _prog_lock:
@@ -604,16 +628,10 @@ def hiprtcLinkDestroy(hip_link_state: Any) -> tuple:
     return (R.HIPRTC_SUCCESS,)
 
 
-HIPRTC_APIS = ("hiprtcCreateProgram", "hiprtcCompileProgram", "hiprtcGetCodeSize",
-               "hiprtcGetCode", "hiprtcGetProgramLogSize", "hiprtcGetProgramLog",
-               "hiprtcDestroyProgram", "hiprtcGetErrorString", "hiprtcVersion",
-               "hiprtcGetBitcodeSize", "hiprtcGetBitcode", "hiprtcAddNameExpression",
-               "hiprtcGetLoweredName", "hiprtcLinkCreate", "hiprtcLinkAddData",
-               "hiprtcLinkAddFile", "hiprtcLinkComplete", "hiprtcLinkDestroy")
+HIPRTC_APIS: tuple[str, ...] = tuple(body.bodies)
 
 
 def build_module() -> types.ModuleType:
-    g = globals()
     return ht.surface_module("hrr.backends.cuda.hiprtc",
                              "hiprtc's API over NVIDIA NVRTC (cubin output) for hrr's cuda backend",
-                             {name: g[name] for name in HIPRTC_APIS})
+                             dict(body.bodies))

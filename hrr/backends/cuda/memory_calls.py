@@ -1,33 +1,34 @@
-"""The cuda backend's bodies of the memory and module/launch rows (memsets of
-8/16/32-bit elements and 2D regions, pitched, managed and peer memory, address queries,
-function attributes, occupancy, extra launch entry points), over cuda-bindings.
+"""The cuda backend's bodies of the memory calls (catalogue families ``memory``,
+``copy`` and ``pinned``): device, pitched, managed and pinned allocations, copies, memsets
+of 8/16/32-bit elements and 2D regions, peer copies, address and range queries, over
+cuda-bindings.
 
-HIP's enum values for these calls equal CUDA's (hipFunction_attribute and
-CUfunction_attribute, hipFuncCache_t and CUfunc_cache, hipMemoryAdvise 1-6 and
-cudaMemoryAdvise), so they pass as ints. A call that is one CUDA call is an entry of
-``CALLS`` (``onecall.one_call``); the rest are ``BODIES``.
+Device allocations come back as ``DeviceArray``, pinned host memory as ``Pointer``; what
+the backend keeps beside the driver (pinned allocations) lives in ``memory``. HIP's enum
+values for these calls equal CUDA's (hipMemoryAdvise 1-6 and cudaMemoryAdvise), so they
+pass as ints. A call that is one CUDA call (``onecall.one_call``) or one call into
+``memory`` is a table entry; each body is registered with ``@body`` or ``body.table``.
 """
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Callable
+from typing import Any
 
 from hrr.backends import hiptypes as ht
-from hrr.backends.codefile import read_code_file
-from hrr.backends.cuda import memory, modules
+from hrr.backends.bodies import Bodies
+from hrr.backends.cuda import memory
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda._runtime import driver
+from hrr.backends.cuda.memory import CU_PINNED
 from hrr.backends.cuda.onecall import as_int as _int
 from hrr.backends.cuda.onecall import cuda_kind as _kind
-from hrr.backends.cuda.onecall import one_call
-from hrr.backends.kernargs import LaunchArgsError, pack_kernel_args
+from hrr.backends.cuda.onecall import new as _new
+from hrr.backends.cuda.onecall import one_call as C
 
 E = ht.hipError_t
 
-
-def _device_array(size: Any) -> Callable[[Any], Any]:
-    return lambda v: None if v is None or not int(v) else ht.DeviceArray(int(v), int(size))
+body = Bodies("memory", "copy", "pinned")
 
 
 def _pitched(res: tuple, height: Any) -> tuple:
@@ -37,14 +38,17 @@ def _pitched(res: tuple, height: Any) -> tuple:
     return (SUCCESS, ht.DeviceArray(int(ptr), int(pitch) * int(height)), int(pitch))
 
 
+@body
 def hipMallocPitch(width: Any, height: Any) -> tuple:
     return _pitched(S.rt.cudaMallocPitch(int(width), int(height)), height)
 
 
+@body
 def hipMemAllocPitch(widthInBytes: Any, height: Any, elementSizeBytes: Any) -> tuple:
     return _pitched(driver().cuMemAllocPitch(int(widthInBytes), int(height), int(elementSizeBytes)), height)
 
 
+@body
 def hipMallocManaged(size: Any, flags: Any) -> tuple:
     err, ptr = S.rt.cudaMallocManaged(int(size), int(flags))
     if int(err) or not ptr:
@@ -52,6 +56,7 @@ def hipMallocManaged(size: Any, flags: Any) -> tuple:
     return (SUCCESS, ht.DeviceArray(int(ptr), int(size)))
 
 
+@body
 def hipMemcpyWithStream(dst: int, src: int, sizeBytes: Any, kind: Any, stream: int) -> tuple:
     """A copy ordered on ``stream`` that returns once the stream has run it."""
     err = S.rt.cudaMemcpyAsync(dst, src, int(sizeBytes), _kind(kind), stream)[0]
@@ -73,16 +78,19 @@ def _location(device: Any) -> Any:
     return loc
 
 
+@body
 def hipMemPrefetchAsync(dev_ptr: int, count: Any, device: Any, stream: int) -> tuple:
     return (hip_error(S.rt.cudaMemPrefetchAsync(dev_ptr, int(count), _location(device), 0, stream)[0]),)
 
 
+@body
 def hipMemAdvise(dev_ptr: int, count: Any, advice: Any, device: Any) -> tuple:
     if int(advice) not in range(1, 7):  # the coarse-grain advice is AMD's own
         return (E.hipErrorInvalidValue,)
     return (hip_error(S.rt.cudaMemAdvise(dev_ptr, int(count), int(advice), _location(device))[0]),)
 
 
+@body
 def hipMemGetAddressRange(dptr: int) -> tuple:
     err, base, size = driver().cuMemGetAddressRange(dptr)
     if int(err):
@@ -90,11 +98,13 @@ def hipMemGetAddressRange(dptr: int) -> tuple:
     return (SUCCESS, ht.Pointer(int(base)), int(size))
 
 
+@body
 def hipMemPtrGetInfo(ptr: int) -> tuple:
     err, _base, size = driver().cuMemGetAddressRange(ptr)
     return (hip_error(err), int(size) if int(err) == 0 else None)
 
 
+@body
 def hipExtMallocWithFlags(sizeBytes: Any, flags: Any) -> tuple:
     """Device memory; the AMD-specific flags (fine-grained, uncached...) have no CUDA meaning."""
     return memory.malloc(sizeBytes)
@@ -110,6 +120,7 @@ def _write(data: int, values: list[int], fmt: str) -> None:
     ctypes.memmove(data, out, len(out))
 
 
+@body
 def hipPointerGetAttribute(data: int, attribute: Any, ptr: int) -> tuple:
     """cuPointerGetAttribute (HIP's attribute numbers are CUDA's), its answer written to
     ``data`` as an 8-byte word (addresses, sizes, handles) or a 4-byte one."""
@@ -124,6 +135,7 @@ def hipPointerGetAttribute(data: int, attribute: Any, ptr: int) -> tuple:
     return (SUCCESS,)
 
 
+@body
 def hipMemRangeGetAttribute(data: int, data_size: Any, attribute: Any, dev_ptr: int, count: Any) -> tuple:
     """cudaMemRangeGetAttribute: int32 answers (an array of them for AccessedBy)."""
     if int(attribute) not in (1, 2, 3, 4) or not data:   # AMD's coherency mode has no CUDA counterpart
@@ -137,153 +149,58 @@ def hipMemRangeGetAttribute(data: int, data_size: Any, attribute: Any, dev_ptr: 
     return (SUCCESS,)
 
 
-# -- modules ------------------------------------------------------------------------------------
-def hipModuleLoadDataEx(image: Any, numOptions: Any, optionValues: Any) -> tuple:
-    return (*modules.load_data(image), None)
+def _ptr_attrs(a: Any) -> ht.hipPointerAttribute_t | None:
+    if a is None:
+        return None
+    mtype = ht.hipMemoryType(int(a.type))
+    return ht.hipPointerAttribute_t(
+        type=mtype, device=int(a.device), devicePointer=int(a.devicePointer or 0),
+        hostPointer=int(a.hostPointer or 0), isManaged=int(mtype == ht.hipMemoryType.hipMemoryTypeManaged))
 
 
-def hipModuleLoad(fname: Any) -> tuple:
-    try:
-        data = read_code_file(fname)
-    except (OSError, ValueError):
-        return (E.hipErrorFileNotFound, None)
-    return modules.load_data(data)
-
-
-def hipModuleGetGlobal(hmod: int, name: Any) -> tuple:
-    """cuModuleGetGlobal: a __device__ global of the module, its address and size."""
-    key = name.encode() if isinstance(name, str) else bytes(name).rstrip(b"\0")
-    err, dptr, size = driver().cuModuleGetGlobal(hmod, key)
-    if int(err):
-        return (hip_error(err), None, None)
-    return (SUCCESS, ht.Pointer(int(dptr)), int(size))
-
-
-_ATTR_FIELDS = ("maxThreadsPerBlock", "sharedSizeBytes", "constSizeBytes", "localSizeBytes", "numRegs",
-                "ptxVersion", "binaryVersion", "cacheModeCA", "maxDynamicSharedSizeBytes", "preferredShmemCarveout")
-
-
-def hipFuncGetAttributes(func: int) -> tuple:
-    attrs = ht.hipFuncAttributes()
-    drv = driver()
-    for code, field in enumerate(_ATTR_FIELDS):  # CUfunction_attribute 0-9, in this order
-        err, value = drv.cuFuncGetAttribute(code, func)
-        if int(err):
-            return (hip_error(err), None)
-        setattr(attrs, field, int(value))
-    return (SUCCESS, attrs)
-
-
-def _potential(func: int, dynSharedMemPerBlk: Any, blockSizeLimit: Any, *flags: Any) -> tuple:
-    """cuOccupancyMaxPotentialBlockSize[WithFlags] with no per-block-size shared memory callback."""
-    drv = driver()
-    call = drv.cuOccupancyMaxPotentialBlockSizeWithFlags if flags else drv.cuOccupancyMaxPotentialBlockSize
-    err, grid, block = call(func, None, int(dynSharedMemPerBlk), int(blockSizeLimit), *map(int, flags))
-    if int(err):
-        return (hip_error(err), None, None)
-    return (SUCCESS, int(grid), int(block))
-
-
-def hipModuleOccupancyMaxPotentialBlockSize(f: int, dynSharedMemPerBlk: Any, blockSizeLimit: Any) -> tuple:
-    return _potential(f, dynSharedMemPerBlk, blockSizeLimit)
-
-
-def hipModuleOccupancyMaxPotentialBlockSizeWithFlags(f: int, dynSharedMemPerBlk: Any, blockSizeLimit: Any,
-                                                     flags: Any) -> tuple:
-    return _potential(f, dynSharedMemPerBlk, blockSizeLimit, flags)
-
-
-def hipOccupancyMaxPotentialBlockSize(f: int, dynSharedMemPerBlk: Any, blockSizeLimit: Any) -> tuple:
-    return _potential(f, dynSharedMemPerBlk, blockSizeLimit)
-
-
-def hipFuncSetSharedMemConfig(func: int, config: Any) -> tuple:
-    """cuFuncSetSharedMemConfig; a driver without it (the call is deprecated: bank sizes are
-    fixed) takes the hint as accepted, as AMD devices do."""
-    if int(config) not in (0, 1, 2):
-        return (E.hipErrorInvalidValue,)
-    try:
-        return (hip_error(driver().cuFuncSetSharedMemConfig(func, int(config))[0]),)
-    except RuntimeError:   # cuda-bindings: the driver does not export it
-        return (SUCCESS,)
-
-
-# -- launches ------------------------------------------------------------------------------------
-def hipExtLaunchKernel(function_address: int, numBlocks: tuple, dimBlocks: tuple, args: Any, sharedMemBytes: Any,
-                       stream: int, startEvent: int, stopEvent: int, flags: Any) -> tuple:
-    """hipLaunchKernel between two optional event records on the same stream."""
-    if startEvent:
-        err = S.rt.cudaEventRecord(startEvent, stream)[0]
-        if int(err):
-            return (hip_error(err),)
-    result = modules.launch(function_address, numBlocks, dimBlocks, sharedMemBytes, stream, args, None,
-                            E.hipErrorInvalidDeviceFunction)
-    if int(result[0]) == 0 and stopEvent:
-        return (hip_error(S.rt.cudaEventRecord(stopEvent, stream)[0]),)
-    return result
-
-
-def cooperative(fh: int, grid: tuple, block: tuple, shared: Any, stream: int, kernel_params: Any,
-                missing: Any) -> tuple:
-    """cuLaunchCooperativeKernel: CUDA takes no ``extra`` here, so the packed arguments go
-    as kernelParams pointing at each parameter's offset in one kernarg buffer."""
-    try:
-        layout = modules.kernel_layout(fh)
-    except KeyError:
-        return (missing,)
-    try:
-        kernarg = pack_kernel_args(layout, kernel_params, None)
-    except (LaunchArgsError, ht.PointerConversionError, ValueError):
-        return (E.hipErrorInvalidValue,)
-    buf = ctypes.create_string_buffer(kernarg, max(len(kernarg), 1))
-    params = (ctypes.c_void_p * max(len(layout.params), 1))(
-        *(ctypes.addressof(buf) + p.offset for p in layout.params))
-    res = driver().cuLaunchCooperativeKernel(fh, *grid, *block, int(shared), stream, ctypes.addressof(params))
-    del buf, params
-    return (hip_error(res[0]),)
-
-
-def hipModuleLaunchCooperativeKernel(f: int, gridDimX: Any, gridDimY: Any, gridDimZ: Any, blockDimX: Any,
-                                     blockDimY: Any, blockDimZ: Any, sharedMemBytes: Any, stream: int,
-                                     kernelParams: Any) -> tuple:
-    return cooperative(f, (int(gridDimX), int(gridDimY), int(gridDimZ)), (int(blockDimX), int(blockDimY),
-                       int(blockDimZ)), sharedMemBytes, stream, kernelParams, E.hipErrorInvalidHandle)
-
-
-def hipLaunchCooperativeKernel(f: int, gridDim: tuple, blockDimX: tuple, kernelParams: Any, sharedMemBytes: Any,
-                               stream: int) -> tuple:
-    return cooperative(f, tuple(gridDim), tuple(blockDimX), sharedMemBytes, stream, kernelParams,
-                       E.hipErrorInvalidDeviceFunction)
-
-
-C = one_call
-# One-call rows; the value of a memset as the C API's unsigned char / short / int takes it.
-CALLS: dict[str, Callable[..., tuple]] = {
+# Calls that are one CUDA call (see onecall.one_call): its name, how each output converts and,
+# where they differ from the row's, the CUDA call's arguments; the value of a memset as the
+# C API's unsigned char / short / int takes it. Then the calls that are one call into memory.
+body.table({
+    "hipPointerGetAttributes": C("rt.cudaPointerGetAttributes", _ptr_attrs),
+    "hipFreeAsync": C("rt.cudaFreeAsync"),
+    "hipMemset": C("rt.cudaMemset"),
+    "hipMemsetAsync": C("rt.cudaMemsetAsync"),
+    "hipMemcpy": C("rt.cudaMemcpy", args=lambda d, s, n, k: (d, s, n, _kind(k))),
+    "hipMemcpyAsync": C("rt.cudaMemcpyAsync", args=lambda d, s, n, k, st: (d, s, n, _kind(k), st)),
+    "hipMemcpyHtoD": C("rt.cudaMemcpy", args=lambda d, s, n: (d, s, n, 1)),
+    "hipMemcpyDtoH": C("rt.cudaMemcpy", args=lambda d, s, n: (d, s, n, 2)),
+    "hipMemcpyDtoD": C("rt.cudaMemcpy", args=lambda d, s, n: (d, s, n, 3)),
+    "hipMemcpyHtoDAsync": C("rt.cudaMemcpyAsync", args=lambda d, s, n, st: (d, s, n, 1, st)),
+    "hipMemcpyDtoHAsync": C("rt.cudaMemcpyAsync", args=lambda d, s, n, st: (d, s, n, 2, st)),
+    "hipMemcpyDtoDAsync": C("rt.cudaMemcpyAsync", args=lambda d, s, n, st: (d, s, n, 3, st)),
+    "hipHostRegister": C("drv.cuMemHostRegister", args=lambda p, n, flags: (p, n, CU_PINNED | int(flags) & 0x4)),
+    "hipHostUnregister": C("drv.cuMemHostUnregister"),
+    "hipHostGetDevicePointer": C("drv.cuMemHostGetDevicePointer", _new(ht.Pointer), args=lambda p, flags: (p, 0)),
     "hipMemsetD8": C("drv.cuMemsetD8", args=lambda d, v, n: (d, int(v) & 0xFF, n)),
     "hipMemsetD16": C("drv.cuMemsetD16", args=lambda d, v, n: (d, int(v) & 0xFFFF, n)),
     "hipMemsetD32": C("drv.cuMemsetD32", args=lambda d, v, n: (d, int(v) & 0xFFFFFFFF, n)),
     "hipMemsetD8Async": C("drv.cuMemsetD8Async", args=lambda d, v, n, s: (d, int(v) & 0xFF, n, s)),
     "hipMemsetD16Async": C("drv.cuMemsetD16Async", args=lambda d, v, n, s: (d, int(v) & 0xFFFF, n, s)),
     "hipMemsetD32Async": C("drv.cuMemsetD32Async", args=lambda d, v, n, s: (d, int(v) & 0xFFFFFFFF, n, s)),
-    "hipMemset2D": C("rt.cudaMemset2D"), "hipMemset2DAsync": C("rt.cudaMemset2DAsync"),
+    "hipMemset2D": C("rt.cudaMemset2D"),
+    "hipMemset2DAsync": C("rt.cudaMemset2DAsync"),
     "hipMemsetD2D8": C("drv.cuMemsetD2D8", args=lambda d, p, v, w, h: (d, p, int(v) & 0xFF, w, h)),
     "hipMemsetD2D16": C("drv.cuMemsetD2D16", args=lambda d, p, v, w, h: (d, p, int(v) & 0xFFFF, w, h)),
     "hipMemsetD2D32": C("drv.cuMemsetD2D32", args=lambda d, p, v, w, h: (d, p, int(v) & 0xFFFFFFFF, w, h)),
     "hipMemcpy2D": C("rt.cudaMemcpy2D", args=lambda d, dp, s, sp, w, h, k: (d, dp, s, sp, w, h, _kind(k))),
     "hipMemcpy2DAsync": C("rt.cudaMemcpy2DAsync",
                           args=lambda d, dp, s, sp, w, h, k, st: (d, dp, s, sp, w, h, _kind(k), st)),
-    "hipMemcpyPeer": C("rt.cudaMemcpyPeer"), "hipMemcpyPeerAsync": C("rt.cudaMemcpyPeerAsync"),
+    "hipMemcpyPeer": C("rt.cudaMemcpyPeer"),
+    "hipMemcpyPeerAsync": C("rt.cudaMemcpyPeerAsync"),
     "hipHostGetFlags": C("rt.cudaHostGetFlags", _int),
-    "hipModuleGetFunctionCount": C("drv.cuModuleGetFunctionCount", _int),
-    "hipFuncGetAttribute": C("drv.cuFuncGetAttribute", _int),
-    "hipFuncSetAttribute": C("drv.cuFuncSetAttribute"),
-    "hipFuncSetCacheConfig": C("drv.cuFuncSetCacheConfig"),
-    "hipModuleOccupancyMaxActiveBlocksPerMultiprocessor": C("drv.cuOccupancyMaxActiveBlocksPerMultiprocessor",
-                                                            _int),
-    "hipModuleOccupancyMaxActiveBlocksPerMultiprocessorWithFlags": C(
-        "drv.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", _int),
-    "hipOccupancyMaxActiveBlocksPerMultiprocessor": C("drv.cuOccupancyMaxActiveBlocksPerMultiprocessor", _int),
+    "hipMalloc": memory.malloc,
+    "hipMallocAsync": memory.malloc,
+    "hipFree": memory.free,
+    "hipHostMalloc": memory.host_alloc,
+    "hipHostAlloc": memory.host_alloc,
+    "hipMallocHost": lambda size: memory.host_alloc(size, 0),
+    "hipHostFree": memory.host_free,
+    "hipFreeHost": memory.host_free,
     "hipMemAllocHost": lambda size: memory.host_alloc(size, 0),
-}
-BODIES: dict[str, Callable] = {name: fn for name, fn in globals().items() if name.startswith("hip")
-                               and callable(fn) and getattr(fn, "__module__", "") == __name__}
+})

@@ -1,5 +1,5 @@
-"""The cuda backend's bodies of stream-ordered allocation from memory pools and of
-hipExtStreamCreateWithCUMask, over cuda-bindings' driver API.
+"""The cuda backend's bodies of the memory-pool calls (catalogue family ``mempool``):
+stream-ordered allocation from memory pools, over cuda-bindings' driver API.
 
 HIP's pool calls are CUDA's (cuMemPool*, cuMemAllocFromPoolAsync, cuDevice*MemPool) with
 the same numbering of hipMemPoolAttr, hipMemAllocationType, hipMemLocationType and
@@ -8,21 +8,23 @@ way (a NULL pool or value, properties other than pinned memory on a device, dest
 device's default pool: hipErrorInvalidValue), so a program gets HIP's answer and the
 driver never sees a NULL handle. hipMemPoolSetAttribute/GetAttribute go to libcuda's own
 functions through ctypes: HIP's ``void* value`` is passed through as the C API takes it,
-whatever the attribute's width. CUDA has no CU masks: hipExtStreamCreateWithCUMask checks
-its mask as HIP does and makes a plain stream (the mask is ignored).
+whatever the attribute's width. Each body is registered with ``@body``.
 """
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Callable
+from typing import Any
 
 from hrr.backends import hiptypes as ht
+from hrr.backends.bodies import Bodies
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda._runtime import driver, ensure_context
 
 E = ht.hipError_t
 _PINNED, _LOCATION_DEVICE = 1, 1   # hipMemAllocationTypePinned, hipMemLocationTypeDevice
+
+body = Bodies("mempool")
 
 
 def _pool(v: Any) -> Any:
@@ -35,6 +37,7 @@ def _cu_device(device: Any) -> Any:
     return None if int(err) else cudev
 
 
+@body
 def hipDeviceGetDefaultMemPool(device: Any) -> tuple:
     cudev = _cu_device(device)
     if cudev is None:
@@ -43,6 +46,7 @@ def hipDeviceGetDefaultMemPool(device: Any) -> tuple:
     return (hip_error(err), _pool(pool) if int(err) == 0 else None)
 
 
+@body
 def hipDeviceGetMemPool(device: Any) -> tuple:
     cudev = _cu_device(device)
     if cudev is None:   # HIP answers an unknown device here with an invalid value
@@ -51,6 +55,7 @@ def hipDeviceGetMemPool(device: Any) -> tuple:
     return (hip_error(err), _pool(pool) if int(err) == 0 else None)
 
 
+@body
 def hipDeviceSetMemPool(device: Any, mem_pool: int) -> tuple:
     cudev = _cu_device(device)
     if cudev is None or not mem_pool:
@@ -86,6 +91,7 @@ def cu_pool_props(pool_props: Any) -> Any:
     return props
 
 
+@body
 def hipMemPoolCreate(pool_props: Any) -> tuple:
     props = None if pool_props is None else cu_pool_props(pool_props)
     if props is None:
@@ -106,12 +112,14 @@ def _is_default_pool(mem_pool: int) -> bool:
     return False
 
 
+@body
 def hipMemPoolDestroy(mem_pool: int) -> tuple:
     if not mem_pool or _is_default_pool(mem_pool):
         return (E.hipErrorInvalidValue,)
     return (hip_error(driver().cuMemPoolDestroy(mem_pool)[0]),)
 
 
+@body
 def hipMallocFromPoolAsync(size: Any, mem_pool: int, stream: int) -> tuple:
     n = int(size)
     if not mem_pool:
@@ -124,6 +132,7 @@ def hipMallocFromPoolAsync(size: Any, mem_pool: int, stream: int) -> tuple:
     return (SUCCESS, ht.DeviceArray(int(ptr), n))
 
 
+@body
 def hipMemPoolTrimTo(mem_pool: int, min_bytes_to_hold: Any) -> tuple:
     if not mem_pool:
         return (E.hipErrorInvalidValue,)
@@ -140,24 +149,11 @@ def _attribute(name: str, mem_pool: int, attr: Any, value: Any) -> tuple:
     return (hip_error(res),)
 
 
+@body
 def hipMemPoolSetAttribute(mem_pool: int, attr: Any, value: Any) -> tuple:
     return _attribute("cuMemPoolSetAttribute", mem_pool, attr, value)
 
 
+@body
 def hipMemPoolGetAttribute(mem_pool: int, attr: Any, value: Any) -> tuple:
     return _attribute("cuMemPoolGetAttribute", mem_pool, attr, value)
-
-
-def hipExtStreamCreateWithCUMask(cuMaskSize: Any, cuMask: Any) -> tuple:
-    """A plain stream (cudaStreamCreate): CUDA cannot restrict a stream to some SMs, so
-    the mask is checked as HIP checks it (non-empty, not NULL) and then ignored."""
-    n = int(cuMaskSize)
-    listed = isinstance(cuMask, (list, tuple))
-    if n <= 0 or cuMask is None or (len(cuMask) < n if listed else not ht.address_or_zero(cuMask)):
-        return (E.hipErrorInvalidValue, None)
-    err, stream = S.rt.cudaStreamCreate()
-    return (hip_error(err), ht.ihipStream_t(int(stream)) if int(err) == 0 else None)
-
-
-BODIES: dict[str, Callable] = {name: fn for name, fn in globals().items() if name.startswith("hip") and callable(fn)
-                               and getattr(fn, "__module__", None) == __name__}

@@ -222,7 +222,7 @@ def test_properties_from_a_real_cuda_device_prop():
     from cuda.bindings import runtime
     p = runtime.cudaDeviceProp()
     p.major, p.minor, p.asyncEngineCount, p.sharedMemPerMultiprocessor = 9, 0, 3, 233472
-    props = cuda_api._props(p)
+    props = device_calls._props(p)
     assert props.gcnArchName == ht.as_text(b"sm_90") and props.deviceOverlap == 1
     assert props.maxSharedMemoryPerMultiProcessor == 233472 and props.arch.hasDoubles == 1
     assert type(props.uuid) is type(ht.hipDeviceProp_t().uuid) and type(props.maxTexture2D) is list

@@ -8,7 +8,7 @@ import ctypes
 import pytest
 
 from hrr.backends import hiptypes as ht
-from hrr.backends.cuda import memory_calls, modules
+from hrr.backends.cuda import module_calls, modules
 from hrr.backends.kernargs import POINTER, VALUE, KernelLayout, ParamSpec
 from test_table_cpu import cuda  # noqa: F401 - the fake-driver fixture
 
@@ -116,7 +116,7 @@ def test_cooperative_launch_passes_kernel_params_into_one_buffer(cuda, monkeypat
     monkeypatch.setitem(modules._layouts, 0x55, KernelLayout((ParamSpec(0, 8, POINTER, "p"),
                                                               ParamSpec(8, 4, VALUE, "n"))))
     seen = []
-    real = memory_calls.driver
+    real = module_calls.driver
 
     class Spy:
         def __getattr__(self, fn):
@@ -129,7 +129,7 @@ def test_cooperative_launch_passes_kernel_params_into_one_buffer(cuda, monkeypat
                                  ctypes.c_uint32.from_address(params[1]).value))
                 return call(*args)
             return spy
-    monkeypatch.setattr(memory_calls, "driver", Spy)
+    monkeypatch.setattr(module_calls, "driver", Spy)
     p, n = ctypes.c_void_p(0xABC0), ctypes.c_uint32(9)
     args = [ctypes.addressof(p), ctypes.addressof(n)]
     assert hip.hipModuleLaunchCooperativeKernel(F, 2, 1, 1, 64, 1, 1, 0, S, args) == (E.hipSuccess,)
@@ -161,7 +161,7 @@ def test_shared_mem_config_checks_its_value_and_survives_a_driver_without_it(cud
 
     def missing(*args):
         raise RuntimeError("Function \"cuFuncSetSharedMemConfig\" not found")
-    monkeypatch.setattr(type(memory_calls.driver()), "cuFuncSetSharedMemConfig", missing, raising=False)
+    monkeypatch.setattr(type(module_calls.driver()), "cuFuncSetSharedMemConfig", missing, raising=False)
     assert hip.hipFuncSetSharedMemConfig(F, 1) == (E.hipSuccess,)
 
 

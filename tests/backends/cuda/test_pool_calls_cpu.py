@@ -9,7 +9,7 @@ import pytest
 from fakecuda import FakeCuda
 
 from hrr.backends import hiptypes as ht
-from hrr.backends.cuda import _runtime, pool_calls
+from hrr.backends.cuda import _runtime, pool_calls, stream_calls
 from test_table_cpu import cuda  # noqa: F401 - the fake-driver fixture
 
 E = ht.hipError_t
@@ -31,8 +31,8 @@ def _props(alloc_type=1, loc_type=1, device=0, max_size=1 << 20, handle_types=0)
 
 def test_every_pool_row_has_a_cuda_body():
     from hrr.api.catalogue import CATALOGUE
-    rows = {name for name, row in CATALOGUE.items() if row.family == "mempool"} | {"hipExtStreamCreateWithCUMask"}
-    assert rows <= set(pool_calls.BODIES)
+    rows = {name for name, row in CATALOGUE.items() if row.family == "mempool"}
+    assert rows <= set(pool_calls.body.bodies) and "hipExtStreamCreateWithCUMask" in stream_calls.body.bodies
 
 
 @pytest.mark.parametrize("name,args,call,out", [
