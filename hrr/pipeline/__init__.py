@@ -18,7 +18,10 @@ Which calls do what is asked of the HIP API catalogue, never spelled as API name
 ``creating("graph_exec")``, ``destroying("device")``... return the names of the matching
 rows, to pass to ``ctx.watch`` or to test ``event.api`` against; ``api_row(name)`` is one
 row (its ``params``, ``outs``, ``stream`` and ``param_index``), and ``param_at(row, role,
-kind)`` / ``result_at(row, role, kind)`` find an argument or an output by meaning.
+kind)`` / ``param_positions(row, role, kind)`` / ``result_at(row, role, kind)`` find an
+argument or an output by meaning. A role is named by its class, never spelled as a string:
+``param_at(row, Roles.Handle, "graph")``, ``result_at(row, Roles.AllocOut)``. These queries
+still accept a role's name as a string, for plugins written before ``Roles``.
 """
 from __future__ import annotations
 
@@ -50,11 +53,10 @@ from hrr.pipeline.context import (
     LaunchInfo,
     PointerWord,
     backend_stream_capturing,
-    param_at,
-    result_at,
 )
 from hrr.pipeline.hookspecs import hookimpl
 from hrr.pipeline.replay import ReplayContext
+from hrr.pipeline.roles import Roles, param_at, param_positions, result_at
 
 
 def hrr_version() -> str:
@@ -70,8 +72,9 @@ __all__ = [
     "CallInfo", "LaunchInfo", "PointerWord", "Event", "EventRefused",
     # the catalogue, asked by meaning
     "Api", "Param", "Out", "api_row", "allocating", "releasing", "registering", "aliasing",
-    "launching", "creating", "destroying", "waiting", "with_effect", "param_at", "result_at",
-    "adding_kernel_nodes",
+    "launching", "creating", "destroying", "waiting", "with_effect", "adding_kernel_nodes",
+    # where a row holds a value of a role, the roles named by class
+    "Roles", "param_at", "param_positions", "result_at",
     # allocations: kinds and a range table
     "DEVICE", "PINNED", "REGISTERED", "Allocation", "AllocationTable",
     # argument values, as the application passed them, to ints

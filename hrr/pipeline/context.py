@@ -34,22 +34,3 @@ def backend_stream_capturing(hip: Any, stream: Any) -> bool:
     except Exception:  # noqa: BLE001 - a handle the backend rejects is not capturing
         return False
     return int(err) == 0 and int(status) != 0
-
-
-def param_at(row: Api, role: str, kind: str | None = None) -> int:
-    """Where the row's first parameter of ``role`` (and handle or enum ``kind``, when
-    given) sits in ``call.args`` and ``event.args``; KeyError names the row when none.
-    Look it up once per row, when subscribing, not per call."""
-    for i, p in enumerate(row.params):
-        if p.role == role and kind in (None, p.kind):
-            return i
-    raise KeyError(f"{row.name} has no {role} parameter" + (f" of kind {kind}" if kind else ""))
-
-
-def result_at(row: Api, role: str, kind: str | None = None) -> int:
-    """Where the row's first output of ``role`` (and ``kind``, when given) sits in the
-    call's return tuple (the error code is at 0); KeyError names the row when none."""
-    for i, o in enumerate(row.outs):
-        if o.role == role and kind in (None, o.kind):
-            return 1 + i
-    raise KeyError(f"{row.name} has no {role} output" + (f" of kind {kind}" if kind else ""))

@@ -31,6 +31,7 @@ from hrr.pipeline import (
     Event,
     LaunchInfo,
     ReplayContext,
+    Roles,
     api_row,
     backend_stream_capturing,
     creating,
@@ -38,6 +39,7 @@ from hrr.pipeline import (
     handle_or_zero,
     hookimpl,
     param_at,
+    param_positions,
     result_at,
     with_effect,
     hrr_version,
@@ -239,7 +241,7 @@ class GraphCapturePlugin:
 
     def _watch_graph_launch(self, ctx: CaptureContext, row: Api) -> None:
         """Snapshot, at each launch of a graph, the pinned memory its kernels point into."""
-        exec_at, stream_at = param_at(row, "handle", "graph_exec"), _stream_at(row)
+        exec_at, stream_at = param_at(row, Roles.Handle, "graph_exec"), _stream_at(row)
         state = self.state
         assert state is not None
 
@@ -267,7 +269,7 @@ class GraphCapturePlugin:
     def _watch_kernel_node(self, ctx: CaptureContext, row: Api) -> None:
         """A kernel node's pinned pointers (seen as its LaunchInfo while the call records)
         join its graph's, or its executable graph's, once the call succeeded."""
-        owner_at = next(i for i, p in enumerate(row.params) if p.role == "handle")
+        owner_at = param_at(row, Roles.Handle)
         kind, state, tls = row.params[owner_at].kind or "", self.state, self._tls
         assert state is not None
 
@@ -337,7 +339,7 @@ def _on_begin(state: CaptureState, row: Api) -> AfterWatcher:
 
 
 def _on_end(state: CaptureState, row: Api) -> AfterWatcher:
-    stream_at, graph_at = _stream_at(row), result_at(row, "handle", "graph")
+    stream_at, graph_at = _stream_at(row), result_at(row, Roles.HandleOut, "graph")
 
     def after(call: CallInfo, result: tuple) -> None:
         ok = int(result[0]) == 0 and result[graph_at] is not None
@@ -346,7 +348,7 @@ def _on_end(state: CaptureState, row: Api) -> AfterWatcher:
 
 
 def _on_record(state: CaptureState, row: Api) -> AfterWatcher:
-    event_at, stream_at = param_at(row, "handle", "event"), _stream_at(row)
+    event_at, stream_at = param_at(row, Roles.Handle, "event"), _stream_at(row)
 
     def after(call: CallInfo, result: tuple) -> None:
         if int(result[0]) == 0:
@@ -355,7 +357,7 @@ def _on_record(state: CaptureState, row: Api) -> AfterWatcher:
 
 
 def _on_wait(state: CaptureState, row: Api) -> AfterWatcher:
-    stream_at, event_at = _stream_at(row), param_at(row, "handle", "event")
+    stream_at, event_at = _stream_at(row), param_at(row, Roles.Handle, "event")
 
     def after(call: CallInfo, result: tuple) -> None:
         if int(result[0]) == 0:
@@ -364,7 +366,7 @@ def _on_wait(state: CaptureState, row: Api) -> AfterWatcher:
 
 
 def _on_instantiate(state: CaptureState, row: Api) -> AfterWatcher:
-    graph_at, exec_at = param_at(row, "handle", "graph"), result_at(row, "handle", "graph_exec")
+    graph_at, exec_at = param_at(row, Roles.Handle, "graph"), result_at(row, Roles.HandleOut, "graph_exec")
 
     def after(call: CallInfo, result: tuple) -> None:
         if int(result[0]) == 0 and result[exec_at] is not None:
@@ -374,7 +376,7 @@ def _on_instantiate(state: CaptureState, row: Api) -> AfterWatcher:
 
 def _on_destroy(kind: str) -> Callable[[CaptureState, Api], AfterWatcher]:
     def make(state: CaptureState, row: Api) -> AfterWatcher:
-        at = param_at(row, "handle", kind)
+        at = param_at(row, Roles.Handle, kind)
         table = state.execs if kind == "graph_exec" else state.graphs
 
         def after(call: CallInfo, result: tuple) -> None:
@@ -387,9 +389,8 @@ def _on_destroy(kind: str) -> Callable[[CaptureState, Api], AfterWatcher]:
 
 def _on_node(state: CaptureState, row: Api) -> AfterWatcher:
     """A node made in a graph; a child-graph node also takes its child's kernels."""
-    graph_at, node_at = param_at(row, "handle", "graph"), result_at(row, "handle", "graph_node")
-    child_at = next((i for i, p in enumerate(row.params) if p.role == "handle" and p.kind == "graph"
-                     and i != graph_at), None)
+    graph_at, node_at = param_at(row, Roles.Handle, "graph"), result_at(row, Roles.HandleOut, "graph_node")
+    child_at = next((i for i in param_positions(row, Roles.Handle, "graph") if i != graph_at), None)
 
     def after(call: CallInfo, result: tuple) -> None:
         if int(result[0]) == 0 and result[node_at] is not None:
@@ -402,9 +403,9 @@ def _on_node(state: CaptureState, row: Api) -> AfterWatcher:
 
 def _on_graph_copy(state: CaptureState, row: Api) -> AfterWatcher:
     """A graph made from another (a clone), or an executable graph updated from one."""
-    src_at = param_at(row, "handle", "graph")
-    out_at = result_at(row, "handle", "graph") if any(o.kind == "graph" for o in row.outs) else None
-    exec_at = None if out_at is not None else param_at(row, "handle", "graph_exec")
+    src_at = param_at(row, Roles.Handle, "graph")
+    out_at = result_at(row, Roles.HandleOut, "graph") if any(o.kind == "graph" for o in row.outs) else None
+    exec_at = None if out_at is not None else param_at(row, Roles.Handle, "graph_exec")
 
     def after(call: CallInfo, result: tuple) -> None:
         if int(result[0]) != 0:
@@ -420,7 +421,7 @@ def _on_graph_copy(state: CaptureState, row: Api) -> AfterWatcher:
 def _graph_copies() -> frozenset[str]:
     """Calls that make a graph from a graph (a clone), or update an executable graph from one."""
     made = {name for name in creating("graph")
-            if any(p.role == "handle" and p.kind == "graph" for p in api_row(name).params)}
+            if param_positions(api_row(name), Roles.Handle, "graph")}
     return frozenset(made) | with_effect("update_exec")
 
 
@@ -466,7 +467,7 @@ def _replay_end(state: CaptureState, row: Api) -> Transition:
 
 
 def _replay_record(state: CaptureState, row: Api) -> Transition:
-    event_of, stream_of = _event_reader(row, param_at(row, "handle", "event")), _event_reader(row, _stream_at(row))
+    event_of, stream_of = _event_reader(row, param_at(row, Roles.Handle, "event")), _event_reader(row, _stream_at(row))
 
     def record(event: Event, err: int) -> None:
         if err == 0:
@@ -475,7 +476,7 @@ def _replay_record(state: CaptureState, row: Api) -> Transition:
 
 
 def _replay_wait(state: CaptureState, row: Api) -> Transition:
-    event_of, stream_of = _event_reader(row, param_at(row, "handle", "event")), _event_reader(row, _stream_at(row))
+    event_of, stream_of = _event_reader(row, param_at(row, Roles.Handle, "event")), _event_reader(row, _stream_at(row))
 
     def wait(event: Event, err: int) -> None:
         if err == 0:

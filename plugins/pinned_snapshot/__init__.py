@@ -35,6 +35,7 @@ from hrr.pipeline import (
     Event,
     LaunchInfo,
     ReplayContext,
+    Roles,
     address_or_zero,
     aliasing,
     allocating,
@@ -464,7 +465,7 @@ def _reset_watcher(tracker: Tracker) -> AfterWatcher:
 
 
 def _alloc_watcher(tracker: Tracker, row: Api) -> AfterWatcher:
-    at = result_at(row, "alloc")
+    at = result_at(row, Roles.AllocOut)
     out = row.outs[at - 1]
     size_at, kind = row.param_index(out.size or ""), out.kind or PINNED
 
@@ -475,7 +476,7 @@ def _alloc_watcher(tracker: Tracker, row: Api) -> AfterWatcher:
 
 
 def _register_watcher(tracker: Tracker, row: Api) -> AfterWatcher:
-    at = param_at(row, "host_range")
+    at = param_at(row, Roles.HostRange)
     size_at = row.param_index(row.params[at].size or "")
 
     def after(call: CallInfo, result: tuple) -> None:
@@ -485,7 +486,7 @@ def _register_watcher(tracker: Tracker, row: Api) -> AfterWatcher:
 
 
 def _alias_watcher(tracker: Tracker, row: Api) -> AfterWatcher:
-    host_at, alias_at = param_at(row, "ptr"), result_at(row, "alias")
+    host_at, alias_at = param_at(row, Roles.Ptr), result_at(row, Roles.AliasOut)
 
     def after(call: CallInfo, result: tuple) -> None:
         if int(result[0]) == 0 and result[alias_at] is not None:

@@ -1,7 +1,8 @@
 """No role name is spelled as a string outside the roles and the catalogue: codec, surface,
 recorder, replay, dump, diff and info ask the role (``hrr.api.roles``) for what they need
 to know about a kind of value, so a new role is seen everywhere it belongs and no two
-places can disagree on, say, which roles are addresses."""
+places can disagree on, say, which roles are addresses. The built-in plugins name roles
+through the plugin API's role classes (``hrr.pipeline.Roles``), never as strings."""
 from __future__ import annotations
 
 import ast
@@ -13,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 ROLE_NAMES = frozenset(PARAM_ROLES) | frozenset(OUT_ROLES)
 ALLOWED = ("hrr/api/roles/", "hrr/api/catalogue.py")
 # Calls whose string arguments are role names.
-ROLE_TAKERS = frozenset({"param_role", "out_role", "param_at", "result_at", "_first"})
+ROLE_TAKERS = frozenset({"param_role", "out_role", "param_at", "param_positions", "result_at", "_first"})
 
 
 def _strings(node: ast.AST) -> list[ast.Constant]:
@@ -52,12 +53,22 @@ def role_literals(source: str, filename: str) -> list[str]:
     return sorted({f"{filename}:{c.lineno}: {c.value!r}" for c in found})
 
 
-def test_no_role_name_is_a_string_literal_outside_the_roles():
-    files = [p for p in sorted((ROOT / "hrr").rglob("*.py"))
+def _found(folder: str) -> list[str]:
+    files = [p for p in sorted((ROOT / folder).rglob("*.py"))
              if not str(p.relative_to(ROOT)).startswith(ALLOWED)]
-    assert len(files) > 50
-    found = [hit for path in files for hit in role_literals(path.read_text(), str(path.relative_to(ROOT)))]
+    assert files
+    return [hit for path in files for hit in role_literals(path.read_text(), str(path.relative_to(ROOT)))]
+
+
+def test_no_role_name_is_a_string_literal_outside_the_roles():
+    assert len(list((ROOT / "hrr").rglob("*.py"))) > 50
+    found = _found("hrr")
     assert not found, "role names spelled as strings (ask the role in hrr.api.roles):\n" + "\n".join(found)
+
+
+def test_the_builtin_plugins_name_roles_by_class():
+    found = _found("plugins")
+    assert not found, "role names spelled as strings (name the role by class: hrr.pipeline.Roles):\n" + "\n".join(found)
 
 
 def test_the_walk_finds_role_names_wherever_they_act_as_roles():
@@ -65,7 +76,8 @@ def test_the_walk_finds_role_names_wherever_they_act_as_roles():
               "    pass\n"
               "X = {'value': 1, 'enum': 2}\n"
               "i = param_at(row, 'host_range')\n"
-              "ok = row.destroys == 'alloc' and extra['launch'] and d.get('name')\n")
+              "ok = row.destroys == 'alloc' and extra['launch'] and d.get('name')\n"
+              "js = param_positions(row, 'handle', 'graph') + (param_at(row, Roles.Handle, 'graph'),)\n")
     assert role_literals(source, "m.py") == [
         "m.py:1: 'copy_src'", "m.py:1: 'handle'", "m.py:1: 'ptr'", "m.py:3: 'enum'", "m.py:3: 'value'",
-        "m.py:4: 'host_range'"]
+        "m.py:4: 'host_range'", "m.py:6: 'handle'"]

@@ -73,6 +73,35 @@ def test_every_name_of_the_plugin_api_exists():
     assert "before(call)" in doc and "after(call, result)" in doc
 
 
+def test_roles_names_every_role_by_its_class():
+    """``hrr.pipeline.Roles`` holds every role hrr's roles register, so a plugin can name
+    any role by class; a parameter role and an output role of one name stay apart."""
+    from hrr.api.roles import OUT_ROLES, PARAM_ROLES
+    from hrr.pipeline import Roles
+    offered = {v for k, v in vars(Roles).items() if not k.startswith("_") and isinstance(v, type)}
+    ours = {type(r) for r in (*PARAM_ROLES.values(), *OUT_ROLES.values())
+            if type(r).__module__.startswith("hrr.api.roles.")}
+    assert offered == ours
+    assert all(getattr(Roles, c.__name__) is c for c in ours)
+    with pytest.raises(TypeError):
+        Roles()
+
+
+def test_catalogue_queries_take_role_classes_and_still_names():
+    from hrr.pipeline import Roles, param_at, param_positions, result_at
+    row = hrr.pipeline.api_row(next(iter(hrr.pipeline.creating("graph_exec"))))
+    assert param_at(row, Roles.Handle, "graph") == param_at(row, "handle", "graph")
+    assert result_at(row, Roles.HandleOut, "graph_exec") == result_at(row, "handle", "graph_exec")
+    assert param_positions(row, Roles.Handle, "graph") == (param_at(row, Roles.Handle, "graph"),)
+    assert param_positions(row, Roles.Dim3) == ()
+    with pytest.raises(TypeError, match="Role class"):
+        param_at(row, Roles.HandleOut)          # an output role where a parameter role belongs
+    with pytest.raises(TypeError, match="OutRole class"):
+        result_at(row, Roles.Handle)
+    with pytest.raises(KeyError, match="no dim3 parameter"):
+        param_at(row, Roles.Dim3)
+
+
 # ---------------------------------------------------------------- rows the plugins were never told of
 def _row_like(model: str, name: str) -> catalogue.Api:
     return attrs.evolve(catalogue.CATALOGUE[model], name=name)
