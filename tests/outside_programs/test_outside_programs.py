@@ -51,6 +51,7 @@ def _load(name: str) -> Any:
 
 fetch = _load("fetch")
 runner = _load("run")
+bundle = _load("device-bundle")
 
 
 def _run(*args: str, timeout: float = 3000) -> tuple[int, dict[str, dict], str]:
@@ -217,6 +218,75 @@ def test_runner_runs_captures_and_replays_each_program_and_classifies_the_failur
     assert res["ours/listed"]["class"] == "not run" and "only listed" in res["ours/listed"]["run"]["error"]
     table = (tmp_path / "out" / "results.md").read_text()
     assert "1 of 2 programs run pass" in table and "| ours/bad | 10" in table
+
+
+# -- the GPU machine's run (device-bundle.py, run.py --wheels / --replay-only, gpu.sh) ---------------
+def test_the_gpu_run_takes_the_programs_the_sim_passes_and_replays_the_interop_ones_captures():
+    m = fetch.load_manifest()
+    on_gpu = runner.select_programs(m["program"], sim_pass=True, no_interop=True)
+    interop = [p for p in runner.select_programs(m["program"], sim_pass=True) if p not in on_gpu]
+    assert on_gpu and all("interop" not in p.get("needs", []) and p.get("sim") == "pass" for p in on_gpu)
+    assert interop and all("interop" in p["needs"] for p in interop)
+    # offline, no venv a GPU program runs in installs kernel_tuner with its dependencies (scipy,
+    # pandas, scikit-learn: over the carry) and none installs ziglang (the sim's compiler)
+    for env in {p["env"] for p in on_gpu}:
+        venv = m["venv"][env]
+        assert not any(s.startswith("kernel_tuner") for s in venv.get("offline_pip", venv["pip"])), env
+    assert "ziglang" in " ".join(runner.hrr_runtime_deps())
+    assert not any(d.startswith(("ziglang", "hip-python")) for d in runner.hrr_runtime_deps(offline=True))
+    jacobi = next(p for p in m["program"] if p["name"] == "hip-python7/hip_jacobi")
+    assert runner.tolerance_for(jacobi, "sim") is None and runner.tolerance_for(jacobi, "cuda")[0] == 0.001
+
+
+def test_a_trimmed_wheel_tree_is_zipped_back_into_a_wheel_with_its_record(tmp_path):
+    wheel = tmp_path / "hip_python-7.0.0-cp312-cp312-manylinux_2_28_x86_64.whl"
+    files = {"hip/__init__.py": b"x = 1\n", "hip/hip.cpython-312-x86_64-linux-gnu.so": b"\x7fELF hip",
+             "hip/hipblas.cpython-312-x86_64-linux-gnu.so": b"\x7fELF blas", "hip/hip.pyx": b"# cython",
+             "hip/_util/types.pyx": b"# kept", "hip_python-7.0.0.dist-info/METADATA": b"Name: hip-python\n",
+             "hip_python-7.0.0.dist-info/RECORD": b"stale\n"}
+    import zipfile
+    with zipfile.ZipFile(wheel, "w") as z:
+        for name, data in files.items():
+            z.writestr(name, data)
+    tree = bundle.trimmed_tree(wheel, tmp_path)
+    assert tree.name == wheel.name + ".tree.tar.xz"
+    (tmp_path / "wheels").mkdir()
+    tree.rename(tmp_path / "wheels" / tree.name)
+    dirs = runner.wheel_dirs([tmp_path / "wheels"], tmp_path / "venvs")
+    rebuilt = tmp_path / "venvs" / "_wheels" / wheel.name
+    assert dirs[-1] == rebuilt.parent and rebuilt.exists()
+    with zipfile.ZipFile(rebuilt) as z:
+        names = sorted(z.namelist())
+        record = z.read("hip_python-7.0.0.dist-info/RECORD").decode()
+    assert names == ["hip/__init__.py", "hip/_util/types.pyx", "hip/hip.cpython-312-x86_64-linux-gnu.so",
+                     "hip_python-7.0.0.dist-info/METADATA", "hip_python-7.0.0.dist-info/RECORD"]
+    assert "hip/hip.cpython-312-x86_64-linux-gnu.so,sha256=" in record and "hipblas" not in record
+
+
+def test_replay_only_replays_sim_captures_and_adds_them_to_the_results(tmp_path):
+    if not (runner._hip_python_version(sys.executable) or "").startswith("10."):
+        pytest.skip("this interpreter holds no hip-python 10.x (the hp10 venv would be built)")
+    manifest, cache = _our_manifest(tmp_path)
+    rc, res, log = _run("--manifest", str(manifest), "--cache", str(cache), "--offline", "--only", "ours/style_hip",
+                        "--out", str(tmp_path / "out"), timeout=600)
+    assert rc == 0, log
+    archives = tmp_path / "archives"
+    archives.mkdir()
+    shutil.move(str(tmp_path / "out" / "ours_style_hip.hrr"), archives / "ours_style_hip.hrr")
+    r = res["ours/style_hip"]
+    (archives / "archives.json").write_text(json.dumps({"archives": [{
+        "name": "ours/style_hip", "archive": "ours_style_hip.hrr", "env": "hp10", "hip_python": r["hip_python"],
+        "sim": {s: r[s] for s in STEPS}}]}))
+    rc, res, log = _run("--manifest", str(manifest), "--cache", str(cache), "--replay-only", str(archives),
+                        "--out", str(tmp_path / "out"), timeout=600)
+    assert rc == 0, log
+    data = json.loads((tmp_path / "out" / "results.json").read_text())
+    rows = [(x["name"], x.get("mode")) for x in data["results"]]
+    assert rows == [("ours/style_hip", None), ("ours/style_hip", "captured on sim, replayed on sim")], rows
+    replayed = data["results"][1]
+    assert replayed["ok"] and replayed["replay"]["exit"] == 0 and replayed["replay"]["last_line"] == "Result: OK"
+    table = (tmp_path / "out" / "results.md").read_text()
+    assert "1 of 1 archives captured on the sim" in table and "(captured on sim, replayed on sim) | 10" in table
 
 
 # -- the real programs -----------------------------------------------------------------------------
