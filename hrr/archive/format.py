@@ -26,6 +26,7 @@ from typing import Any
 import msgpack
 import xxhash
 
+from hrr.api.wire import API, TID, WIRE_LEN
 from hrr.errors import FormatError
 
 MAGIC = b"HRREVT\r\n"            # CR LF catches text-mode / line-ending mangling
@@ -105,37 +106,37 @@ def api_table() -> list[str]:
 def decode_record(value: Any, apis: list[str], threads: list[int]) -> Any:
     """The wire value of one decoded v2 record (``threads``: this frame's thread table, extended
     in place). Raises ValueError for an API number or thread index it cannot resolve."""
-    if type(value) is not list or len(value) != 7:
+    if type(value) is not list or len(value) != WIRE_LEN:
         return value
-    api = value[2]
+    api = value[API]
     if type(api) is int:
         if not 0 <= api < len(apis):
             raise ValueError(f"API number {api} is not in the header's table of {len(apis)}")
-        value[2] = apis[api]
-        t = value[1]
+        value[API] = apis[api]
+        t = value[TID]
         if type(t) is int:
             if not 0 <= t < len(threads):
                 raise ValueError(f"thread index {t} is not declared earlier in its frame")
-            value[1] = threads[t]
+            value[TID] = threads[t]
         elif type(t) is list and len(t) == 1 and type(t[0]) is int:
             if len(threads) >= MAX_BATCH_RECORDS:
                 raise ValueError("more threads declared in one frame than it can hold records")
             threads.append(t[0])
-            value[1] = t[0]
+            value[TID] = t[0]
         else:
             raise ValueError("an API-numbered record needs a thread index or [tid]")
     elif type(api) is list:
         if len(api) != 1:
             raise ValueError("a wrapped third item must be a 1-item list")
-        value[2] = api[0]
+        value[API] = api[0]
     return value
 
 
 def escape_record(value: Any) -> Any:
     """``value`` as a v2 writer writes a record it does not number (see decode_record)."""
-    if type(value) in (list, tuple) and len(value) == 7 and type(value[2]) in (int, list, tuple):
+    if type(value) in (list, tuple) and len(value) == WIRE_LEN and type(value[API]) in (int, list, tuple):
         value = list(value)
-        value[2] = [value[2]]
+        value[API] = [value[API]]
     return value
 
 

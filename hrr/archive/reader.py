@@ -28,7 +28,7 @@ from hrr.archive.fsutil import open_dir_nofollow, open_file_nofollow, read_exact
 from hrr.archive.limits import Limits
 from hrr.errors import ArchiveError, FormatError, LimitExceeded
 from hrr.events.codec import event_from_wire
-from hrr.events.model import Event
+from hrr.events.model import API, TID, WIRE_LEN, Event
 
 _ZERO3 = b"\x00\x00\x00"
 
@@ -450,10 +450,10 @@ class ProcessArchive:
                     raise ValueError(f"record of {end - at} bytes is over max_record_bytes")
                 # The common record (an API number, a declared thread index) is resolved
                 # here; decode_record settles every other shape and names what is wrong.
-                if type(value) is list and len(value) == 7:
-                    api, t = value[2], value[1]
+                if type(value) is list and len(value) == WIRE_LEN:
+                    api, t = value[API], value[TID]
                     if type(api) is int and type(t) is int and 0 <= api < napis and 0 <= t < nthreads:
-                        value[2], value[1] = apis[api], threads[t]
+                        value[API], value[TID] = apis[api], threads[t]
                     else:
                         value = decode_record(value, apis, threads)
                         nthreads = len(threads)

@@ -37,6 +37,7 @@ from hrr.archive.pack import ENTRY, SMALL_BLOB, PackWriter
 from hrr.archive.format import (EVENTS_FILE, FILE_MODE, FORMAT_VERSION, FRAME_EVENT, FRAME_HEADER, FRAME_TRAILER,
                                 MANIFEST_FILE, PID_DIR_PREFIX, api_table, checksum, content_name,
                                 encode_file_header, encode_frame, escape_record, BLOBS_DIR)
+from hrr.api.wire import API, ARGS, ERR, EXTRA, OUTS, SEQ, TID, WIRE_LEN
 from hrr.archive.fsutil import check_file_size_limit, make_private_dir, preallocate, replace_file, write_all
 from hrr.config import config
 from hrr.errors import ArchiveError, LimitExceeded
@@ -195,17 +196,17 @@ class ProcessWriter:
                 self._append_v1(record)
                 return
             new_tid = None
-            if type(record) is list and len(record) == 7 and type(record[2]) is str \
-                    and type(record[1]) is int:
-                num = self._api_numbers.get(record[2])
+            if type(record) is list and len(record) == WIRE_LEN and type(record[API]) is str \
+                    and type(record[TID]) is int:
+                num = self._api_numbers.get(record[API])
                 if num is not None:
-                    tid = record[1]
+                    tid = record[TID]
                     t: Any = self._threads.get(tid)
                     if t is None:
                         new_tid = tid
                         self._threads[tid] = len(self._threads)
                         t = [tid]
-                    record = [record[0], t, num, record[3], record[4], record[5], record[6]]
+                    record = [record[SEQ], t, num, record[ARGS], record[ERR], record[OUTS], record[EXTRA]]
             else:
                 record = escape_record(record)
             try:

@@ -31,9 +31,8 @@ from hrr.api.catalogue import CATALOGUE
 from hrr.api.roles import PARAM_ROLES, WireType
 from hrr.errors import FormatError
 from hrr.events.launch import LAUNCH_FIELDS
-from hrr.events.model import PSEUDO_EVENTS, Event
+from hrr.events.model import API, PSEUDO_EVENTS, WIRE_FIELDS, WIRE_LEN, Event
 
-WIRE_FIELDS = ("seq", "tid", "api", "args", "err", "outs", "extra")
 MAX_WIRE_DEPTH = 4          # args/outs nesting: endpoints are 2 deep; 4 leaves room
 MAX_WIRE_LIST = 16          # items in a list inside args/outs (an endpoint has 4, a dim3 3)
 MAX_OUTS = 16               # the catalogue's most is 3
@@ -220,9 +219,9 @@ def record_check(api: str) -> Callable[[list], bool] | None:
 def _well_formed(value: Any) -> bool:
     """True exactly when :func:`_schema_problem` finds nothing, specialised per API and
     cheap for the common record; any doubt is settled by the full check, which names the field."""
-    if type(value) is not list or len(value) != 7 or type(value[2]) is not str:
+    if type(value) is not list or len(value) != WIRE_LEN or type(value[API]) is not str:
         return False
-    ok = _RECORD_CHECKS.get(value[2])
+    ok = _RECORD_CHECKS.get(value[API])
     return ok is not None and ok(value)
 
 

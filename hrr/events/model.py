@@ -1,13 +1,16 @@
 """The recorded-call event, as an attrs frozen class.
 
 Capture builds the wire tuple directly on its hot path (see codec.py); readers build
-``Event`` objects from it. Field meanings: docs/archive-format.md ("Event records").
+``Event`` objects from it. Field meanings: docs/archive-format.md ("Event records"); a record's items are
+indexed by the names of their positions (``SEQ`` .. ``EXTRA``, ``Field``).
 """
 from __future__ import annotations
 
 from typing import Any
 
 import attrs
+
+from hrr.api.wire import API, ARGS, ERR, EXTRA, OUTS, SEQ, TID, WIRE_FIELDS, WIRE_LEN, Field
 
 # A pseudo-event: the bytes an asynchronous device-to-host copy delivered, taken when
 # capture saw the copy's stream synchronised. ``args`` is ``(copy_seq,)``.
@@ -49,3 +52,7 @@ def wire_event(wire: list) -> Event:
     """The ``Event`` of a wire record the codec has already checked (no second check)."""
     seq, tid, api, args, err, outs, extra = wire
     return Event(seq, tid, api, tuple(args), err, tuple(outs), extra)
+
+
+__all__ = ["API", "ARGS", "ERR", "EXTRA", "OUTS", "PSEUDO_D2H_CHECK", "PSEUDO_EVENTS", "PSEUDO_UNCATALOGUED", "SEQ",
+           "TID", "UNCATALOGUED_REASON", "WIRE_FIELDS", "WIRE_LEN", "Event", "Field", "wire_event"]

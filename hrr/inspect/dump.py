@@ -24,6 +24,7 @@ from hrr.api.roles import out_role, param_role
 from hrr.archive import Limits, open_archive
 from hrr.errors import UsageError
 from hrr.events.launch import launch_map
+from hrr.events.model import EXTRA, WIRE_LEN
 from hrr.events.ranges import CallRange
 
 #: enum name -> {value: member name} (hip-python's enums or hrr's mirrors); see _enum_names.
@@ -357,7 +358,7 @@ def _copy(row: Api, args: list) -> dict[str, Any]:
 
 def _wire_problem(value: Any) -> str | None:
     """Why a decoded record cannot be read as an event, or None when it can."""
-    if not isinstance(value, list) or len(value) != 7:
+    if not isinstance(value, list) or len(value) != WIRE_LEN:
         return "not a 7-item event record"
     seq, tid, api, args, err, outs, extra = value
     types = ((seq, int, "seq"), (tid, int, "tid"), (api, str, "api"), (args, list, "args"),
@@ -410,7 +411,7 @@ def _process_entries(proc: Any, filt: DumpFilter, progress: Any = None) -> Itera
             thread = names.thread(tid)
             row = CATALOGUE.get(api)
             if row is not None:
-                names.observe(row, args, err, outs, value[6])
+                names.observe(row, args, err, outs, value[EXTRA])
             shown = ((calls is None or seq in calls) and (apis is None or api in apis)
                      and (sel is None or (sel.number == thread if sel.number is not None else sel.tid == tid)))
             if shown:

@@ -22,7 +22,8 @@ from hrr.api.roles import LAUNCH, Call, byte_counts, out_role, param_role
 from hrr.backends.contract import Backend
 from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError, LimitExceeded
 from hrr.events import PSEUDO_D2H_CHECK, event_from_wire
-from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON, wire_event
+from hrr.events.model import (API, ARGS, ERR, EXTRA, OUTS, PSEUDO_UNCATALOGUED, SEQ, TID, UNCATALOGUED_REASON, WIRE_LEN,
+                              wire_event)
 from hrr.events.codec import _well_formed, record_check, schema_error
 from hrr.pipeline.context import EventRefused
 from hrr.pipeline.replay import ReplayContext
@@ -142,7 +143,7 @@ class ProcessReplayer:
         for item in items:
             if inherited:  # the parent's records end at the fork
                 first = item[2] if type(item) is tuple else getattr(item, "value", None)
-                if type(first) is list and first and type(first[0]) is int and first[0] >= prefix_until:
+                if type(first) is list and first and type(first[SEQ]) is int and first[SEQ] >= prefix_until:
                     return True
             if deadline is not None and clock() > deadline:
                 stats.timed_out = True
@@ -155,11 +156,11 @@ class ProcessReplayer:
                 # as it was at its first record: rows do not change during a replay), on
                 # the dispatching thread. Anything else takes the general path below.
                 value = item[2]
-                if type(value) is list and len(value) == 7 and type(value[2]) is str:
-                    plan = plans.get(value[2])
-                    if plan is None and getattr(CATALOGUE.get(value[2]), "launch", None) is not None:
-                        plan = self._plan_for(value[2])   # a launch's first record takes the fast path too
-                    if plan is not None and plan.fast is not None and value[1] == threads.first:
+                if type(value) is list and len(value) == WIRE_LEN and type(api := value[API]) is str:
+                    plan = plans.get(api)
+                    if plan is None and getattr(CATALOGUE.get(api), "launch", None) is not None:
+                        plan = self._plan_for(api)   # a launch's first record takes the fast path too
+                    if plan is not None and plan.fast is not None and value[TID] == threads.first:
                         # a launch in capture's common shape: replayed in one pass, or
                         # declined untouched (then the checks below take it)
                         if stats.events >= max_events:
@@ -173,7 +174,7 @@ class ProcessReplayer:
                             stats.events += 1
                             self._refused(value, exc)
                             continue
-                    if plan is not None and plan.wf is not None and value[1] == threads.first \
+                    if plan is not None and plan.wf is not None and value[TID] == threads.first \
                             and plan.wf(value):
                         if stats.events >= max_events:
                             stats.failures.append(f"stopped after {max_events} events (--max-events)")
@@ -213,13 +214,13 @@ class ProcessReplayer:
                 self._refuse_raw(*refusal)  # type: ignore[misc]
                 continue
             if self._setup and self.range is not None:
-                if v[2].startswith("@"):  # a check before the range: not verified
+                if v[API].startswith("@"):  # a check before the range: not verified
                     continue
-                if skipped_in_setup(v[2], v[4]):
+                if skipped_in_setup(v[API], v[ERR]):
                     self.range.setup_skipped += 1
                     continue
                 self.range.setup_replayed += 1
-            tid = v[1]
+            tid = v[TID]
             if tid == threads.first or threads.first is None:
                 threads.first = tid  # the dispatching thread stands for the first recorded one
                 replay(v)
@@ -227,7 +228,7 @@ class ProcessReplayer:
             try:
                 threads.run(tid, functools.partial(replay, v))
             except LimitExceeded as exc:  # a thread over --max-threads: its records are refused
-                self._refuse_raw(v[0], v[2], exc.what, "limit")
+                self._refuse_raw(v[SEQ], v[API], exc.what, "limit")
         return True
 
     # ------------------------------------------------------------------ --calls
@@ -238,7 +239,7 @@ class ProcessReplayer:
         assert self.range is not None
         if inherited:
             return "setup"
-        seq = v[0] if v is not None else index
+        seq = v[SEQ] if v is not None else index
         self.range.saw(seq)
         calls = self.range.calls
         if seq < calls.start:
@@ -265,8 +266,8 @@ class ProcessReplayer:
                 self.stats.checks_unverifiable += len(self._checks)
                 self._checks.clear()
                 return False
-        if v is not None and v[2] == PSEUDO_D2H_CHECK and len(v[3]) == 1 \
-                and type(v[3][0]) is int and v[3][0] in self._checks:
+        if v is not None and v[API] == PSEUDO_D2H_CHECK and len(v[ARGS]) == 1 \
+                and type(v[ARGS][0]) is int and v[ARGS][0] in self._checks:
             self.range.late_checks += 1
             self._replay_wire(v)
         return bool(self._checks)
@@ -277,7 +278,7 @@ class ProcessReplayer:
     def _replay_wire(self, v: list) -> None:
         """Replay one schema-checked wire record ``[seq, tid, api, args, err, outs, extra]``."""
         try:
-            api = v[2]
+            api = v[API]
             plan = self._plans.get(api)
             if plan is None or plan.row is not CATALOGUE.get(api):
                 plan = self._plan_for(api)
@@ -288,11 +289,11 @@ class ProcessReplayer:
     def _refused(self, v: list, exc: BaseException) -> None:
         """Count and name the refusal of record ``v`` that ``exc`` ended."""
         if isinstance(exc, EventRefused):
-            self._refuse_raw(v[0], v[2], exc.reason, exc.category)
+            self._refuse_raw(v[SEQ], v[API], exc.reason, exc.category)
         elif isinstance(exc, BlobError):
-            self._refuse_raw(v[0], v[2], str(exc), "blob")
+            self._refuse_raw(v[SEQ], v[API], str(exc), "blob")
         else:
-            self._refuse_raw(v[0], v[2], f"replay could not use this record "
+            self._refuse_raw(v[SEQ], v[API], f"replay could not use this record "
                              f"({type(exc).__name__}: {str(exc)[:200]})", "bad_record")
 
     def _plan_for(self, api: str) -> "_Plan":
@@ -306,7 +307,7 @@ class ProcessReplayer:
         """A catalogue call with actions, allocations, outputs or a launch (the general path)."""
         row = plan.row
         assert row is not None
-        args_in = v[3]
+        args_in = v[ARGS]
         if len(args_in) != plan.nparams:
             raise EventRefused(f"{len(args_in)} arguments recorded, {row.name} takes {plan.nparams}",
                                category="bad_record")
@@ -327,7 +328,7 @@ class ProcessReplayer:
         if fn is None:
             raise EventRefused(f"the {self.backend.NAME} backend has no {row.name}", category="unsupported")
         charged = self._charge_allocation(plan, call)  # before anything is allocated
-        before, after, after_failed = plan.hooks(v[6])
+        before, after, after_failed = plan.hooks(v[EXTRA])
         try:
             if before is not None:
                 before(ctx=self.ctx, event=_event_of(call), stream=stream)
@@ -349,9 +350,9 @@ class ProcessReplayer:
         if err != 0:  # nothing was allocated
             self.budget.release(charged)
             charged = 0
-        recorded = v[4]
+        recorded = v[ERR]
         if err != recorded and not row.volatile:
-            self._diverged(row, v[0], recorded, err)
+            self._diverged(row, v[SEQ], recorded, err)
         elif err and err == recorded:
             self.stats.reproduced_errors += 1
         if err == 0:
@@ -501,7 +502,7 @@ class ProcessReplayer:
     # ------------------------------------------------------------------ outputs
     def _bind_outputs(self, plan: "_Plan", call: Call, result: tuple, charged: int = 0) -> None:
         row = call.row
-        for bind, cap, rep in zip(plan.binders, call.wire[5], result[1:], strict=False):
+        for bind, cap, rep in zip(plan.binders, call.wire[OUTS], result[1:], strict=False):
             if bind is None or cap is None or rep is None or not isinstance(cap, (int, bytes)):
                 continue
             charged = bind(call, cap, rep, charged)
@@ -521,21 +522,21 @@ class ProcessReplayer:
 
     # ------------------------------------------------------------------ checks
     def _pseudo(self, v: list) -> None:
-        args = v[3]
-        if v[2] == PSEUDO_UNCATALOGUED and len(args) == 1 and type(args[0]) is str \
+        args = v[ARGS]
+        if v[API] == PSEUDO_UNCATALOGUED and len(args) == 1 and type(args[0]) is str \
                 and args[0].isascii() and args[0].isidentifier() and len(args[0]) <= 64:
             self.stats.unreplayable += 1   # a passed-through call: never replayed, --strict fails
-            self._refuse_raw(v[0], args[0], UNCATALOGUED_REASON, "unreplayable")
+            self._refuse_raw(v[SEQ], args[0], UNCATALOGUED_REASON, "unreplayable")
             return
-        if v[2] != PSEUDO_D2H_CHECK or len(args) != 1 or type(args[0]) is not int:
-            raise EventRefused(f"unknown pseudo-event {v[2]}", category="bad_record")
+        if v[API] != PSEUDO_D2H_CHECK or len(args) != 1 or type(args[0]) is not int:
+            raise EventRefused(f"unknown pseudo-event {v[API]}", category="bad_record")
         check = self._checks.pop(args[0], None)
         if check is None and self.range is not None and args[0] < self.range.calls.start:
             return  # the check of a set-up copy: not verified, not counted
         if check is None:
             raise EventRefused(f"a check names record {args[0]}, which replay did not copy",
                                category="bad_record")
-        blob = v[6].get("blob")
+        blob = v[EXTRA].get("blob")
         check.expected_blob = blob if isinstance(blob, str) else None
         self._compare(check)
 
@@ -679,7 +680,7 @@ def _not_replayed(api: str, row: Api | None, rep: ProcessReplayer) -> Callable[[
 
     def unreplayable(v: list) -> None:
         stats.unreplayable += 1
-        rep._refuse_raw(v[0], api, reason, "unreplayable")
+        rep._refuse_raw(v[SEQ], api, reason, "unreplayable")
     return unreplayable
 
 
@@ -698,23 +699,23 @@ def _simple_run(plan: _Plan, rep: ProcessReplayer) -> Callable[[list], None]:
     def settle(v: list, err: int) -> None:
         """Count the call and compare its error with the recording's."""
         stats.replayed += 1
-        recorded = v[4]
+        recorded = v[ERR]
         if err != recorded:
             if not volatile:
-                rep._diverged(row, v[0], recorded, err)
+                rep._diverged(row, v[SEQ], recorded, err)
         elif err:
             stats.reproduced_errors += 1
         if synced and err == 0:
             rep._device_synced()
 
     def run(v: list) -> None:
-        args = v[3]
+        args = v[ARGS]
         if len(args) != n:
             raise EventRefused(f"{len(args)} arguments recorded, {name} takes {n}", category="bad_record")
         raw = [check(x) for check, x in zip(checks, args, strict=True)] if n else args
         if fn is None:
             raise EventRefused(f"the {rep.backend.NAME} backend has no {name}", category="unsupported")
-        before, after, after_failed = hooks(v[6]) if v[6] else plain
+        before, after, after_failed = hooks(v[EXTRA]) if v[EXTRA] else plain
         ev = None
         if before is not None:
             ev = wire_event(v)
@@ -729,10 +730,10 @@ def _simple_run(plan: _Plan, rep: ProcessReplayer) -> Callable[[list], None]:
     if fn is not None and not n and plain == (None, None, None):
         def run_bare(v: list) -> None:
             """No argument, no hook: the call and its error's comparison only."""
-            if v[6]:   # plugin records: a plugin watching with_records may want this one
+            if v[EXTRA]:   # plugin records: a plugin watching with_records may want this one
                 return run(v)
-            if v[3]:
-                raise EventRefused(f"{len(v[3])} arguments recorded, {name} takes 0", category="bad_record")
+            if v[ARGS]:
+                raise EventRefused(f"{len(v[ARGS])} arguments recorded, {name} takes 0", category="bad_record")
             settle(v, int(fn()[0]))
         return run_bare
     return run
@@ -740,9 +741,9 @@ def _simple_run(plan: _Plan, rep: ProcessReplayer) -> Callable[[list], None]:
 
 def _api_name_of(value: Any) -> str:
     """The API a malformed record names, when that much of it is sound (for its refusal)."""
-    if isinstance(value, (list, tuple)) and len(value) > 2 and isinstance(value[2], str) \
-            and (value[2] in CATALOGUE or value[2] == PSEUDO_D2H_CHECK):
-        return value[2]
+    if isinstance(value, (list, tuple)) and len(value) > API and isinstance(value[API], str) \
+            and (value[API] in CATALOGUE or value[API] == PSEUDO_D2H_CHECK):
+        return value[API]
     return "?"
 
 

@@ -11,6 +11,7 @@ from typing import Any, Callable, ClassVar, NamedTuple, Protocol, Sequence, Type
 import xxhash
 
 from hrr.api.catalogue import Api, Out, Param
+from hrr.api.wire import ERR, EXTRA, SEQ
 from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, handle_or_zero
 from hrr.backends.kernargs import LaunchInfo
 from hrr.errors import EventRefused
@@ -166,17 +167,17 @@ class Call:
     @property
     def seq(self) -> int:
         """The record's sequence number."""
-        return self.wire[0]
+        return self.wire[SEQ]
 
     @property
     def err(self) -> int:
         """The error the recorded call returned."""
-        return self.wire[4]
+        return self.wire[ERR]
 
     @property
     def extra(self) -> dict:
         """The record's extra map (launch arguments, plugin records)."""
-        return self.wire[6]
+        return self.wire[EXTRA]
 
 
 Action = Callable[[Call], Any]

@@ -21,6 +21,7 @@ from hrr.api.roles.base import (
     register,
 )
 from hrr.api.roles.graphs import handle_values, pack_u64, unpack_u64
+from hrr.api.wire import OUTS
 from hrr.backends.hiptypes import address_or_zero, handle_or_zero
 
 
@@ -129,7 +130,7 @@ def _alloc_size(row: Api, j: int) -> Callable[[Call], int]:
         return lambda call: call.raw[at] if at is not None else 0
 
     def size(call: Call) -> int:
-        outs = call.wire[5]
+        outs = call.wire[OUTS]
         unit = check_size(outs[per] if len(outs) > per else 0, f"the recorded {out.per}")
         return check_size((call.raw[at] if at is not None else 1) * unit, f"{row.name}'s allocation size")
     return size

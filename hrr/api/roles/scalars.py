@@ -34,6 +34,7 @@ from hrr.api.roles.base import (
     register,
     scalar,
 )
+from hrr.api.wire import OUTS
 from hrr.backends.hiptypes import ENUM_TYPES, address_or_zero
 
 
@@ -59,7 +60,7 @@ class Value(Role):
         j = next(k for k, o in enumerate(row.outs) if o.name == source)
 
         def act(call: Call) -> Any:
-            recorded = call.wire[5][j] if len(call.wire[5]) > j else None
+            recorded = call.wire[OUTS][j] if len(call.wire[OUTS]) > j else None
             if call.err or recorded is None:
                 return call.raw[i]
             return check_size(recorded, f"the recorded {source}")

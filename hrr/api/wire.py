@@ -1,0 +1,30 @@
+"""The positions of a wire record ``[seq, tid, api, args, err, outs, extra]``.
+
+Declared at the ground floor so that the roles (which read a record's outputs and extras)
+and every layer above index a record by name; ``hrr.events.model`` offers them too.
+``Field`` is the same as an ``IntEnum``; the plain constants are what hot paths index with.
+"""
+from __future__ import annotations
+
+from enum import IntEnum
+
+
+class Field(IntEnum):
+    """A wire record's items by position."""
+
+    SEQ = 0
+    TID = 1
+    API = 2
+    ARGS = 3
+    ERR = 4
+    OUTS = 5
+    EXTRA = 6
+
+
+SEQ, TID, API, ARGS, ERR, OUTS, EXTRA = (int(f) for f in Field)
+#: The record's field names in order (``WIRE_FIELDS[API] == "api"``).
+WIRE_FIELDS = tuple(f.name.lower() for f in Field)
+#: Items in a record.
+WIRE_LEN = len(WIRE_FIELDS)
+
+__all__ = ["API", "ARGS", "ERR", "EXTRA", "OUTS", "SEQ", "TID", "WIRE_FIELDS", "WIRE_LEN", "Field"]
