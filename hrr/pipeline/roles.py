@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, final
 
-from hrr.api.roles import OutRole, Role
+from hrr.api.roles import OUT_ROLES, PARAM_ROLES, OutRole, Role
 from hrr.api.roles.addresses import CopyDst, CopySrc, Handle, HostRange, Ptr
 from hrr.api.roles.code import Code, Options, RtcOut, Source
 from hrr.api.roles.graphs import Handles, HostNode, InstantiateParams, KernelNode, MemsetNode
@@ -69,6 +69,13 @@ class Roles:
 
     def __init__(self) -> None:
         raise TypeError("Roles is a namespace of role classes; use Roles.Handle, Roles.AllocOut, ...")
+
+
+# The names above are what mypy checks plugins against; a role hrr's roles package gains
+# later is offered as well, by its class name, so adding a role touches only its own module.
+for _role in (*PARAM_ROLES.values(), *OUT_ROLES.values()):
+    if type(_role).__module__.startswith("hrr.api.roles."):
+        setattr(Roles, type(_role).__name__, type(_role))
 
 
 def _role_name(role: type[Role] | type[OutRole] | str, want: type, where: str) -> str:

@@ -87,6 +87,25 @@ def test_roles_names_every_role_by_its_class():
         Roles()
 
 
+def test_a_role_the_roles_package_gains_is_offered_without_an_entry_here():
+    """A role class added to a module of ``hrr.api.roles`` reaches ``Roles`` by itself."""
+    import importlib
+
+    import hrr.pipeline.roles as plugin_roles
+    from hrr.api.roles import Role, register, unregister
+
+    class Stamp(Role):
+        name = "test_stamp"
+    Stamp.__module__ = "hrr.api.roles.test_stamp"
+    register(Stamp)
+    try:
+        fresh = importlib.reload(plugin_roles)
+        assert fresh.Roles.Stamp is Stamp
+    finally:
+        unregister(Stamp)
+        importlib.reload(plugin_roles)
+
+
 def test_catalogue_queries_take_role_classes_and_still_names():
     from hrr.pipeline import Roles, param_at, param_positions, result_at
     row = hrr.pipeline.api_row(next(iter(hrr.pipeline.creating("graph_exec"))))
