@@ -28,8 +28,9 @@ process and takes the median of the rounds. It prints one line per figure and wr
   h200_replay_ratio_warm    --backend cuda only: replay / the program's run on a warm context
   replay_launch_us          replay time per small launch (an archive of fill_u32 launches)
 
-plus ``*_format1`` figures: the same cheap-call figures with the version 1 writer
-(one frame per record), measured in the same rounds, and a ``meta`` map (machine, commit).
+plus ``*_format1`` figures: the same cheap-call figures with a version 1 writer (one frame
+per record; hrr writes only version 3, so this is the tests' tests/old_formats.py), measured
+in the same rounds, and a ``meta`` map (machine, commit).
 """
 from __future__ import annotations
 
@@ -54,15 +55,15 @@ import xxhash
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))   # bench/floor.py, when loaded by path
+sys.path.insert(2, os.path.join(ROOT, "tests"))                   # tests/old_formats.py (the *_format1 figures)
 
 from floor import MinimalRecorder  # noqa: E402
-from hrr.archive import open_process_writer  # noqa: E402
-from hrr.archive.format import FORMAT_VERSION  # noqa: E402
 from hrr.backends import load_backend  # noqa: E402
 from hrr.capture.session import CaptureSession  # noqa: E402
 from hrr.config import config  # noqa: E402
 from hrr.replay.engine import ReplayOptions  # noqa: E402
 from hrr.replay.run import replay_archive  # noqa: E402
+from old_formats import open_old_writer  # noqa: E402
 
 CPU_KEYS = ("call_overhead_us", "launch_overhead_us", "snapshot_unchanged_ratio", "snapshot_changed_bytes",
             "archive_bytes_per_event", "replay_events_per_s")
@@ -112,11 +113,10 @@ def alternate(variants: dict[str, Callable[[], float]], rounds: int) -> dict[str
 class Capture:
     """One capture session kept open across rounds, in its own temp directory."""
 
-    def __init__(self, be: Any, plugins: list[str] | None, format_version: int = FORMAT_VERSION) -> None:
+    def __init__(self, be: Any, plugins: list[str] | None, writer_factory: Any = None) -> None:
         self.root = tempfile.mkdtemp(prefix="hrr-bench-")
         cfg = attrs.evolve(config(), backend=be.NAME, content_mode="content")
-        factory = functools.partial(open_process_writer, format_version=format_version)
-        self.session = CaptureSession(be, cfg, self.root, plugins=plugins, writer_factory=factory)
+        self.session = CaptureSession(be, cfg, self.root, plugins=plugins, writer_factory=writer_factory)
         self.hip = self.session.hip
 
     @property
@@ -180,7 +180,8 @@ def cheap_calls(hip: Any, n: int) -> None:
 
 def bench_calls(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:
     """call_overhead_us and archive_bytes_per_event, with the current writer (batched frames) and the v1 writer."""
-    caps = {"batched": Capture(be, None), "v1": Capture(be, None, format_version=1)}
+    caps = {"batched": Capture(be, None),
+            "v1": Capture(be, None, writer_factory=functools.partial(open_old_writer, format_version=1))}
     sizes: dict[str, list[float]] = {"batched": [], "v1": []}
     floor = MinimalRecorder(be.hip)
 

@@ -97,7 +97,7 @@ def frame_header(frame_type: int, payload: bytes | memoryview, count: int = 0) -
 # int or a list gets that item wrapped in a 1-item list, so every value reads back exactly.
 
 def api_table() -> list[str]:
-    """The API names by number, as a v2 writer puts them in the header: catalogue order, then pseudo-events."""
+    """The API names by number, as the writer puts them in the header: catalogue order, then pseudo-events."""
     from hrr.api.catalogue import CATALOGUE
     from hrr.events.model import PSEUDO_EVENTS
     return [*CATALOGUE, *sorted(PSEUDO_EVENTS)]
@@ -133,7 +133,7 @@ def decode_record(value: Any, apis: list[str], threads: list[int]) -> Any:
 
 
 def escape_record(value: Any) -> Any:
-    """``value`` as a v2 writer writes a record it does not number (see decode_record)."""
+    """``value`` as the writer writes a record it does not number (see decode_record)."""
     if type(value) in (list, tuple) and len(value) == WIRE_LEN and type(value[API]) in (int, list, tuple):
         value = list(value)
         value[API] = [value[API]]

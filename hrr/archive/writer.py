@@ -2,14 +2,15 @@
 
 ``append`` packs a record straight into a shared mapping of events.bin: no syscall per
 record, and once it returns the record is in the kernel's page cache, which keeps it
-whatever kills the process next (SIGKILL and segfaults included). Records go into the
-open batch frame (format version 2): each record's bytes are copied in with its first byte
-last, so a record is either whole or starts with a zero byte, which readers take as the end.
+whatever kills the process next (SIGKILL and segfaults included). It writes format
+version 3 only (the reader also reads 1 and 2). Records go into the open batch frame: each
+record's bytes are copied in with its first byte last, so a record is either whole or
+starts with a zero byte, which readers take as the end.
 The batch is closed (its count, length and one xxh3 checksum written, type byte last) when
 it reaches BATCH_RECORDS records or BATCH_BYTES bytes, at ``flush()`` (sync points), at
 fork and at close. ``append_call``, capture's hot path, checks one bound for a thread
 already declared in the open batch (``_limit``: room, size cap, batch bytes) and leaves the
-rest (a new batch or thread, growth, the cap, a stop, format 1) to its slow path. The file is reserved on
+rest (a new batch or thread, growth, the cap, a stop) to its slow path. The file is reserved on
 disk (``posix_fallocate``) in growing steps *before* each mapping, so a full disk or the
 file-size limit is an error at growth time instead of a SIGBUS; the unused reserved tail
 stays zero, which readers take as the end of the stream. ``close`` writes the trailer into
@@ -55,8 +56,6 @@ TRAILER_RESERVE = 128
 BATCH_RECORDS = 256
 BATCH_BYTES = 64 << 10
 _PAGE = mmap.PAGESIZE
-_RESERVED = b"\x00\x00\x00"
-_pack_header = FRAME_HEADER.pack_into
 _get_ident = threading.get_ident
 _NATIVE_HINT = "records may hold only lists, str-keyed dicts, ints, floats, str, bytes, bools and None"
 
@@ -64,8 +63,7 @@ _NATIVE_HINT = "records may hold only lists, str-keyed dicts, ints, floats, str,
 def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[str, Any], *,
                         manifest: Mapping[str, Any] | None = None,
                         max_bytes: int | None = -1,
-                        warn_bytes: int | None = -1, pack_blobs: bool | None = None,
-                        format_version: int = FORMAT_VERSION) -> "ProcessWriter":
+                        warn_bytes: int | None = -1, pack_blobs: bool | None = None) -> "ProcessWriter":
     """Create ``root/pid-<pid>/`` and return a writer for it (manifest written, clean_shutdown false).
 
     ``header`` must name ``backend``; its msgpack-native fields go into the events.bin header.
@@ -73,15 +71,11 @@ def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[
     ``max_bytes``/``warn_bytes``: size cap and warning threshold of this pid directory
     (None: none; default: HRR_MAX_ARCHIVE_BYTES / HRR_WARN_ARCHIVE_BYTES via hrr.config).
     ``pack_blobs``: small blobs go into a pack file (default: HRR_PACK_BLOBS, on).
-    ``format_version``: 1 writes one frame per record (for tests and benchmarks of the old format);
-    2 writes version 3's frames under a version 2 header (for tests of archives an older hrr
-    wrote: the records, launches as maps, are the caller's).
     """
     return ProcessWriter(os.fspath(root), pid, header, manifest or {},
                          max_bytes=config().max_archive_bytes if max_bytes == -1 else max_bytes,
                          warn_bytes=config().warn_archive_bytes if warn_bytes == -1 else warn_bytes,
-                         pack_blobs=config().pack_blobs if pack_blobs is None else pack_blobs,
-                         format_version=format_version)
+                         pack_blobs=config().pack_blobs if pack_blobs is None else pack_blobs)
 
 
 def _round_up(n: int) -> int:
@@ -92,8 +86,7 @@ class ProcessWriter:
     """Writes one process's events.bin, blobs, code objects and manifest. Thread-safe."""
 
     def __init__(self, root: str, pid: int, header: Mapping[str, Any], manifest: Mapping[str, Any], *,
-                 max_bytes: int | None = None, warn_bytes: int | None = None, pack_blobs: bool = False,
-                 format_version: int = FORMAT_VERSION) -> None:
+                 max_bytes: int | None = None, warn_bytes: int | None = None, pack_blobs: bool = False) -> None:
         backend = header.get("backend")
         if type(backend) is not str:
             raise ArchiveError("writer header must name the backend as a string", where=root)
@@ -125,9 +118,6 @@ class ProcessWriter:
         self._stored = 0                   # bytes of blobs, code objects and pack entries written
         self._pack: PackWriter | None = None
         self._pack_below = SMALL_BLOB if pack_blobs else 0   # blobs smaller than this go into the pack
-        if format_version not in (1, 2, FORMAT_VERSION):
-            raise ArchiveError(f"cannot write format version {format_version}", where=root)
-        self.format_version = format_version
         self._batch_start = -1             # offset of the open batch's frame header; -1: none open
         self._batch_first = 0              # _events when the open batch was opened
         self._batch_full = 0               # the open batch is full once _events reaches this
@@ -137,7 +127,6 @@ class ProcessWriter:
         self._threads: dict[int, int] = {}
         apis = api_table()
         self._api_numbers = {name: i for i, name in enumerate(apis)}
-        self._api_names = apis
         self.seq = 0                       # the next call's sequence number (append_call)
         try:
             make_private_dir(root)
@@ -146,12 +135,10 @@ class ProcessWriter:
         except OSError as exc:
             raise ArchiveError(f"cannot create the process directory: {exc}", where=self.path,
                                hint="choose a new archive directory for each capture") from None
-        fields = {**header, "format_version": format_version, "pid": pid,
-                  "created": header.get("created", time.time())}
-        if format_version >= 2:
-            fields["apis"] = apis
+        fields = {**header, "format_version": FORMAT_VERSION, "pid": pid,
+                  "created": header.get("created", time.time()), "apis": apis}
         try:
-            head = encode_file_header(fields, format_version)
+            head = encode_file_header(fields)
         except (TypeError, ValueError, OverflowError) as exc:
             raise ArchiveError(f"header is not msgpack-native: {exc}", where=self.path) from None
         flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -170,7 +157,6 @@ class ProcessWriter:
         self._pos = len(head)
         self._manifest = manifest_mod.default_manifest(pid, backend)
         self._manifest["created"] = fields["created"]
-        self._manifest["format_version"] = format_version
         self._manifest.update(manifest)
         try:
             self._write_manifest()
@@ -191,9 +177,6 @@ class ProcessWriter:
             if self._off:
                 if self.incomplete is not None:
                     self._not_recorded += 1
-                return
-            if self.format_version == 1:
-                self._append_v1(record)
                 return
             new_tid = None
             if type(record) is list and len(record) == WIRE_LEN and type(record[API]) is str \
@@ -228,8 +211,8 @@ class ProcessWriter:
         with self._lock:
             seq = self.seq
             self.seq = seq + 1
-            # The thread map holds only threads declared in the open batch: a hit means format
-            # 2, recording on and a batch open, so the common call checks one more thing, that
+            # The thread map holds only threads declared in the open batch: a hit means
+            # recording on and a batch open, so the common call checks one more thing, that
             # the record ends at or before _limit (room, size cap, batch bytes: see _set_limit).
             t = self._threads.get(_get_ident())
             if t is None:
@@ -257,15 +240,12 @@ class ProcessWriter:
 
     def _append_call_slow(self, seq: int, api: int, args: Any, err: int, outs: Any,
                           extra: Any) -> int:   # caller holds _lock
-        """append_call for a thread new to the batch, no batch open, format 1 or recording off."""
+        """append_call for a thread new to the batch, no batch open or recording off."""
         if self._off:
             if self.incomplete is not None:
                 self._not_recorded += 1
             return seq
         tid = _get_ident()
-        if self.format_version == 1:
-            self._append_v1([seq, tid, self._api_names[api], args, err, outs, extra])
-            return seq
         t: Any = self._threads.get(tid)
         new_tid = None
         if t is None:
@@ -303,7 +283,7 @@ class ProcessWriter:
             if new_tid is not None and not placed:
                 self._threads.pop(new_tid, None)   # numbered for a record never written
 
-    def _place(self, payload: bytes) -> bool:   # caller holds _lock; format 2, recording on
+    def _place(self, payload: bytes) -> bool:   # caller holds _lock; recording on
         """Copy a packed record into the open batch (opening one), first byte last, closing
         the batch when full; False (counted) when the size cap or the disk refused it."""
         n = len(payload)
@@ -359,24 +339,6 @@ class ProcessWriter:
                 self._not_recorded += 1
                 return False
         return True
-
-    def _append_v1(self, record: Any) -> None:   # caller holds _lock
-        payload = self._pack_any(record)
-        if len(payload) > MAX_RECORD_BYTES:
-            raise LimitExceeded(f"record of {len(payload)} bytes is over {MAX_RECORD_BYTES}",
-                                where=f"{self.path} record {self._events}",
-                                hint="store large data with put_blob and record its name")
-        n = len(payload)
-        start = self._pos
-        body = start + FRAME_HEADER.size
-        end = body + n
-        if not self._room(end, end - start):
-            return
-        mm = self._mm
-        mm[body:end] = payload
-        _pack_header(mm, start, FRAME_EVENT, _RESERVED, n, checksum(FRAME_EVENT, payload))
-        self._pos = end
-        self._events += 1
 
     def _close_batch(self) -> None:   # caller holds _lock
         """Write the open batch's frame header: count, length and checksum first, type byte last."""

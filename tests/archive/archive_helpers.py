@@ -5,6 +5,7 @@ import os
 
 from hrr.archive import open_process_writer
 from hrr.archive.format import FORMAT_VERSION, FRAME_HEADER
+from old_formats import open_old_writer
 
 RECORDS = [
     [0, "hipMalloc", {"size": 64}, None],
@@ -18,8 +19,10 @@ def write_archive(root: str, pid: int = 4242, records=RECORDS, close: bool = Tru
                   version: int = FORMAT_VERSION, flush_each: bool = False, **manifest):
     """A small archive with ``records``; returns the writer (closed unless close=False).
     ``flush_each``: one frame per record in version 2 (the batch closed after each)."""
-    w = open_process_writer(root, pid, {"backend": "sim"}, manifest=manifest,
-                            format_version=version)
+    if version == FORMAT_VERSION:
+        w = open_process_writer(root, pid, {"backend": "sim"}, manifest=manifest)
+    else:
+        w = open_old_writer(root, pid, {"backend": "sim"}, manifest=manifest, format_version=version)
     for r in records:
         w.append(r)
         if flush_each:

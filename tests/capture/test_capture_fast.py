@@ -14,7 +14,7 @@ from hrrtest import archive_calls, capture, fresh_backend, replay, text
 import hrr.pipeline.manager as manager
 from hrr.api.catalogue import CATALOGUE
 from hrr.api.roles import OUT_ROLES, PARAM_ROLES
-from hrr.archive import open_archive, open_process_writer
+from hrr.archive import open_archive
 from hrr.backends import hiptypes as ht
 from hrr.backends import sim
 from hrr.backends.kernargs import PackedKernargs, extra_bytes, pack_kernel_args, packed_extra
@@ -22,6 +22,7 @@ from hrr.capture import recorder
 from hrr.capture.session import CaptureSession
 from hrr.config import config
 from hrr.events.launch import launch_map
+from old_formats import open_old_writer
 
 
 def _session(tmp_path, plugins):
@@ -225,7 +226,7 @@ def test_the_writer_numbers_records_under_its_lock(tmp_path):
     numbering once recording stopped; the v1 writer records the same."""
     for version in (1, 2):
         root = tmp_path / f"v{version}"
-        w = open_process_writer(str(root), 4242, {"backend": "sim"}, format_version=version)
+        w = open_old_writer(str(root), 4242, {"backend": "sim"}, format_version=version)
         get = w.api_number("hipGetDevice")
         assert [w.append_call(get, [], 0, [0], {}) for _ in range(3)] == [0, 1, 2]
         w.close()

@@ -16,6 +16,7 @@ from hrr.archive.reader import ProcessArchive
 from hrr.errors import UsageError
 from hrr.events.ranges import CallRange, parse_range
 from hrr.inspect.dump import DumpFilter, dump_archive, format_line, iter_dump, parse_apis, parse_thread
+from old_formats import open_old_writer
 
 sys.path.insert(0, str(Path(__file__).parent.parent / "roundtrip"))
 
@@ -184,7 +185,7 @@ def test_bad_and_odd_records_print_and_never_crash(tmp_path):
         ["hipModuleLaunchKernel", [0x54, 1, 1, 1, 1, 1, 1, 0, 0, None, None], 0, [],
          {"launch": {"kernargs": (0xABC).to_bytes(8, "little") + b"\x05\x00"}}],
     ])
-    w = open_process_writer(tmp_path, 6, {"backend": "sim"}, format_version=1)   # one frame per record
+    w = open_old_writer(tmp_path, 6, {"backend": "sim"}, format_version=1)   # one frame per record
     w.append([0, TID, "hipInit", [0], 0, [], {}])
     w.append(["not", "an", "event"])
     w.append([1, TID, "hipInit", "args", 0, [], {}])

@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from hrr.archive import open_process_writer
 from hrr.archive.format import EVENTS_FILE, FILE_HEADER, FRAME_EVENT, FRAME_HEADER
 from hrr.backends.sim import builtin_code_object
+from old_formats import open_old_writer
 
 PID = 4242
 TID = 1000
@@ -33,7 +33,7 @@ class HostileArchive:
         fields = {"plugins": plugins or {}, "content_mode": "content" if content else "metadata-only"}
         fields.update(manifest)
         # Version 1 (one frame per record): the tests name records by their frame offsets.
-        self.writer = open_process_writer(str(root), pid, {"backend": "sim"}, manifest=fields, format_version=1)
+        self.writer = open_old_writer(str(root), pid, {"backend": "sim"}, manifest=fields, format_version=1)
         self.seq = 0
         self._next_pinned = PINNED_BASE
         self._next_device = DEVICE_BASE
