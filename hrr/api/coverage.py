@@ -30,7 +30,7 @@ def _names(mod: Any) -> set[str]:
 def _functions(mod: Any) -> set[str]:
     """The HIP functions of a ``hip``/``hiprtc`` module (no classes, enums or helpers, and
     not the stand-ins an hrr module has for hip-python's functions it does not implement)."""
-    from hrr.backends.hiptypes import is_uncatalogued
+    from hrr.hiptypes import is_uncatalogued
     return {n for n, f in vars(mod).items() if n.startswith("hip") and callable(f)
             and not isinstance(f, type) and getattr(f, "__module__", None) != "enum" and not is_uncatalogued(f)}
 
@@ -73,7 +73,7 @@ def backend_bodies() -> dict[str, set[str] | None]:
 def hip_python_functions() -> tuple[str, dict[str, list[str]]] | None:
     """(hip-python's version, its ``hip`` and ``hiprtc`` functions by module), or None when
     hip-python is not installed."""
-    from hrr.backends.hiptypes import HIP_PYTHON_MAJOR, real_modules
+    from hrr.hiptypes import HIP_PYTHON_MAJOR, real_modules
     real = real_modules()
     if not real:
         return None

@@ -7,7 +7,7 @@ import os
 import struct
 from typing import Any
 
-from hrr.backends.hiptypes import as_address
+from hrr.hiptypes import as_address
 
 #: The most bytes read at an address for one image (a loader that took more is not followed).
 MAX_IMAGE_AT_ADDRESS = 256 << 20

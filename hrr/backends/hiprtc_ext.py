@@ -17,7 +17,7 @@ import types
 import warnings
 from typing import Any, Iterator
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 
 # HIP's older hiprtcJIT_option names (``HIPRTC_JIT_*``) -> hipJitOption's member names.
 LEGACY_NAMES = {f"HIPRTC_JIT_{old}": f"hipJitOption{new}" for old, new in (

@@ -21,7 +21,7 @@ import attrs
 
 from hrr.api.catalogue import Api, get, rows
 from hrr.api.roles import param_role
-from hrr.backends.hiptypes import ENUM_TYPES, as_address, hipError_t, surface_module
+from hrr.hiptypes import ENUM_TYPES, as_address, hipError_t, surface_module
 
 F = TypeVar("F", bound=Callable[..., Any])
 

@@ -9,7 +9,7 @@ import os
 from typing import Any
 
 from hrr.backends import load_backend
-from hrr.backends.hiptypes import release_modules
+from hrr.backends.releases import release_modules
 from hrr.capture.bindings import install_hip_package
 from hrr.capture.exits import install_exit_handlers, setting_up
 from hrr.config import config

@@ -7,7 +7,7 @@ import sys
 import types
 from typing import Any
 
-from hrr.backends.hiptypes import CLASSIC, RELEASES, real_modules
+from hrr.hiptypes import CLASSIC, RELEASES, real_modules
 
 # What install_hip_package put under each of BINDING_NAMES in this process.
 _installed: dict[str, Any] = {}

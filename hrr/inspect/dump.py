@@ -35,7 +35,7 @@ def _enum_names() -> dict[str, dict[int, str]]:
     """enum name -> {value: member name}, built on first use: importing hiptypes (numpy,
     hip-python) is most of dump's start-up, so the process header line does not wait for it."""
     if not _ENUM_NAMES:
-        from hrr.backends.hiptypes import ENUM_TYPES
+        from hrr.hiptypes import ENUM_TYPES
 
         _ENUM_NAMES.update({name: {int(m): m.name for m in cls} for name, cls in ENUM_TYPES.items()})
     return _ENUM_NAMES

@@ -41,7 +41,7 @@ from hrr.api.catalogue import (
     with_effect,
 )
 from hrr.api.catalogue import get as api_row
-from hrr.backends.hiptypes import address_or_zero, handle_or_zero
+from hrr.hiptypes import address_or_zero, handle_or_zero
 from hrr.allocations import DEVICE, PINNED, REGISTERED, Allocation, AllocationTable
 from hrr.errors import BlobError
 from hrr.events.model import Event

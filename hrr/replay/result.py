@@ -13,7 +13,7 @@ from typing import Any
 
 import attrs
 
-from hrr.backends.hiptypes import hipError_t
+from hrr.hiptypes import hipError_t
 from hrr import exitcodes
 from hrr.replay.ranges import RangeCounts
 from hrr.replay.ranges import describe as describe_range

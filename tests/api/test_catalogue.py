@@ -7,7 +7,7 @@ import pytest
 
 from hrr.api.catalogue import CATALOGUE, HANDLE_KINDS, NOOP, REAL, UNREPLAYABLE, rows
 from hrr.api.coverage import family_tables as coverage_table
-from hrr.backends.hiptypes import ENUM_TYPES
+from hrr.hiptypes import ENUM_TYPES
 
 ROLES = {"value", "enum", "ptr", "handle", "copy_dst", "copy_src", "strided", "result_buf", "host_range", "code",
          "name", "dim3", "host_fn", "user_data", "launch", "ignored", "source", "options", "rtc_out",

@@ -20,7 +20,7 @@ from hrr.archive import Limits, open_archive, open_process_writer
 from hrr.backends import sim
 from hrr.cli.main import cli
 from hrr.pipeline.manager import make_plugin_manager
-from hrr.backends.hiptypes import hipError_t
+from hrr.hiptypes import hipError_t
 from hrr.backends.sim.memory import DEVICE_BASE
 from hrr.backends.surface import irregular
 from hrr.events.ranges import parse_range

@@ -216,7 +216,8 @@ def differences(real: Any, mine: Any) -> list[list]:
 
 def implementations() -> tuple[Any, Any]:
     """(hip-python's classes, hrr's) in this environment."""
-    from hrr.backends import devicearray, hiptypes
+    from hrr import hiptypes
+    from hrr.hiptypes import devicearray
     util = hiptypes.real_util()
     real = types.SimpleNamespace(DeviceArray=util.types.DeviceArray, NDBuffer=util.types.NDBuffer,
                                  Pointer=util.types.Pointer)
@@ -226,7 +227,7 @@ def implementations() -> tuple[Any, Any]:
 
 
 if __name__ == "__main__":
-    from hrr.backends import devicearray as _da
+    from hrr.hiptypes import devicearray as _da
     real_T, mine_T = implementations()
     json.dump({"release": _da.RELEASE, "cases": len(outcomes(mine_T)),
                "differences": differences(real_T, mine_T)}, sys.stdout)

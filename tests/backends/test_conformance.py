@@ -30,11 +30,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from hrr.api.catalogue import rows
-from hrr.backends import hiptypes as ht
 from hippython7 import HP7_SPEC, venv_with_hip_python7
 from hrrtest import cpu_backends
+
+from hrr import hiptypes as ht
+from hrr.api.catalogue import rows
+from hrr.backends import releases
 
 REAL = ht.real_modules()
 pytestmark = pytest.mark.skipif(not REAL, reason="hip-python is not installed here (CI installs it)")
@@ -64,7 +65,7 @@ ALLOWED: dict[tuple[str, str], str] = {
         "pointer argument (0.2 us through as_address against 15 us for hip-python's, which goes "
         "through the buffer protocol); same public attributes, checked below",
     ("class", "DeviceArray"):
-        "hrr's look-alike (hrr/backends/devicearray.py), for the reason given for Pointer: every "
+        "hrr's look-alike (hrr/hiptypes/devicearray.py), for the reason given for Pointer: every "
         "public member of hip-python's, same results and errors, compared case by case in "
         "tests/backends/test_devicearray.py",
     ("class", "CStr"):
@@ -179,7 +180,7 @@ def test_every_function_has_hip_pythons_name_and_parameters(backend):
 def test_thread_exchange_capture_mode_takes_no_argument(backend, release):
     """hip-python's hipThreadExchangeStreamCaptureMode() takes no argument (the mode is an
     output); hrr's, in either release's spelling, takes none, and mode= still sets one."""
-    hip = backend.hip if release == "10" else ht.release_module(
+    hip = backend.hip if release == "10" else releases.release_module(
         backend.hip, ht.Release(7, REAL_HIP, REAL_HIPRTC, ht.real_util()))
     mode = ht.hipStreamCaptureMode
     err, previous = hip.hipThreadExchangeStreamCaptureMode()
@@ -423,12 +424,13 @@ def test_helper_classes_offered_are_hip_pythons_names(backend):
 HP7_CHECK = textwrap.dedent("""
     import inspect
     from hip import hip as R, hiprtc as RR
-    from hrr.backends import hiptypes as ht, load_backend
+    from hrr import hiptypes as ht
+    from hrr.backends import load_backend, releases
     assert ht.HIP_PYTHON_MAJOR == 7 and ht.TEXT_TYPE is bytes, ht.HIP_PYTHON_MAJOR
     assert ht.hipError_t is R.hipError_t and ht.hipMemcpyKind is R.hipMemcpyKind and ht.dim3 is R.dim3
     b = load_backend("sim")
     diffs = []
-    for mod, real in ((ht.release_module(b.hip), R), (b.hiprtc, RR)):
+    for mod, real in ((releases.release_module(b.hip), R), (b.hiprtc, RR)):
         for n, fn in vars(mod).items():
             if n.startswith("_") or not callable(fn) or isinstance(fn, type) or n == "SUPPORTED_APIS":
                 continue
@@ -449,12 +451,13 @@ HP7_CHECK = textwrap.dedent("""
 NAMES7_CHECK = textwrap.dedent("""
     import importlib, types
     from hip import hip as R, hiprtc as RR
-    from hrr.backends import hiptypes as ht
+    from hrr import hiptypes as ht
+    from hrr.backends import releases
     assert ht.HIP_PYTHON_MAJOR == 7 and ht.CLASSIC is ht.PRIMARY
     bad = []
     for backend in ("sim", "cuda"):
         b = importlib.import_module("hrr.backends." + backend)
-        spelt = ht.release_modules(b.hip, b.hiprtc)
+        spelt = releases.release_modules(b.hip, b.hiprtc)
         assert spelt["hip"] == spelt["rocm.bindings"]
         for mod, real in zip(spelt["hip"], (R, RR)):
             for n in dir(real):
@@ -497,7 +500,7 @@ def test_every_hip_python_7_name_is_offered():
 
 # Differences from hip-python 7.x beyond those ALLOWED for 10.x (which 7.x shares). The
 # calls whose output struct 10.x moved into the result (hipGetDeviceProperties,
-# hipPointerGetAttributes, hipGraphInstantiate) get 7.x's form from hiptypes.release_module.
+# hipPointerGetAttributes, hipGraphInstantiate) get 7.x's form from releases.release_module.
 ALLOWED_7: dict[tuple[str, str], str] = {}
 
 
@@ -534,11 +537,11 @@ def test_conformance_against_hip_python_7():
 
 
 def test_release7_forms_over_the_sim():
-    """hiptypes.release_module's 7.x forms, exercised here with 10.x installed: the program's
+    """releases.release_module's 7.x forms, exercised here with 10.x installed: the program's
     struct is filled, the result sizes are 7.x's."""
     from hrr.backends.sim import hip
     as_if_7 = ht.Release(7, REAL_HIP, REAL_HIPRTC, ht.real_util())   # 7.x's forms over 10.x's names
-    mod = ht.release_module(hip, as_if_7)
+    mod = releases.release_module(hip, as_if_7)
     assert mod is not hip and mod.hipMalloc is hip.hipMalloc
     assert mod.hipDeviceProp_t is REAL_HIP.hipDeviceProp_t   # the program's struct is hip-python's
     props = mod.hipDeviceProp_t()

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hrr.backends import devicearray as da
-from hrr.backends import hiptypes as ht
+from hrr.hiptypes import devicearray as da
+from hrr import hiptypes as ht
 from hrr.backends.kernargs import extra_bytes
 from hippython7 import HP7_SPEC, venv_with_hip_python7
 from hrrtest import archive_calls, capture, only, replay, text
@@ -180,8 +180,8 @@ def test_import_order_and_without_hip_python():
     code = (
         "import sys\n"
         "sys.modules['rocm'] = None; sys.modules['hip'] = None\n"
-        "import hrr.backends.devicearray as m\n"
-        "from hrr.backends import hiptypes as ht\n"
+        "import hrr.hiptypes.devicearray as m\n"
+        "from hrr import hiptypes as ht\n"
         "assert m.DeviceArray is ht.DeviceArray and ht.real_util() is None and m.RELEASE == 10\n"
         "d = m.DeviceArray(0x1000, 64).configure(typestr='float32', shape=(16,))\n"
         "v = d[4:8]\n"

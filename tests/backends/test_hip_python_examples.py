@@ -50,11 +50,11 @@ def test_harness_on_a_program_laid_out_as_the_examples(tmp_path):
         assert [res[name][s]["exit"] for s in ("run", "capture", "replay")] == [0, 0, 0], res[name]
     bad = res["hip_deviceattributes"]
     assert bad["run"]["exit"] == 1 and bad["replay"]["exit"] is None
-    assert bad["run"]["error"].startswith("hrr.backends.hiptypes.UncataloguedCall: hip.hipTexObjectDestroy"), bad
+    assert bad["run"]["error"].startswith("hrr.hiptypes.UncataloguedCall: hip.hipTexObjectDestroy"), bad
     assert "not found" in res["hip_nothere"]["run"]["error"]
     table = (tmp_path / "out" / "results.md").read_text()
     assert "| hip_stream | 0 | 0 | 0 |  |" in table
-    assert "| hip_deviceattributes | 1 | 1 | — | run: hrr.backends.hiptypes.UncataloguedCall" in table
+    assert "| hip_deviceattributes | 1 | 1 | — | run: hrr.hiptypes.UncataloguedCall" in table
 
 
 def test_an_example_with_a_float_tolerance_replays_with_it(tmp_path):

@@ -8,7 +8,7 @@ import warnings
 
 import pytest
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.hiprtc_ext import ext_module
 from hrrtest import cpu_backends
 

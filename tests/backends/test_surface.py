@@ -10,7 +10,7 @@ from hrr.api.catalogue import CATALOGUE, rows
 from hrr.backends import sim, surface
 from hrr.backends.cuda import _runtime
 from hrr.backends.cuda import hip_api as cuda_api
-from hrr.backends.hiptypes import ENUM_TYPES, hipError_t
+from hrr.hiptypes import ENUM_TYPES, hipError_t
 from hrr.backends.sim import api as sim_api
 
 E = hipError_t

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from hrr.backends import hiptypes as ht
-from hrr.backends.hiptypes import UncataloguedCall
+from hrr import hiptypes as ht
+from hrr.hiptypes import UncataloguedCall
 from hrr.errors import HrrError
 from hrrtest import cpu_backends
 

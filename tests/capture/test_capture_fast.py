@@ -15,7 +15,7 @@ import hrr.pipeline.manager as manager
 from hrr.api.catalogue import CATALOGUE
 from hrr.api.roles import OUT_ROLES, PARAM_ROLES
 from hrr.archive import open_archive
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends import sim
 from hrr.backends.kernargs import PackedKernargs, extra_bytes, pack_kernel_args, packed_extra
 from hrr.capture import recorder

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from hrr.backends.hiptypes import real_modules
+from hrr.hiptypes import real_modules
 from hippython7 import HP7_DEPS, HP7_SPEC
 from hrrtest import cpu_backends
 
@@ -118,7 +118,7 @@ print("ok")
 def test_hip_util_is_hip_pythons_own():
     code = """
 from hrr.backends import load_backend
-from hrr.backends.hiptypes import real_util
+from hrr.hiptypes import real_util
 from hrr.capture.bindings import install_hip_package
 b = load_backend("sim"); install_hip_package(b.hip, b.hiprtc)
 from hip._util.types import Pointer
@@ -159,7 +159,7 @@ def test_both_spellings_without_hip_python():
 import sys
 sys.modules["rocm"] = None          # as if hip-python were not installed
 sys.modules["hip"] = None
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 assert ht.real_modules() == () and ht.ENUM_SOURCE == "hrr" and ht.TEXT_TYPE is str
 from hrr.backends import load_backend
 from hrr.capture.bindings import install_hip_package, bypassed_bindings
@@ -178,7 +178,7 @@ print("ok")
 
 
 NAMES_CHECK = """
-from hrr.backends.hiptypes import RELEASES
+from hrr.hiptypes import RELEASES
 import hip.hip, hip.hiprtc, rocm.bindings.hip, rocm.bindings.hiprtc
 where = {"hip.hip": (hip.hip, RELEASES.get(7, RELEASES.get(10)).hip),
          "hip.hiprtc": (hip.hiprtc, RELEASES.get(7, RELEASES.get(10)).hiprtc),
@@ -244,7 +244,7 @@ def test_7x_beside_10x_each_spelling_mirrors_its_release(tmp_path):
     def run(*args: object) -> subprocess.CompletedProcess:
         return subprocess.run([str(py), "-m", "hrr.cli.main", *map(str, args)], capture_output=True, text=True,
                               timeout=300, env=env, check=False)
-    probe = subprocess.run([str(py), "-c", "from hrr.backends import hiptypes as ht; print(sorted(ht.RELEASES))"],
+    probe = subprocess.run([str(py), "-c", "from hrr import hiptypes as ht; print(sorted(ht.RELEASES))"],
                            capture_output=True, text=True, timeout=120, env=env, check=False)
     assert probe.stdout.strip() == "[7, 10]", probe.stdout + probe.stderr
     names = run("run", "--", py, "-c", NAMES_CHECK)

@@ -36,7 +36,7 @@ from hrr.api.roles.base import (
     is_int,
     register,
 )
-from hrr.backends.hiptypes import address_or_zero, handle_or_zero
+from hrr.hiptypes import address_or_zero, handle_or_zero
 from hrr.errors import EventRefused
 
 

@@ -12,7 +12,7 @@ import xxhash
 
 from hrr.api.catalogue import Api, Out, Param
 from hrr.api.wire import ERR, EXTRA, SEQ
-from hrr.backends.hiptypes import HANDLE_TYPES, address_or_zero, handle_or_zero
+from hrr.hiptypes import HANDLE_TYPES, address_or_zero, handle_or_zero
 from hrr.backends.kernargs import LaunchInfo
 from hrr.errors import EventRefused
 

@@ -29,7 +29,7 @@ from hrr.api.roles.base import (
     register,
     scalar,
 )
-from hrr.backends.hiptypes import (
+from hrr.hiptypes import (
     PointerConversionError,
     ReplayInstantiateParams,
     ReplayKernelNodeParams,

@@ -22,7 +22,7 @@ from hrr.api.roles.base import (
 )
 from hrr.api.roles.graphs import handle_values, pack_u64, unpack_u64
 from hrr.api.wire import OUTS
-from hrr.backends.hiptypes import address_or_zero, handle_or_zero
+from hrr.hiptypes import address_or_zero, handle_or_zero
 
 
 def _address_out(v: Any) -> Any:

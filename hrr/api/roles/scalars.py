@@ -35,7 +35,7 @@ from hrr.api.roles.base import (
     scalar,
 )
 from hrr.api.wire import OUTS
-from hrr.backends.hiptypes import ENUM_TYPES, address_or_zero
+from hrr.hiptypes import ENUM_TYPES, address_or_zero
 
 
 @register

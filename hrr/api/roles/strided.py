@@ -24,7 +24,7 @@ from hrr.api.roles.base import (
     register,
     scatter_rows,
 )
-from hrr.backends.hiptypes import address_or_zero, handle_or_zero
+from hrr.hiptypes import address_or_zero, handle_or_zero
 from hrr.errors import EventRefused
 
 

@@ -22,8 +22,8 @@ from hrr.backends.cuda._runtime import STATE as _STATE
 from hrr.backends.cuda._runtime import handle_value as _handle_value
 from hrr.backends.cuda.modules import kernel_layout
 from hrr.backends.cuda.modules import launch_packed as _launch_packed
-from hrr.backends.hiptypes import ihipModuleSymbol_t as _Function
-from hrr.backends.hiptypes import ihipStream_t as _Stream
+from hrr.hiptypes import ihipModuleSymbol_t as _Function
+from hrr.hiptypes import ihipStream_t as _Stream
 from hrr.backends.kernargs import packed_extra as _packed_extra
 
 NAME = "cuda"

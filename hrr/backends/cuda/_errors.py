@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 
 # CUDA value -> hipError_t member name. Comments give the CUDA name where it differs.
 CUDA_TO_HIP_NAME: dict[int, str] = {

@@ -10,7 +10,7 @@ import ctypes
 import threading
 from typing import Any
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.errors import BackendError
 
 NO_DRIVER_HINT = ("the cuda backend runs on an NVIDIA GPU with its driver (libcuda.so.1); "

@@ -19,7 +19,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends import surface
 from hrr.backends.bodies import Bodies
 from hrr.backends.cuda import _runtime, memory, modules

@@ -3,7 +3,7 @@ one CUDA runtime call (``onecall.one_call``), registered with ``body.table``.
 """
 from __future__ import annotations
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
 from hrr.backends.cuda.onecall import new as _new
 from hrr.backends.cuda.onecall import one_call as C

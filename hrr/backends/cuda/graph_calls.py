@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any, Callable
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
 from hrr.backends.cuda import _runtime, modules
 from hrr.backends.cuda._errors import SUCCESS

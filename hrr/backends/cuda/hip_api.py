@@ -15,7 +15,7 @@ from __future__ import annotations
 import types
 from typing import Callable
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends import surface
 from hrr.backends.bodies import gather, tables
 from hrr.backends.cuda import (

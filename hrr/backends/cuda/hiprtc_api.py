@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 import attrs
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends import kernelsource
 from hrr.backends.bodies import Bodies
 from hrr.backends.cuda import _runtime

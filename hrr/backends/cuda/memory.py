@@ -9,7 +9,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda._runtime import driver

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
 from hrr.backends.cuda import memory
 from hrr.backends.cuda._errors import SUCCESS, hip_error

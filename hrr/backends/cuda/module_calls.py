@@ -13,7 +13,7 @@ from __future__ import annotations
 import ctypes
 from typing import Any
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
 from hrr.backends.codefile import read_code_file
 from hrr.backends.cuda import modules

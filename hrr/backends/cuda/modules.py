@@ -12,10 +12,10 @@ import ctypes
 import threading
 from typing import Any
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends import kernelsource
 from hrr.backends.codefile import buffer_or_address
-from hrr.backends.hiptypes import hipError_t
+from hrr.hiptypes import hipError_t
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda._runtime import driver, ensure_context, handle_value

@@ -21,7 +21,7 @@ import types
 from typing import TYPE_CHECKING, Any, Callable
 
 from hrr.backends.hip.modules import Layouts, file_bytes
-from hrr.backends.hiptypes import HIP_PYTHON_MAJOR, real_modules
+from hrr.hiptypes import HIP_PYTHON_MAJOR, real_modules
 from hrr.backends.kernargs import KernelLayout
 
 if not real_modules():

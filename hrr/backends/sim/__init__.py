@@ -10,7 +10,7 @@ import contextlib
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from hrr.backends import hiprtc_ext as _hiprtc_ext
-from hrr.backends import hiptypes as _ht
+from hrr import hiptypes as _ht
 from hrr.backends import surface as _surface
 from hrr.backends.sim import api as _api
 from hrr.backends.sim import device as _device

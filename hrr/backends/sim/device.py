@@ -23,9 +23,9 @@ from typing import Any, Callable
 import attrs
 
 from hrr.backends import devicemodels
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.devicemodels import DeviceModel
-from hrr.backends.hiptypes import as_handle_value
+from hrr.hiptypes import as_handle_value
 from hrr.backends.sim.kernels import KernelDef, LaunchContext
 from hrr.backends.sim.graphs import RELAXED, CaptureSession, sessions_prohibiting
 from hrr.backends.sim.memory import Memory

@@ -10,12 +10,12 @@ import functools
 import re
 from typing import Any, Callable
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends import surface
 from hrr.backends.bodies import Bodies
 from hrr.backends.devicemodels import DeviceModel
 from hrr.backends.error_strings import error_string
-from hrr.backends.hiptypes import CStr, as_handle_value, hipError_t
+from hrr.hiptypes import CStr, as_handle_value, hipError_t
 from hrr.backends.sim.device import SCRATCH_MAX, SCRATCH_MIN, STACK_SIZE_MAX
 from hrr.backends.sim.device import current as _dev
 from hrr.backends.surface import HipError, irregular

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
-from hrr.backends.hiptypes import hipError_t
+from hrr.hiptypes import hipError_t
 from hrr.backends.sim.device import current as _dev
 from hrr.backends.sim.device import raise_device_error
 from hrr.backends.sim.streams import Event, Stream

@@ -11,9 +11,9 @@ from typing import Any, Callable
 
 import attrs
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
-from hrr.backends.hiptypes import CStr, as_address, hipError_t, hipStreamCaptureMode, hipStreamCaptureStatus
+from hrr.hiptypes import CStr, as_address, hipError_t, hipStreamCaptureMode, hipStreamCaptureStatus
 from hrr.backends.kernargs import LaunchArgsError, pack_kernel_args
 from hrr.backends.sim.device import current as _dev
 from hrr.backends.sim.graphs import (

@@ -22,7 +22,7 @@ from typing import Any, Callable
 import attrs
 import numpy as np
 
-from hrr.backends.hiptypes import hipMemcpyKind, hipMemoryType, hipPointerAttribute_t
+from hrr.hiptypes import hipMemcpyKind, hipMemoryType, hipPointerAttribute_t
 from hrr.backends.sim.kernels import DeviceFault
 from hrr.backends.sim.native import arena as arenas
 from hrr.backends.sim.native.arena import DEVICE_BASE, DEVICE_END

@@ -12,9 +12,9 @@ from typing import Any, Callable
 
 import numpy as np
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
-from hrr.backends.hiptypes import DeviceArray, Pointer, hipError_t, hipMemcpyKind
+from hrr.hiptypes import DeviceArray, Pointer, hipError_t, hipMemcpyKind
 from hrr.backends.sim import pool_calls
 from hrr.backends.sim.device import current as _dev
 from hrr.backends.sim.device import refuse_if_capturing

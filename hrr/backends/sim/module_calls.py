@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends import kernelsource, surface
 from hrr.backends.bodies import Bodies
 from hrr.backends.codefile import read_code_file
-from hrr.backends.hiptypes import Pointer, hipError_t
+from hrr.hiptypes import Pointer, hipError_t
 from hrr.backends.kernargs import pack_kernel_args
 from hrr.backends.sim.device import current as _dev
 from hrr.backends.sim.kernels import (

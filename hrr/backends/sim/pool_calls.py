@@ -9,9 +9,9 @@ import ctypes
 import struct
 from typing import Any
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
-from hrr.backends.hiptypes import DeviceArray, hipError_t
+from hrr.hiptypes import DeviceArray, hipError_t
 from hrr.backends.sim.device import current as _dev
 from hrr.backends.sim.device import refuse_if_capturing
 from hrr.backends.sim.memory import checked_size

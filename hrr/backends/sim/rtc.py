@@ -38,7 +38,7 @@ from typing import Any, Callable
 import attrs
 
 from hrr.backends import devicemodels, kernelsource
-from hrr.backends.hiptypes import (
+from hrr.hiptypes import (
     CStr,
     as_address,
     as_handle_value,

@@ -10,9 +10,9 @@ import ctypes
 import struct
 from typing import Any, Callable
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
-from hrr.backends.hiptypes import hipError_t
+from hrr.hiptypes import hipError_t
 from hrr.backends.sim.device import current as _dev
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
 from hrr.backends.sim.streams import Event, Op, Stream, wait_value_op, write_value_op

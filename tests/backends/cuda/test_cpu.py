@@ -6,7 +6,7 @@ import types
 
 import pytest
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends import kernelsource
 from hrr.backends.kernargs import POINTER, STRUCT, VALUE
 from hrr.errors import BackendError

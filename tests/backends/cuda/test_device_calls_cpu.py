@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from fakecuda import FakeCuda
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.cuda import _runtime, device_calls
 from hrr.backends.cuda import hip_api as cuda_api
 

@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 
 pytestmark = pytest.mark.gpu
 

@@ -7,7 +7,7 @@ import ctypes
 
 import pytest
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.cuda import module_calls, modules
 from hrr.backends.kernargs import POINTER, VALUE, KernelLayout, ParamSpec
 from test_table_cpu import cuda  # noqa: F401 - the fake-driver fixture

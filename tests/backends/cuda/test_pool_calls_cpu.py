@@ -8,7 +8,7 @@ import ctypes
 import pytest
 from fakecuda import FakeCuda
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.cuda import _runtime, pool_calls, stream_calls
 from test_table_cpu import cuda  # noqa: F401 - the fake-driver fixture
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 
 pytestmark = pytest.mark.gpu
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "roundtrip"))

@@ -8,7 +8,7 @@ import ctypes
 
 import pytest
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 
 rt = pytest.importorskip("cuda.bindings.runtime")
 from hrr.backends.cuda import _runtime, graph_calls, memory_calls  # noqa: E402 - after the importorskip

@@ -8,7 +8,7 @@ import ctypes
 
 import pytest
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends import kernelsource
 from hrr.backends.cuda import _runtime
 from hrr.backends.cuda import hiprtc_api as rtc

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "roundtrip"))
 from rtc_app import KERNEL, N, compile_rdc, exercise_rtc  # noqa: E402

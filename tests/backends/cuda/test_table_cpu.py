@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 from fakecuda import FakeCuda
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.cuda import _runtime
 from hrr.backends.cuda import hip_api as cuda_api
 

@@ -258,7 +258,7 @@ def test_the_backend_is_hip_pythons_own_modules():
     import inspect
 
     from hrr.backends import hip as backend
-    from hrr.backends.hiptypes import real_modules
+    from hrr.hiptypes import real_modules
     real_hip, real_hiprtc = real_modules()
     assert backend.hiprtc is real_hiprtc
     differ = []

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends import kernelsource
 from hrr.backends.codefile import image_at
 from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args

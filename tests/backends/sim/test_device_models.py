@@ -17,7 +17,7 @@ import pytest
 
 from hrr.archive.manifest import decode as decode_manifest
 from hrr.backends import devicemodels, sim
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.devicemodels import MODELS
 from hrr.backends.sim import hip, hiprtc
 from hrr.backends.sim.native.toolchain import find_toolchain

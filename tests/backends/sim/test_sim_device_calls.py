@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.sim import device_calls
 from hrr.backends.sim import hip
 

@@ -6,7 +6,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from hrr.backends.hiptypes import as_text
+from hrr.hiptypes import as_text
 from hrr.backends.sim import hip
 from hrr.backends.sim.memory import DEVICE_BASE
 

@@ -6,7 +6,7 @@ import ctypes
 
 import pytest
 
-from hrr.backends import hiptypes as ht
+from hrr import hiptypes as ht
 from hrr.backends.sim import hip, hiprtc, reset_device, rtc
 from hrr.backends.sim.rtc import decode_rdc, device_symbols
 

@@ -10,7 +10,7 @@ configured or sliced array is a pointer argument like any other.
 
 hrr keeps its own classes rather than hip-python's even when hip-python is installed: an
 ``NDBuffer`` is an hrr ``Pointer`` whose address every captured call reads from a slot
-(``hiptypes.as_address``: 0.09 us, 0.24 us for hip-python's), a hipMalloc result costs
+(``as_address``: 0.09 us, 0.24 us for hip-python's), a hipMalloc result costs
 0.4 us to make where hip-python's costs 1.6 (this 2-core machine, hip-python 10.0), and the
 same class serves when hip-python is absent.
 
@@ -23,22 +23,12 @@ size)`` also takes a size, which hrr's backends use; ``__index__`` is kept from 
 from __future__ import annotations
 
 import ctypes
-import importlib
 import math
-import sys
 from typing import Any
 
-# hiptypes defines Pointer and then imports this module (its DeviceArray region). Imported
-# before hiptypes, this module lets hiptypes run first: the copy hiptypes' import makes is
-# the one left in sys.modules, which the import statement that started this one returns.
-if "hrr.backends.hiptypes" not in sys.modules:
-    del sys.modules[__name__]
-    importlib.import_module("hrr.backends.hiptypes")
+from hrr.hiptypes.installed import _real
+from hrr.hiptypes.pointers import Pointer
 
-from hrr.backends import hiptypes as _ht  # noqa: E402 - after the import-order guard above
-from hrr.backends.hiptypes import Pointer  # noqa: E402
-
-_real = _ht._real  # noqa: SLF001 - hiptypes' probe for hip-python, made before Pointer
 # The release whose behaviour these classes mirror (7 or 10); read per call, so a test can
 # set it. Without hip-python, 10.x.
 RELEASE = 7 if _real is not None and not _real[0].__name__.startswith("rocm.") else 10
