@@ -105,7 +105,7 @@ def launch_pieces(bench: Any, be: Any, what: str, n: int) -> None:
     """One piece of a captured small launch, ``n`` times alone: ``piece-none`` (nothing),
     ``piece-encode`` (the launch encoder), ``piece-read`` (kernelParams to bytes),
     ``piece-scan`` (the pointer-word scan), ``piece-append`` (``append_call`` with the record)."""
-    from hrr.backends.kernargs import pack_kernel_args  # noqa: PLC0415
+    from hrr.hiptypes.kernargs import pack_kernel_args  # noqa: PLC0415
     cap = bench.Capture(be, None)
     launcher = bench.Launcher(cap.hip, be)
     launcher.run(20)

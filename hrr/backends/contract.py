@@ -12,7 +12,7 @@ from contextlib import AbstractContextManager
 from types import ModuleType
 from typing import Any, Callable, Protocol
 
-from hrr.backends.kernargs import KernelLayout
+from hrr.hiptypes.kernargs import KernelLayout
 
 
 class Backend(Protocol):

@@ -21,7 +21,7 @@ from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE, Api, rows
 from hrr.api.roles import INLINE_NAMESPACE, LAUNCH, OUT_ROLES, PARAM_ROLES, OutRole, Role, out_role, param_role
-from hrr.backends.kernargs import packed_extra
+from hrr.hiptypes.kernargs import packed_extra
 from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON
 from hrr.pipeline.context import CallInfo
 

@@ -20,7 +20,7 @@ from hrr.api.roles import gather_rows, param_role
 from hrr.backends.contract import Backend
 from hrr.backends.hiprtc_ext import attach as attach_hiprtc_ext
 from hrr.hiptypes import HANDLE_TYPES, address_or_zero, buffer_nbytes, handle_or_zero
-from hrr.backends.kernargs import KernelLayout, WordOffsets, pointer_word_offsets
+from hrr.hiptypes.kernargs import KernelLayout, WordOffsets, pointer_word_offsets
 from hrr.archive import open_process_writer
 from hrr.archive.forking import RANK_SESSION, register_fork_lock, unregister_fork_lock
 from hrr.capture.bindings import bypassed_bindings

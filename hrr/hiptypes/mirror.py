@@ -17,7 +17,7 @@ from hrr.hiptypes.structs import GRAPH_STRUCTS, POOL_STRUCTS, TYPE_ALIASES, VALU
 
 # How a program finds out which HIP calls hrr covers: an installed command, not a file
 # of the source tree (pip installs do not ship docs/).
-COVERAGE_COMMAND = "python -m hrr.api.coverage --stdout"
+COVERAGE_COMMAND = "python -m hrr.cli.coverage --stdout"
 UNCATALOGUED_MARK = "__hrr_uncatalogued__"
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 # Declared below the plugin API (roles use them too); their names here are the plugins'.
-from hrr.backends.kernargs import LaunchInfo as LaunchInfo, PointerWord as PointerWord
+from hrr.hiptypes.kernargs import LaunchInfo as LaunchInfo, PointerWord as PointerWord
 from hrr.errors import EventRefused as EventRefused
 
 if TYPE_CHECKING:

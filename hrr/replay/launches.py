@@ -20,7 +20,7 @@ from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE, Api
 from hrr.api.roles import byte_counts, launch_placer, launch_positions, param_role
-from hrr.backends.kernargs import packed_extra
+from hrr.hiptypes.kernargs import packed_extra
 from hrr.events.model import wire_event
 
 _U64, _U32 = 1 << 64, 1 << 32

@@ -6,7 +6,7 @@ import importlib
 import pytest
 
 from hrr.api.catalogue import CATALOGUE, HANDLE_KINDS, NOOP, REAL, UNREPLAYABLE, rows
-from hrr.api.coverage import family_tables as coverage_table
+from hrr.cli.coverage import family_tables as coverage_table
 from hrr.hiptypes import ENUM_TYPES
 
 ROLES = {"value", "enum", "ptr", "handle", "copy_dst", "copy_src", "strided", "result_buf", "host_range", "code",

@@ -1,4 +1,4 @@
-"""docs/api-coverage.md is what ``python -m hrr.api.coverage`` writes, and what it writes
+"""docs/api-coverage.md is what ``python -m hrr.cli.coverage`` writes, and what it writes
 follows the catalogue (counts, rows, backends' bodies, hip-python's uncovered functions)."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from hrr.api import coverage
+from hrr.cli import coverage
 from hrr.api.catalogue import UNREPLAYABLE, Api, P, extended, rows
 
 STALE = f"docs/api-coverage.md is stale: regenerate it with `{coverage.COMMAND}`"

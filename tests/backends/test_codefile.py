@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from hrr.backends.codefile import code_file_path, read_code_file
+from hrr.hiptypes.codefile import code_file_path, read_code_file
 
 
 def test_a_path_as_str_bytes_or_a_nul_terminated_buffer(tmp_path):

@@ -23,7 +23,7 @@ import pytest
 
 from hrr.hiptypes import devicearray as da
 from hrr import hiptypes as ht
-from hrr.backends.kernargs import extra_bytes
+from hrr.hiptypes.kernargs import extra_bytes
 from hippython7 import HP7_SPEC, venv_with_hip_python7
 from hrrtest import archive_calls, capture, only, replay, text
 

@@ -6,7 +6,7 @@ import struct
 import msgpack
 import pytest
 
-from hrr.backends import kernelsource as ks
+from hrr.hiptypes import kernelsource as ks
 
 
 def _container(body: object) -> bytes:

@@ -17,7 +17,7 @@ from hrr.api.roles import OUT_ROLES, PARAM_ROLES
 from hrr.archive import open_archive
 from hrr import hiptypes as ht
 from hrr.backends import sim
-from hrr.backends.kernargs import PackedKernargs, extra_bytes, pack_kernel_args, packed_extra
+from hrr.hiptypes.kernargs import PackedKernargs, extra_bytes, pack_kernel_args, packed_extra
 from hrr.capture import recorder
 from hrr.capture.session import CaptureSession
 from hrr.config import config

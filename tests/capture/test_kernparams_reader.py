@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from hrr.backends import kernargs
-from hrr.backends.kernargs import KernelLayout, LaunchArgsError, ParamSpec, pack_kernel_args
+from hrr.hiptypes import kernargs
+from hrr.hiptypes.kernargs import KernelLayout, LaunchArgsError, ParamSpec, pack_kernel_args
 
 
 def _layout(rng: random.Random, n: int) -> KernelLayout:

@@ -7,7 +7,7 @@ import struct
 import attrs
 from hrrtest import fresh_backend
 
-from hrr.backends.kernargs import KernelLayout, ParamSpec, WordOffsets, _words_reader, pointer_word_offsets
+from hrr.hiptypes.kernargs import KernelLayout, ParamSpec, WordOffsets, _words_reader, pointer_word_offsets
 from hrr.allocations import DEVICE, PINNED
 from hrr.capture.session import CaptureSession
 from hrr.config import config

@@ -16,7 +16,7 @@ from hrr.api.catalogue import CATALOGUE
 from hrr.archive import open_archive, open_process_writer
 from hrr.archive.format import unpack_untrusted
 from hrr.archive.reader import BadRecord, Record
-from hrr.backends.sim import kernels
+from hrr.hiptypes import simcode
 from hrr.cli.main import cli
 from hrr.errors import FormatError
 from hrr.events import event_from_wire, event_to_wire
@@ -252,14 +252,14 @@ def test_event_records_tolerate_a_hand_built_event_with_bad_records():
 @pytest.mark.parametrize("depth", [17, 5000, 200000])
 def test_sim_code_object_with_deep_json_is_an_invalid_image(depth):
     body = b'{"library": "builtin", "version": "1.0", "kernels": ' + b"[" * depth + b"]" * depth + b"}"
-    data = kernels.MAGIC + len(body).to_bytes(4, "little") + body
-    with pytest.raises(kernels.CodeObjectError, match="nested deeper"):
-        kernels.decode_code_object(data)
+    data = simcode.MAGIC + len(body).to_bytes(4, "little") + body
+    with pytest.raises(simcode.CodeObjectError, match="nested deeper"):
+        simcode.decode_code_object(data)
 
 
 def test_sim_code_object_parses_after_the_depth_check():
-    data = kernels.encode_code_object("builtin", "1.0", ["fill_u32"])
-    assert kernels.decode_code_object(data).kernels == ("fill_u32",)
+    data = simcode.encode_code_object("builtin", "1.0", ["fill_u32"])
+    assert simcode.decode_code_object(data).kernels == ("fill_u32",)
 
 
 def test_hard_linked_archive_file_is_refused(tmp_path):

@@ -132,7 +132,7 @@ def test_a_backend_may_take_the_packed_bytes_directly(tmp_path, paths, monkeypat
     """A backend's ``launch_kernargs`` gets the launch while it stands for the hip function
     replay would call; once that function is another (a test's, a plugin's), it does not."""
     from hrr.backends import sim
-    from hrr.backends.kernargs import packed_extra
+    from hrr.hiptypes.kernargs import packed_extra
     taken = []
 
     def launch_kernargs(function, grid, block, shared, stream, kernargs):

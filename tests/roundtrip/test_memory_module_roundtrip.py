@@ -73,7 +73,8 @@ def test_a_2d_host_destination_is_checked_row_by_row(tmp_path):
 def library_with_a_global():
     """A kernel library whose modules each get a 64-byte __device__ global ``table``."""
     from hrr.backends.sim.builtin_kernels import LIBRARY
-    from hrr.backends.sim.kernels import KernelLibrary, register_library, unregister_library
+    from hrr.backends.sim.kernels import KernelLibrary
+    from hrr.backends.sim.libraries import register_library, unregister_library
     lib = KernelLibrary("hrr_test_globals", "1.0", {"copy_u8": LIBRARY.kernels["copy_u8"]}, {"table": 64})
     register_library(lib)
     yield lib

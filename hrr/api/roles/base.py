@@ -13,7 +13,7 @@ import xxhash
 from hrr.api.catalogue import Api, Out, Param
 from hrr.api.wire import ERR, EXTRA, SEQ
 from hrr.hiptypes import HANDLE_TYPES, address_or_zero, handle_or_zero
-from hrr.backends.kernargs import LaunchInfo
+from hrr.hiptypes.kernargs import LaunchInfo
 from hrr.errors import EventRefused
 
 Encoder = Callable[[tuple], Any]               # app args -> wire value (or a callable of the result)

@@ -8,7 +8,7 @@ from typing import Any
 
 from hrr.api.catalogue import Api
 from hrr.api.roles.base import Action, CaptureServices, Check, Encoder, ReplayServices, Role, _digest, register, scalar
-from hrr.backends.codefile import buffer_or_address, image_at, read_code_file
+from hrr.hiptypes.codefile import buffer_or_address, image_at, read_code_file
 from hrr.hiptypes import PointerConversionError, address_or_zero
 from hrr.errors import EventRefused
 

@@ -37,7 +37,7 @@ from hrr.hiptypes import (
     address_or_zero,
     handle_or_zero,
 )
-from hrr.backends.kernargs import LaunchArgsError, LaunchInfo, kernarg_array, pack_kernel_args
+from hrr.hiptypes.kernargs import LaunchArgsError, LaunchInfo, kernarg_array, pack_kernel_args
 from hrr.errors import EventRefused
 
 MAX_LISTED_HANDLES = 1 << 16   # handles one array argument or output may name

@@ -21,7 +21,7 @@ from hrr.api.roles.base import (
 )
 from hrr.api.roles.graphs import translated_kernargs
 from hrr.hiptypes import HANDLE_TYPES, PointerConversionError, handle_or_zero
-from hrr.backends.kernargs import LaunchArgsError, LaunchInfo, kernarg_array, pack_kernel_args
+from hrr.hiptypes.kernargs import LaunchArgsError, LaunchInfo, kernarg_array, pack_kernel_args
 from hrr.errors import EventRefused
 
 

@@ -12,7 +12,7 @@ from hrr.backends.amdgpu.bundle import (BUNDLE_MAGIC, CCOB_MAGIC, MAX_DECOMPRESS
 from hrr.backends.amdgpu.codeobject import (ELF_MAGIC, AmdKernel, CodeObject, KernelArg, parse_code_object,
                                             parse_metadata)
 from hrr.backends.amdgpu.errors import CodeObjectError
-from hrr.backends.kernargs import KernelLayout
+from hrr.hiptypes.kernargs import KernelLayout
 
 
 def _from_bundle(plain: bytes, arch: str | None, where: str) -> CodeObject:

@@ -15,7 +15,7 @@ import attrs
 import msgpack
 
 from hrr.backends.amdgpu.errors import CodeObjectError, check_range
-from hrr.backends.kernargs import POINTER, STRUCT, UNKNOWN, VALUE, KernelLayout, ParamSpec
+from hrr.hiptypes.kernargs import POINTER, STRUCT, UNKNOWN, VALUE, KernelLayout, ParamSpec
 
 ELF_MAGIC = b"\x7fELF"
 EM_AMDGPU = 224

@@ -24,7 +24,7 @@ from hrr.backends.cuda.modules import kernel_layout
 from hrr.backends.cuda.modules import launch_packed as _launch_packed
 from hrr.hiptypes import ihipModuleSymbol_t as _Function
 from hrr.hiptypes import ihipStream_t as _Stream
-from hrr.backends.kernargs import packed_extra as _packed_extra
+from hrr.hiptypes.kernargs import packed_extra as _packed_extra
 
 NAME = "cuda"
 PASSTHROUGH_UNCATALOGUED = False

@@ -8,7 +8,7 @@ import threading
 from importlib import resources
 from typing import Sequence
 
-from hrr.backends.kernargs import POINTER, STRUCT, VALUE, KernelLayout, ParamSpec
+from hrr.hiptypes.kernargs import POINTER, STRUCT, VALUE, KernelLayout, ParamSpec
 from hrr.errors import BackendError
 
 DEFAULT_ARCH = "sm_90"

@@ -12,6 +12,7 @@ import ctypes
 from typing import Any, Callable
 
 from hrr import hiptypes as ht
+from hrr.api.roles import node_launch_args
 from hrr.backends.bodies import Bodies
 from hrr.backends.cuda import _runtime, modules
 from hrr.backends.cuda._errors import SUCCESS
@@ -20,7 +21,7 @@ from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda.onecall import as_int as _int
 from hrr.backends.cuda.onecall import new as _new
 from hrr.backends.cuda.onecall import one_call as C
-from hrr.backends.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
+from hrr.hiptypes.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
 from hrr.backends.surface import HipError, dims
 
 E = ht.hipError_t
@@ -174,7 +175,6 @@ class _KernelNodeParams(ctypes.Structure):
 def _kernel_params(p: Any) -> tuple[_KernelNodeParams, Any]:
     """A hipKernelNodeParams as CUDA's struct, its arguments packed by the function's layout
     into a raw ``extra`` (kept alive by the second item until the call returned)."""
-    from hrr.api.roles import node_launch_args
     if p is None:
         raise HipError(E.hipErrorInvalidValue, "pNodeParams is NULL")
     fh = ht.as_handle_value(getattr(p, "func", None))

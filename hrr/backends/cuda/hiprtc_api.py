@@ -16,7 +16,7 @@ from typing import Any, Callable
 import attrs
 
 from hrr import hiptypes as ht
-from hrr.backends import kernelsource
+from hrr.hiptypes import kernelsource
 from hrr.backends.bodies import Bodies
 from hrr.backends.cuda import _runtime
 from hrr.backends.cuda._errors import to_hiprtc

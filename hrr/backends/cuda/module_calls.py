@@ -15,14 +15,14 @@ from typing import Any
 
 from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
-from hrr.backends.codefile import read_code_file
+from hrr.hiptypes.codefile import read_code_file
 from hrr.backends.cuda import modules
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda._runtime import driver
 from hrr.backends.cuda.onecall import as_int as _int
 from hrr.backends.cuda.onecall import one_call as C
-from hrr.backends.kernargs import LaunchArgsError, pack_kernel_args
+from hrr.hiptypes.kernargs import LaunchArgsError, pack_kernel_args
 
 E = ht.hipError_t
 

@@ -13,14 +13,14 @@ import threading
 from typing import Any
 
 from hrr import hiptypes as ht
-from hrr.backends import kernelsource
-from hrr.backends.codefile import buffer_or_address
+from hrr.hiptypes import kernelsource
+from hrr.hiptypes.codefile import buffer_or_address
 from hrr.hiptypes import hipError_t
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda._runtime import driver, ensure_context, handle_value
 from hrr.backends.cuda.builtin import BUILTIN_LAYOUTS, is_builtin_image
-from hrr.backends.kernargs import UNKNOWN, KernelLayout, LaunchArgsError, ParamSpec, pack_kernel_args
+from hrr.hiptypes.kernargs import UNKNOWN, KernelLayout, LaunchArgsError, ParamSpec, pack_kernel_args
 
 E = ht.hipError_t
 CU_LAUNCH_PARAM_END = 0

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from hrr.backends.hip.modules import Layouts, file_bytes
 from hrr.hiptypes import HIP_PYTHON_MAJOR, real_modules
-from hrr.backends.kernargs import KernelLayout
+from hrr.hiptypes.kernargs import KernelLayout
 
 if not real_modules():
     raise ImportError("the hip backend needs hip-python (pip install hip-python)")

@@ -14,9 +14,9 @@ import threading
 from typing import Any
 
 from hrr.backends.amdgpu import CodeObjectError, kernel_layouts
-from hrr.backends.codefile import ELF64_MAGIC, MAX_IMAGE_AT_ADDRESS, buffer_or_address, elf64_size, read_code_file
+from hrr.hiptypes.codefile import ELF64_MAGIC, MAX_IMAGE_AT_ADDRESS, buffer_or_address, elf64_size, read_code_file
 from hrr.hiptypes import handle_or_zero
-from hrr.backends.kernargs import KernelLayout
+from hrr.hiptypes.kernargs import KernelLayout
 
 #: The largest code object read from a bare address (an ELF whose headers claim more is skipped).
 MAX_IMAGE_FROM_ADDRESS = MAX_IMAGE_AT_ADDRESS

@@ -19,13 +19,8 @@ from hrr.backends.sim import streams as _streams
 from hrr.backends.sim.builtin_kernels import LIBRARY as BUILTIN_LIBRARY
 from hrr.backends.sim.device import reset_device
 from hrr.backends.sim.native.policy import archive_kernels
-from hrr.backends.sim.kernels import (
-    KernelDef,
-    KernelLibrary,
-    LaunchContext,
-    register_library,
-    unregister_library,
-)
+from hrr.backends.sim.kernels import KernelDef, KernelLibrary, LaunchContext
+from hrr.backends.sim.libraries import register_library, unregister_library
 
 NAME = "sim"
 PASSTHROUGH_UNCATALOGUED = False

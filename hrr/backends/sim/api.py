@@ -19,7 +19,7 @@ from typing import Any, Callable
 from hrr.backends import surface
 from hrr.backends.bodies import gather, tables
 from hrr.hiptypes import as_handle_value, hipError_t
-from hrr.backends.kernargs import KernelLayout, LaunchArgsError
+from hrr.hiptypes.kernargs import KernelLayout, LaunchArgsError
 from hrr.backends.sim import device as _device
 from hrr.backends.sim import (
     device_calls,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hrr.backends.kernargs import POINTER, STRUCT, VALUE, KernelLayout, ParamSpec
+from hrr.hiptypes.kernargs import POINTER, STRUCT, VALUE, KernelLayout, ParamSpec
 from hrr.backends.sim.kernels import KernelDef, KernelLibrary, LaunchContext
 
 VERSION = "1.0"

@@ -12,9 +12,10 @@ from typing import Any, Callable
 import attrs
 
 from hrr import hiptypes as ht
+from hrr.api.roles import memset_extent, node_launch_args  # the node readings capture uses
 from hrr.backends.bodies import Bodies
 from hrr.hiptypes import CStr, as_address, hipError_t, hipStreamCaptureMode, hipStreamCaptureStatus
-from hrr.backends.kernargs import LaunchArgsError, pack_kernel_args
+from hrr.hiptypes.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
 from hrr.backends.sim.device import current as _dev
 from hrr.backends.sim.graphs import (
     CHILD,
@@ -194,7 +195,6 @@ def _kernel_params(p: Any) -> KernelParams:
     grid, block = dims(p.gridDim), dims(p.blockDim)
     if min(grid + block) < 1 or block[0] * block[1] * block[2] > 1024:
         raise HipError("hipErrorInvalidConfiguration", f"kernel node shape {grid} x {block}")
-    from hrr.api.roles import node_launch_args  # the hipKernelNodeParams reading capture uses
     try:
         kernargs = pack_kernel_args(fn.kernel.layout, *node_launch_args(p))
     except (LaunchArgsError, ht.PointerConversionError) as exc:
@@ -236,7 +236,6 @@ def hipGraphAddMemsetNode(graph: Graph, pDependencies: Any, numDependencies: int
     if esize not in (1, 2, 4) or width < 0 or height < 1 or (height > 1 and pitch < width * esize):
         raise HipError("hipErrorInvalidValue", f"memset node: elementSize {esize}, width {width}, "
                                                f"height {height}, pitch {pitch}")
-    from hrr.api.roles import memset_extent
     n = memset_extent(esize, width, height, pitch)
     memory = _dev().memory
     try:
@@ -405,7 +404,6 @@ def _kernel_node(node: Any) -> GraphNode:
 def hipGraphKernelNodeGetParams(node: Any) -> tuple:
     """The node's kernel and shape; its arguments come back as a raw ``extra`` (the bytes
     bound when the node was set), since the app's kernelParams were copied, not kept."""
-    from hrr.backends.kernargs import kernarg_array
     k: KernelParams = _kernel_node(node).params
     extra, keep = kernarg_array(k.kernargs)
     params = ht.ReplayKernelNodeParams(func=ht.ihipModuleSymbol_t(k.function.handle), gridDim=ht.dim3(*k.grid),

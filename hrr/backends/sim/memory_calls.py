@@ -18,6 +18,7 @@ from hrr.hiptypes import DeviceArray, Pointer, hipError_t, hipMemcpyKind
 from hrr.backends.sim import pool_calls
 from hrr.backends.sim.device import current as _dev
 from hrr.backends.sim.device import refuse_if_capturing
+from hrr.backends.sim.kernels import DeviceFault
 from hrr.backends.sim.memory import (
     _MUST_BE_DEVICE,
     HOST_PINNED,
@@ -166,7 +167,6 @@ def fill_op(memory: Memory, addr: int, pattern: bytes, pitch: int, width: int, h
             try:
                 view = memory.copy_endpoint(addr, extent, True)
             except MemoryError_ as exc:
-                from hrr.backends.sim.kernels import DeviceFault
                 raise DeviceFault("hipErrorIllegalAddress", str(exc)) from None
             for r in _rows(view, pitch, width, height):  # type: ignore[arg-type]
                 r[:] = row
@@ -194,7 +194,6 @@ def copy2d_op(memory: Memory, dst: int, dpitch: Any, src: int, spitch: Any, widt
                 data = staged if staged is not None else _gather(
                     memory.copy_endpoint(src, sext, src_dev), spitch, width_b, height_n)
             except MemoryError_ as exc:
-                from hrr.backends.sim.kernels import DeviceFault
                 raise DeviceFault("hipErrorIllegalAddress", str(exc)) from None
             _scatter(d, dpitch, width_b, height_n, data)
         return Op(f"memcpy2D(0x{dst:x} <- 0x{src:x}, {height_n}x{width_b})", run, 1.0 + dext / 10_000)

@@ -9,11 +9,12 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from hrr import hiptypes as ht
-from hrr.backends import kernelsource, surface
+from hrr.backends import surface
+from hrr.hiptypes import kernelsource
 from hrr.backends.bodies import Bodies
-from hrr.backends.codefile import read_code_file
+from hrr.hiptypes.codefile import read_code_file
 from hrr.hiptypes import Pointer, hipError_t
-from hrr.backends.kernargs import pack_kernel_args
+from hrr.hiptypes.kernargs import pack_kernel_args
 from hrr.backends.sim.device import current as _dev
 from hrr.backends.sim.kernels import (
     CodeObjectError,
@@ -22,8 +23,8 @@ from hrr.backends.sim.kernels import (
     Module,
     image_bytes,
     kernel_name,
-    resolve_code_object,
 )
+from hrr.backends.sim.libraries import resolve_code_object
 from hrr.backends.sim.memory import checked_size
 from hrr.backends.sim.stream_calls import _stream
 from hrr.backends.sim.streams import Stream
@@ -136,7 +137,7 @@ def load_module(image: bytes) -> Module:
     source compiled for the CPU (``native``)."""
     try:
         if kernelsource.is_kernel_source(image):
-            from hrr.backends.sim.native import module as native
+            from hrr.backends.sim.native import module as native   # start-up cost: native kernels only
             dev = _dev()
             loaded = native.load(dev, image)
             return dev.keep("module", lambda h: Module(h, loaded.library, tuple(loaded.library.kernels),
@@ -158,7 +159,6 @@ def hipModuleGetGlobal(hmod: Module, name: Any) -> tuple:
 
 @body
 def hipModuleLoadDataEx(image: Any, numOptions: Any, optionValues: Any) -> tuple:
-    from hrr.backends.sim.kernels import image_bytes
     try:
         data = image_bytes(image)
     except CodeObjectError as exc:

@@ -2,7 +2,7 @@
 
 With a C++ compiler here (ziglang's clang, installed with hrr; see ``native.toolchain``),
 ``hiprtcCompileProgram`` compiles the source for the CPU and the code object it hands out
-is the source itself (a kernel source code object, ``hrr.backends.kernelsource``): the
+is the source itself (a kernel source code object, ``hrr.hiptypes.kernelsource``): the
 module is built again, from a cache, when ``hipModuleLoadData`` loads it, so an archive
 never carries compiled host code. Without one, the source only selects kernels of an
 installed kernel library (``extern "C" __global__ void NAME(`` with that library's
@@ -37,7 +37,8 @@ from typing import Any, Callable
 
 import attrs
 
-from hrr.backends import devicemodels, kernelsource
+from hrr.backends import devicemodels
+from hrr.hiptypes import kernelsource
 from hrr.hiptypes import (
     CStr,
     as_address,
@@ -48,7 +49,7 @@ from hrr.hiptypes import (
     ihiprtcLinkState,
 )
 from hrr.backends.sim import device as _device
-from hrr.backends.sim.kernels import installed_libraries
+from hrr.backends.sim.libraries import installed_libraries
 
 SUCCESS = hiprtcResult.HIPRTC_SUCCESS
 VERSION = (6, 2)
@@ -164,7 +165,7 @@ def compile_source(source: str) -> tuple[bytes | None, str]:
 def native_compiler() -> bool:
     """Whether a C++ compiler for native kernels is here (else the sim picks installed
     kernel libraries by the kernels' names, as before it could compile)."""
-    from hrr.backends.sim.native import toolchain
+    from hrr.backends.sim.native import toolchain   # start-up cost: only when compiling
     return toolchain.find_toolchain() is not None
 
 
@@ -174,7 +175,7 @@ def compile_native(units: tuple[kernelsource.SourceUnit, ...], options: list[str
     CPU, with the wavefront size of the target the options name (the device's when none).
     The code object is the source (the image is rebuilt, from a cache, when it loads);
     ``lowered`` is given each name expression's lowered name."""
-    from hrr.backends.sim.native import toolchain
+    from hrr.backends.sim.native import toolchain   # start-up cost: only when compiling
     wavefront = devicemodels.code_wavefront(options, _device.current().model.gcn_arch_name)
     result = toolchain.compile_program(units, options, relocatable=relocatable, name_expressions=names,
                                        wavefront=wavefront)

@@ -8,7 +8,7 @@ import pytest
 
 from hrr.backends.amdgpu import CodeObjectError, KernelArg, parse_code_object, parse_metadata, read_code_object
 from hrr.backends.amdgpu.codeobject import param_kind
-from hrr.backends.kernargs import POINTER, STRUCT, UNKNOWN, VALUE, pointer_word_offsets
+from hrr.hiptypes.kernargs import POINTER, STRUCT, UNKNOWN, VALUE, pointer_word_offsets
 
 SCALE = [(0, 8, POINTER), (8, 4, VALUE), (16, 8, UNKNOWN), (24, 16, STRUCT), (40, 1, VALUE)]
 

@@ -7,8 +7,8 @@ import types
 import pytest
 
 from hrr import hiptypes as ht
-from hrr.backends import kernelsource
-from hrr.backends.kernargs import POINTER, STRUCT, VALUE
+from hrr.hiptypes import kernelsource
+from hrr.hiptypes.kernargs import POINTER, STRUCT, VALUE
 from hrr.errors import BackendError
 
 from hrr.backends.cuda._runtime import gpu_unavailable_reason

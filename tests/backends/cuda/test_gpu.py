@@ -308,7 +308,7 @@ def test_every_launch_form(hip, builtin):
     _check_fill(hip, d, n, 21)
     # 6. capture's and replay's handoff (kernargs.packed_extra): the bytes launched from the
     # thread's own buffer, on the null stream and on a stream; a bad shape fails as CUDA says
-    from hrr.backends.kernargs import packed_extra
+    from hrr.hiptypes.kernargs import packed_extra
     def packed(value):
         return int(d).to_bytes(8, "little") + value.to_bytes(4, "little") + n.to_bytes(4, "little")
     run(None, packed_extra(packed(22)), 22)

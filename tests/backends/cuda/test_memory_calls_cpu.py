@@ -9,7 +9,7 @@ import pytest
 
 from hrr import hiptypes as ht
 from hrr.backends.cuda import module_calls, modules
-from hrr.backends.kernargs import POINTER, VALUE, KernelLayout, ParamSpec
+from hrr.hiptypes.kernargs import POINTER, VALUE, KernelLayout, ParamSpec
 from test_table_cpu import cuda  # noqa: F401 - the fake-driver fixture
 
 E = ht.hipError_t
@@ -170,7 +170,7 @@ def test_launch_kernargs_makes_the_launch_hip_would_and_keeps_the_last_error(cud
     the same cuLaunchKernel as hipModuleLaunchKernel with the bytes as a packed extra, the
     same error and last error; a function it does not know goes through hip, which says so."""
     from hrr.backends import cuda as backend
-    from hrr.backends.kernargs import packed_extra
+    from hrr.hiptypes.kernargs import packed_extra
     hip, log, results = cuda
     monkeypatch.setitem(modules._layouts, 0x55, KernelLayout((ParamSpec(0, 8, POINTER, "p"),
                                                               ParamSpec(8, 4, VALUE, "n"))))

@@ -9,7 +9,7 @@ import ctypes
 import pytest
 
 from hrr import hiptypes as ht
-from hrr.backends import kernelsource
+from hrr.hiptypes import kernelsource
 from hrr.backends.cuda import _runtime
 from hrr.backends.cuda import hiprtc_api as rtc
 from hrr.backends.cuda.hiprtc_api import translate

@@ -20,7 +20,7 @@ import pytest
 from hrr.archive import open_archive
 from hrr.backends.amdgpu import kernel_layouts
 from hrr.backends.hip.modules import Layouts
-from hrr.backends.kernargs import KernelLayout
+from hrr.hiptypes.kernargs import KernelLayout
 from hrr.exitcodes import BACKEND_UNAVAILABLE
 from hrr.events.launch import launch_map
 from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON

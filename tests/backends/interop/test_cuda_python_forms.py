@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 from hrr import hiptypes as ht
-from hrr.backends import kernelsource
-from hrr.backends.codefile import image_at
-from hrr.backends.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
+from hrr.hiptypes import kernelsource
+from hrr.hiptypes.codefile import image_at
+from hrr.hiptypes.kernargs import KernelLayout, LaunchArgsError, pack_kernel_args
 from hrr.backends.sim import builtin_code_object
 from hrr.backends.sim.native.toolchain import _translate_options, find_toolchain
 from hrrtest import archive_calls, capture, only, replay, text

@@ -193,7 +193,8 @@ def test_a_memset_of_host_memory_fails(name):
 
 def test_module_globals_are_per_module_device_memory_freed_on_unload():
     from hrr.backends.sim.builtin_kernels import LIBRARY
-    from hrr.backends.sim.kernels import KernelLibrary, register_library, unregister_library
+    from hrr.backends.sim.kernels import KernelLibrary
+    from hrr.backends.sim.libraries import register_library, unregister_library
     lib = KernelLibrary("hrr_test_globals", "1.0", dict(LIBRARY.kernels), {"table": 64, "flag": 4})
     register_library(lib)
     try:

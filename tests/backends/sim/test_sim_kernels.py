@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 from hrr.backends import sim
-from hrr.backends.kernargs import POINTER, STRUCT, VALUE, KernelLayout, ParamSpec
+from hrr.hiptypes.kernargs import POINTER, STRUCT, VALUE, KernelLayout, ParamSpec
 from hrr.backends.sim import hip, hiprtc
-from hrr.backends.sim.kernels import encode_code_object
+from hrr.hiptypes.simcode import encode_code_object
 
 E = hip.hipError_t
 OK = E.hipSuccess

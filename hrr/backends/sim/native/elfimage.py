@@ -13,7 +13,7 @@ from typing import Callable
 
 import attrs
 
-from hrr.backends.kernargs import POINTER, STRUCT, VALUE, KernelLayout, ParamSpec
+from hrr.hiptypes.kernargs import POINTER, STRUCT, VALUE, KernelLayout, ParamSpec
 
 PAGE = 4096
 MAX_MEMORY = 1 << 30          # an image larger than this is not one of ours

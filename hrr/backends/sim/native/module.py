@@ -7,7 +7,8 @@ from typing import Any, Callable
 
 import xxhash
 
-from hrr.backends import devicemodels, kernelsource
+from hrr.backends import devicemodels
+from hrr.hiptypes import kernelsource
 from hrr.backends.sim.kernels import CodeObjectError, DeviceFault, KernelDef, KernelLibrary, LaunchContext
 from hrr.backends.sim.native import abi, elfimage, policy, toolchain, worker
 

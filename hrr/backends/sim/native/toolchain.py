@@ -24,7 +24,7 @@ from pathlib import Path
 import attrs
 
 from hrr.config import untraced_env
-from hrr.backends.kernelsource import SourceUnit
+from hrr.hiptypes.kernelsource import SourceUnit
 from hrr.backends.sim.native.elfimage import ImageError, NativeImage, parse_image
 
 DEVICE_HEADER = "hrr_device.h"

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from hrr.backends import kernelsource
+from hrr.hiptypes import kernelsource
 from hrr.backends.sim.native import toolchain
 from hrrtest import only, replay, text
 

@@ -7,7 +7,8 @@ import ctypes
 import numpy as np
 import pytest
 
-from hrr.backends import kernelsource, sim
+from hrr.backends import sim
+from hrr.hiptypes import kernelsource
 from hrr.backends.sim import hip, hiprtc
 from hrr.backends.sim.native import toolchain
 

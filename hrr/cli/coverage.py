@@ -1,4 +1,4 @@
-"""docs/api-coverage.md, written whole from the catalogue: ``python -m hrr.api.coverage``.
+"""docs/api-coverage.md, written whole from the catalogue: ``python -m hrr.cli.coverage``.
 
 The counts, one table per family (how each call replays, and which backends have a body
 for it) and the hip-python functions that no row covers (read from the hip-python
@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from hrr.api.catalogue import NOOP, REAL, UNREPLAYABLE, Api, rows
+from hrr.backends import sim
+from hrr.hiptypes import HIP_PYTHON_MAJOR, is_uncatalogued, real_modules
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "api-coverage.md"
-COMMAND = "python -m hrr.api.coverage"
+COMMAND = "python -m hrr.cli.coverage"
 BACKENDS = ("sim", "cuda", "hip")
 UNCOVERED_HEADING = "## hip-python functions not covered"
 
@@ -30,7 +32,6 @@ def _names(mod: Any) -> set[str]:
 def _functions(mod: Any) -> set[str]:
     """The HIP functions of a ``hip``/``hiprtc`` module (no classes, enums or helpers, and
     not the stand-ins an hrr module has for hip-python's functions it does not implement)."""
-    from hrr.hiptypes import is_uncatalogued
     return {n for n, f in vars(mod).items() if n.startswith("hip") and callable(f)
             and not isinstance(f, type) and getattr(f, "__module__", None) != "enum" and not is_uncatalogued(f)}
 
@@ -54,7 +55,6 @@ def backend_bodies() -> dict[str, set[str] | None]:
     """Per backend, the catalogued names its ``hip``/``hiprtc`` modules offer (None: the
     backend cannot be inspected here). The ``hip`` backend is hip-python itself: it passes
     each catalogued call to hip-python's own function, so it has those hip-python has."""
-    from hrr.backends import sim
     catalogued = {r.name for r in rows()}
     out: dict[str, set[str] | None] = {"sim": (_names(sim.hip) | _names(sim.hiprtc)) & catalogued}
     try:
@@ -73,7 +73,6 @@ def backend_bodies() -> dict[str, set[str] | None]:
 def hip_python_functions() -> tuple[str, dict[str, list[str]]] | None:
     """(hip-python's version, its ``hip`` and ``hiprtc`` functions by module), or None when
     hip-python is not installed."""
-    from hrr.hiptypes import HIP_PYTHON_MAJOR, real_modules
     real = real_modules()
     if not real:
         return None

@@ -7,7 +7,10 @@ import os
 import struct
 from typing import Any
 
-from hrr.hiptypes import as_address
+from hrr.hiptypes import kernelsource
+from hrr.hiptypes.pointers import as_address
+from hrr.hiptypes.simcode import MAGIC as SIM_MAGIC
+from hrr.hiptypes.simcode import code_object_size
 
 #: The most bytes read at an address for one image (a loader that took more is not followed).
 MAX_IMAGE_AT_ADDRESS = 256 << 20
@@ -51,9 +54,6 @@ def elf64_size(header: bytes) -> int:
 
 def _image_size(addr: int, head: bytes) -> int | None:
     """The length of the image at ``addr`` (``head``: its first 16 bytes) by its format."""
-    from hrr.backends import kernelsource
-    from hrr.backends.sim.kernels import MAGIC as SIM_MAGIC, code_object_size
-
     if head.startswith(kernelsource.MAGIC):
         return kernelsource.total_size(ctypes.string_at(addr, kernelsource.PREFIX_BYTES))
     if head.startswith(SIM_MAGIC):
