@@ -10,8 +10,8 @@ from typing import Sequence
 
 from hrr.hiptypes.kernargs import POINTER, STRUCT, VALUE, KernelLayout, ParamSpec
 from hrr.errors import BackendError
+from hrr.backends.cuda.arch import device_arch
 
-DEFAULT_ARCH = "sm_90"
 SOURCE_NAME = "builtin_kernels.cu"
 
 
@@ -77,7 +77,6 @@ def builtin_code_object(arch: str | None = None) -> bytes:
     """The cubin of the built-in kernels for ``arch`` (default: the current device's, or
     sm_90 when there is no GPU); compiled once per architecture."""
     if arch is None:
-        from hrr.backends.cuda.hiprtc_api import device_arch
         arch = device_arch()
     with _lock:
         code = _cache.get(arch)

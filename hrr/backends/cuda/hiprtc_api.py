@@ -20,40 +20,11 @@ from hrr.hiptypes import kernelsource
 from hrr.backends.bodies import Bodies
 from hrr.backends.cuda import _runtime
 from hrr.backends.cuda._errors import to_hiprtc
-from hrr.backends.cuda.builtin import DEFAULT_ARCH
+from hrr.backends.cuda.arch import device_arch
 
 R = ht.hiprtcResult
 
 body = Bodies("hiprtc")
-
-_arch_lock = threading.Lock()
-_arch: str | None = None
-
-
-def device_arch() -> str:
-    """``sm_XY`` of the current device, or sm_90 when no driver/GPU is present."""
-    global _arch
-    if _arch is not None:
-        return _arch
-    with _arch_lock:
-        arch = DEFAULT_ARCH
-        if _runtime.driver_present():
-            try:
-                _runtime.require_driver()
-                rt = _runtime.STATE.rt
-                err, dev = rt.cudaGetDevice()
-                if int(err) == 0:
-                    e1, major = rt.cudaDeviceGetAttribute(
-                        rt.cudaDeviceAttr.cudaDevAttrComputeCapabilityMajor, dev)
-                    e2, minor = rt.cudaDeviceGetAttribute(
-                        rt.cudaDeviceAttr.cudaDevAttrComputeCapabilityMinor, dev)
-                    if int(e1) == 0 and int(e2) == 0:
-                        arch = f"sm_{major}{minor}"
-            except Exception:  # noqa: BLE001 - no usable device: the default arch
-                arch = DEFAULT_ARCH
-        _arch = arch
-        return arch
-
 
 # hip/hip_runtime.h is implicit in hiprtc; NVRTC gets a small stand-in so HIP sources
 # that include it (and use the hipThreadIdx_x style macros) compile.
