@@ -403,11 +403,6 @@ class NDBuffer(Pointer):
     def __bool__(self) -> bool:
         return self._addr != 0
 
-    @property
-    def is_ptr_null(self) -> bool:  # type: ignore[override] # a property in hip-python, not a method
-        """If the address is NULL."""
-        return self._addr == 0
-
     def createRef(self) -> Pointer:  # noqa: N802 - hip-python's name
         """A Pointer to memory holding this array's address (hip-python's points into the
         array itself, so it lives as long as the array: so does this one's)."""

@@ -29,8 +29,14 @@ class Pointer:
     def as_c_void_p(self) -> ctypes.c_void_p:
         return ctypes.c_void_p(self._addr)
 
+    @property
     def is_ptr_null(self) -> bool:
+        """True for the null address (a property, as hip-python's)."""
         return self._addr == 0
+
+    def createRef(self) -> "Pointer":  # noqa: N802 - hip-python's name
+        """A pointer to memory holding this address (C's ``void**``), as hip-python's."""
+        return HandleRef(self)
 
     @classmethod
     def fromObj(cls, obj: Any) -> Any:  # noqa: N802 - hip-python's name
@@ -80,7 +86,9 @@ class Handle:
     def as_c_void_p(self) -> ctypes.c_void_p:
         return ctypes.c_void_p(self._value)
 
+    @property
     def is_ptr_null(self) -> bool:
+        """True for the null handle (a property, as hip-python's)."""
         return self._value == 0
 
     def createRef(self) -> HandleRef:  # noqa: N802 - hip-python's name

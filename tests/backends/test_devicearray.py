@@ -194,3 +194,19 @@ def test_import_order_and_without_hip_python():
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                           env={**os.environ, "PYTHONPATH": str(REPO)}, check=False)
     assert proc.returncode == 0 and proc.stdout.strip() == "ok", proc.stdout + proc.stderr
+
+
+def test_pointer_and_handles_follow_hip_python_is_ptr_null_and_create_ref():
+    """hip-python's ``is_ptr_null`` is a property on Pointer and handles (``if p.is_ptr_null:``
+    must not be a bound method's truth), and Pointer has ``createRef``: a void** to it."""
+    import ctypes as c
+
+    from hrr import hiptypes as ht
+    p, null = ht.Pointer(0x1234), ht.Pointer(0)
+    assert p.is_ptr_null is False and null.is_ptr_null is True
+    assert ht.ihipStream_t(0).is_ptr_null is True and ht.ihipStream_t(7).is_ptr_null is False
+    ref = p.createRef()
+    assert c.c_void_p.from_address(int(ref)).value == 0x1234
+    real = ht.real_util()
+    if real is not None:
+        assert real.types.Pointer(0).is_ptr_null is True   # the property this mirrors
