@@ -20,6 +20,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 import attrs
 
 from hrr.api.catalogue import Api, get, rows
+from hrr.api.codegen import compile_function, function_source
 from hrr.api.roles import param_role
 from hrr.hiptypes import ENUM_TYPES, as_address, hipError_t, surface_module
 
@@ -128,9 +129,7 @@ def _compile(name: str, sig: list[str], call: str, frame: Frame, ns: dict[str, A
             indent = line[:len(line) - len(line.lstrip())]
             lines += [indent + r for r in frame.record.splitlines()]
     ns = {"_OK": (hipError_t.hipSuccess,), **frame.namespace, **ns}
-    source = f"def {name}({', '.join(sig)}):\n" + "".join(f"    {line}\n" for line in lines)
-    exec(compile(source, f"<hrr surface {name}>", "exec"), ns)  # noqa: S102 - our own source
-    fn = ns[name]
+    fn = compile_function(name, function_source(name, sig, lines), ns, f"surface {name}")
     fn.__hrr_body__ = ns["_body"]
     return fn
 

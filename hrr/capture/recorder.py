@@ -20,6 +20,7 @@ import types
 from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE, Api, rows
+from hrr.api.codegen import compile_function, function_source
 from hrr.api.roles import INLINE_NAMESPACE, LAUNCH, OUT_ROLES, PARAM_ROLES, OutRole, Role, out_role, param_role
 from hrr.hiptypes.kernargs import packed_extra
 from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON
@@ -144,12 +145,10 @@ class Recorder:
         source = _source(row, roles, outs,
                          deferred=any(role.deferred for role in roles), handoff=handoff,
                          enrich=ns["_enrich"] is not None, post=ns["_post"] is not None)
-        exec(compile(source, f"<hrr capture {name}>", "exec"), ns)  # noqa: S102 - our own source
-        wrapper = ns["wrapper"]
+        wrapper = compile_function("wrapper", source, ns, f"capture {name}")
         wrapper.__name__ = wrapper.__qualname__ = name
         wrapper.__doc__ = getattr(real, "__doc__", None)
         wrapper.__wrapped__ = real
-        wrapper.__hrr_source__ = source
         return wrapper
 
 
@@ -212,7 +211,7 @@ def _source(row: Api, roles: list[Role], outs: list[OutRole], *, deferred: bool,
         code.append("_post(args, result, seq)")
     code += ["if _w.after:", f"    _run_after({row.name!r}, call or _CallInfo(_row, args), result, _w.after)",
              "return result"]
-    return "def wrapper(*args, **kwargs):\n" + "".join(f"    {line}\n" for line in code)
+    return function_source("wrapper", ["*args", "**kwargs"], code)
 
 
 __all__ = ["Recorder"]

@@ -17,6 +17,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import attrs
 
+from hrr.api.codegen import compile_function
 from hrr.hiptypes import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE,
                                    HIP_LAUNCH_PARAM_END, Pointer, address_or_zero, as_address)
 
@@ -262,9 +263,7 @@ def _reader(layout: KernelLayout) -> Callable[[Sequence], bytes | None] | None:
                   + f"    if not ({checks}):\n        return None\n"
                   f"    out = join(({''.join(x + ', ' for x in pieces)}))\n"
                   f"    return out if len(out) == {layout.size} else None\n")
-        ns: dict[str, Any] = {"m": memory, "join": b"".join}
-        exec(compile(source, "<hrr kernelParams reader>", "exec"), ns)  # noqa: S102 - our own source
-        read = ns["read"]
+        read = compile_function("read", source, {"m": memory, "join": b"".join}, "kernelParams reader")
     object.__setattr__(layout, "reader", read)   # frozen: a cache, outside eq and hash
     return read
 

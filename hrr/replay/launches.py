@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE, Api
+from hrr.api.codegen import compile_function, function_source
 from hrr.api.roles import byte_counts, launch_placer, launch_positions, param_role
 from hrr.hiptypes.kernargs import packed_extra
 from hrr.events.model import wire_event
@@ -34,10 +35,8 @@ def _triple(v: Any) -> bool:
 def _args_check(n: int, ints: tuple[int, ...], dims: tuple[int, ...], nones: tuple[int, ...]) -> Callable[..., bool]:
     """``ok(*args)``: the row's recorded arguments, one check each, unrolled once per row."""
     terms = [f"type(a{i}) is int" for i in ints] + [f"_triple(a{i})" for i in dims] + [f"a{i} is None" for i in nones]
-    source = f"def ok({', '.join(f'a{i}' for i in range(n))}):\n    return {' and '.join(terms) or 'True'}\n"
-    ns: dict[str, Any] = {"_triple": _triple}
-    exec(compile(source, "<hrr launch arguments check>", "exec"), ns)  # noqa: S102 - our own source
-    return ns["ok"]
+    source = function_source("ok", [f"a{i}" for i in range(n)], [f"return {' and '.join(terms) or 'True'}"])
+    return compile_function("ok", source, {"_triple": _triple}, "launch arguments check")
 
 
 def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> Callable[[list], bool] | None:
