@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+from hrr.api.fields import Rule
+
 
 class Field(IntEnum):
     """A wire record's items by position."""
@@ -27,4 +29,16 @@ WIRE_FIELDS = tuple(f.name.lower() for f in Field)
 #: Items in a record.
 WIRE_LEN = len(WIRE_FIELDS)
 
-__all__ = ["API", "ARGS", "ERR", "EXTRA", "OUTS", "SEQ", "TID", "WIRE_FIELDS", "WIRE_LEN", "Field"]
+#: The record's own fields, each declared once (the schema's and the launch runner's
+#: checks are generated from these; the schema's names its bad field with them).
+RECORD_RULES: dict[str, Rule] = {r.name: r for r in (
+    Rule("seq", "int", "a non-negative int", low=0, high=1 << 64),
+    Rule("tid", "int", "an int", low=-(1 << 63), high=1 << 64),
+    Rule("api", "str", "a string"),
+    Rule("args", "list", "a list"),
+    Rule("err", "int", "an int"),
+    Rule("outs", "list", "a list"),
+    Rule("extra", "map", "a map"),
+)}
+
+__all__ = ["API", "ARGS", "ERR", "EXTRA", "OUTS", "RECORD_RULES", "SEQ", "TID", "WIRE_FIELDS", "WIRE_LEN", "Field"]

@@ -30,17 +30,20 @@ from typing import Any, Callable
 from hrr.api.catalogue import CATALOGUE
 from hrr.api.roles import PARAM_ROLES, WireType
 from hrr.errors import FormatError
-from hrr.events.launch import LAUNCH_FIELDS
+from hrr.api.codegen import compile_function, function_source
+from hrr.api.fields import Rule, all_of, fast_expr, ok_function, positional_source
+from hrr.api.wire import RECORD_RULES
+from hrr.events.launch import LAUNCH_FORMS, LAUNCH_RULES, MAX_LAUNCH_PARAMS
 from hrr.events.model import API, PSEUDO_EVENTS, WIRE_FIELDS, WIRE_LEN, Event
 
 MAX_WIRE_DEPTH = 4          # args/outs nesting: endpoints are 2 deep; 4 leaves room
 MAX_WIRE_LIST = 16          # items in a list inside args/outs (an endpoint has 4, a dim3 3)
 MAX_OUTS = 16               # the catalogue's most is 3
 MAX_PSEUDO_ARGS = 16
-MAX_LAYOUT_ROWS = 4096      # kernel parameters
+MAX_LAYOUT_ROWS = MAX_LAUNCH_PARAMS   # kernel parameters
 MAX_RECORDS_PER_PLUGIN = 1 << 16
 MAX_API_NAME = 128
-_U64, _I64 = 1 << 64, -(1 << 63)   # what msgpack can carry; an in-process record may hold more
+
 _HINT = "the archive is damaged or not written by hrr"
 
 
@@ -71,71 +74,45 @@ def _arg_type(role: str) -> WireType | None:
     return None if found is None else found.wire
 
 
-def _int_list(n: int | None) -> Callable[[object], bool]:
-    return lambda v: type(v) is list and (n is None or len(v) == n) and all(_is_int(x) for x in v)
-
-
-def _ptr_words(v: object) -> bool:
-    return type(v) is list and all(_int3(w) for w in v)
-
-
-_int3 = _int_list(3)   # built once: a check per pointer word made no closure each
-
-
 def _layout(v: object) -> bool:
     return type(v) is list and len(v) <= MAX_LAYOUT_ROWS and all(
         type(r) is list and len(r) == 4 and _is_int(r[0]) and _is_int(r[1])
         and type(r[2]) is str and type(r[3]) is str for r in v)
 
 
-# launch fields: name -> (check, description). "kernargs"/"ptrs" are absent when "error" says
-# why. The list form (events/launch.py) is read as the map of its fields, by position.
+# launch fields: name -> (check, description), each generated from its rule (LAUNCH_RULES).
+# "kernargs"/"ptrs" are absent when "error" says why.
 LAUNCH_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
-    "kernel": (lambda v: v is None or type(v) is str, "a string"),
-    "grid": (_int_list(3), "a list of 3 ints"),
-    "block": (_int_list(3), "a list of 3 ints"),
-    "kernargs": (lambda v: type(v) is bytes, "bytes"),
-    "ptrs": (_ptr_words, "a list of [offset, base, delta] int triples, one per 8 kernarg bytes at most"),
-    "error": (lambda v: type(v) is str, "a string"),
-    # a launch replayed through a call without ``extra`` (cooperative): each parameter's offset
-    "offsets": (lambda v: _int_list(None)(v) and len(v) <= MAX_LAYOUT_ROWS,  # type: ignore[arg-type]
-                "a list of parameter offsets (ints)"),
-}
+    name: (ok_function(rule), rule.description) for name, rule in LAUNCH_RULES.items()}
+
+# The list form (format 3): its fast check and the check naming its first bad item,
+# generated from the rules of each form's items (LAUNCH_FORMS).
+_LAUNCH_LIST_SOURCES = positional_source(
+    "launch_list", LAUNCH_FORMS, "event field extra.launch",
+    "event field extra.launch has {n} items, it must be [kernel, grid, block, kernargs, ptrs], "
+    "the same with offsets, or [kernel, grid, block, error]")
+_launch_list = compile_function("launch_list", _LAUNCH_LIST_SOURCES[0], {}, "schema check of extra.launch")
+_launch_list_problem = compile_function("launch_list_problem", _LAUNCH_LIST_SOURCES[1], {},
+                                        "schema check of extra.launch, naming the field")
+_PER = [(name, rule.per) for name, rule in LAUNCH_RULES.items() if rule.per is not None]
 
 
 def _launch(v: object) -> bool:
     if type(v) is list:   # format 3: the fields by position (LAUNCH_FIELDS), no map built
-        names = LAUNCH_FIELDS.get(len(v))
-        if names is None:
-            return False
-        if len(v) > 4 and type(v[4]) is list and len(v[4]) > (len(v[3]) // 8 if type(v[3]) is bytes else 0):
-            return False   # one pointer word per 8 kernarg bytes at most: checked before the walk
-        for name, x in zip(names, v, strict=True):
-            if not LAUNCH_KEYS[name][0](x):
-                return False
-        return True
+        return _launch_list(v)
     if type(v) is not dict or not all(k in LAUNCH_KEYS for k in v):
         return False
     # One pointer word per aligned 8 bytes of kernargs at most: checked before the walk.
-    words = len(v["kernargs"]) // 8 if type(v.get("kernargs")) is bytes else 0
-    if type(v.get("ptrs")) is list and len(v["ptrs"]) > words:
-        return False
+    for name, (other, per) in _PER:
+        most = len(v[other]) // per if type(v.get(other)) is bytes else 0
+        if type(v.get(name)) is list and len(v[name]) > most:
+            return False
     return all(LAUNCH_KEYS[k][0](x) for k, x in v.items())
 
 
-def _launch_list_problem(v: list) -> str:
-    """What is wrong with a list-form ``extra.launch`` that failed :func:`_launch`, the item named."""
-    names = LAUNCH_FIELDS.get(len(v))
-    if names is None:
-        return (f"event field extra.launch has {len(v)} items, it must be [kernel, grid, block, kernargs, ptrs], "
-                "the same with offsets, or [kernel, grid, block, error]")
-    for i, (name, x) in enumerate(zip(names, v, strict=True)):
-        check, description = LAUNCH_KEYS[name]
-        if name == "ptrs" and type(x) is list and len(x) > len(v[3]) // 8:   # v[3]: checked bytes
-            return f"event field extra.launch[{i}] (ptrs) has {len(x)} words, more than kernargs' {len(v[3]) // 8}"
-        if not check(x):
-            return f"event field extra.launch[{i}] ({name}) must be {description}"
-    return "event field extra.launch is malformed"   # not reached: _launch failed on an item above
+def _in_bounds(rule: Rule, v: int) -> bool:
+    """An int field within its rule's bounds."""
+    return (rule.low is None or v >= rule.low) and (rule.high is None or v < rule.high)
 
 
 def _records(v: object) -> bool:
@@ -170,37 +147,44 @@ def _extra_ok(extra: dict) -> bool:
     return True
 
 
+# The per-API fast check's body: the record's own fields checked by the expression
+# generated from their rules (RECORD_RULES), then its arguments, outputs and extras.
+_RECORD_CHECK_BODY = """\
+def ok(value):
+    seq, tid, _, args, err, outs, extra = value
+    if not ({fields}):
+        return False
+    n = len(args)
+    if (n != most_args if exact else n > most_args) or len(outs) > max_outs:
+        return False
+    if n:
+        for i, check in active:
+            if not check(args[i]):
+                return False
+        for x in args:
+            if type(x) not in scalars and not wire_value(x):
+                return False
+    for x in outs:
+        if type(x) not in scalars and not wire_value(x):
+            return False
+    return not extra or extra_ok(extra)
+
+return ok
+"""
+RECORD_CHECK_SOURCE = function_source(
+    "make", ["most_args", "exact", "active", "scalars", "wire_value", "max_outs", "extra_ok"],
+    _RECORD_CHECK_BODY.format(fields=all_of(
+        fast_expr(RECORD_RULES[name], name) for name in ("seq", "tid", "err", "args", "outs", "extra"))).splitlines())
+_make_record_check = compile_function("make", RECORD_CHECK_SOURCE, {}, "schema check of a record")
+
+
 def _record_check(checks: tuple[Callable[[object], bool] | None, ...] | None) -> Callable[[list], bool]:
     """``ok(record)`` for a 7-item list naming one API, specialised once: its argument count
     and role checks unrolled into locals (``checks`` None: a pseudo-event, any args up to
     the cap). True exactly when the full check finds nothing."""
     most_args = MAX_PSEUDO_ARGS if checks is None else len(checks)
-    exact = checks is not None
     active = tuple((i, c) for i, c in enumerate(checks or ()) if c is not None)
-    scalars, wire_value, max_outs = _SCALARS, _wire_value, MAX_OUTS
-    u64, i64 = _U64, _I64
-
-    def ok(value: list) -> bool:
-        seq, tid, _, args, err, outs, extra = value
-        if type(seq) is not int or type(tid) is not int or type(err) is not int \
-                or type(args) is not list or type(outs) is not list or type(extra) is not dict \
-                or not 0 <= seq < u64 or not i64 <= tid < u64:
-            return False
-        n = len(args)
-        if (n != most_args if exact else n > most_args) or len(outs) > max_outs:
-            return False
-        if n:
-            for i, check in active:
-                if not check(args[i]):
-                    return False
-            for x in args:
-                if type(x) not in scalars and not wire_value(x):
-                    return False
-        for x in outs:
-            if type(x) not in scalars and not wire_value(x):
-                return False
-        return not extra or _extra_ok(extra)
-    return ok
+    return _make_record_check(most_args, checks is not None, active, _SCALARS, _wire_value, MAX_OUTS, _extra_ok)
 
 
 # Per API, built once: the check of a record naming it; pseudo-events take any args.
@@ -238,21 +222,21 @@ def _schema_problem(value: Any) -> str | None:
         return "event record is not a 7-item array"
     seq, tid, api, args, err, outs, extra = value
     if not (_is_int(seq) and seq >= 0):
-        return "event field seq must be a non-negative int"
+        return f"event field seq must be {RECORD_RULES['seq'].description}"
     if not _is_int(tid):
-        return "event field tid must be an int"
-    if seq >= _U64 or not _I64 <= tid < _U64:
+        return f"event field tid must be {RECORD_RULES['tid'].description}"
+    if not (_in_bounds(RECORD_RULES['seq'], seq) and _in_bounds(RECORD_RULES['tid'], tid)):
         return "event field seq or tid is out of the 64-bit range"
     if type(api) is not str or len(api) > MAX_API_NAME:
-        return "event field api must be a string"
+        return f"event field api must be {RECORD_RULES['api'].description}"
     if api not in CATALOGUE and api not in PSEUDO_EVENTS:
         return f"event field api names {api[:64]!r}, which is neither in this hrr's catalogue nor a pseudo-event"
     if not _is_int(err):
-        return "event field err must be an int"
+        return f"event field err must be {RECORD_RULES['err'].description}"
     row = CATALOGUE.get(api)
     for name, v in (("args", args), ("outs", outs)):
         if type(v) is not list:
-            return f"event field {name} must be a list"
+            return f"event field {name} must be {RECORD_RULES[name].description}"
         if name == "args" and row is not None and len(v) != len(row.params):
             return f"event field args has {len(v)} items, {api} takes {len(row.params)}"
         most = MAX_OUTS if name == "outs" else MAX_PSEUDO_ARGS
@@ -266,7 +250,7 @@ def _schema_problem(value: Any) -> str | None:
                 return (f"event field {name}[{i}] must be a number, string, bytes, null "
                         f"or a list of them at most {MAX_WIRE_DEPTH} deep")
     if type(extra) is not dict:
-        return "event field extra must be a map"
+        return f"event field extra must be {RECORD_RULES['extra'].description}"
     for key, v in extra.items():
         if key not in EXTRA_KEYS:
             return f"event field extra has an unknown key {str(key)[:64]!r}"

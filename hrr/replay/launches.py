@@ -20,7 +20,10 @@ from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE, Api
 from hrr.api.codegen import compile_function, function_source
+from hrr.api.fields import all_of, fast_expr, items_expr, shallow_expr
 from hrr.api.roles import byte_counts, launch_placer, launch_positions, param_role
+from hrr.api.roles.launch import LAUNCH_RULES
+from hrr.api.wire import RECORD_RULES
 from hrr.hiptypes.kernargs import packed_extra
 from hrr.events.model import wire_event
 
@@ -67,107 +70,135 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
     nones = tuple(i for i in range(n) if i not in known)
     args_ok = _args_check(n, ints, dims, nones)
     functions, streams = rep.handles.table("function"), rep.handles.table("stream")
-    memory, translate = rep.memory, rep.memory.translate
-    translated: dict[int, int] = {}   # capture address -> replay's, while memory.version holds
-    version = [memory.version]
-    place = launch_placer(target, rep)
+    memory = rep.memory
     # A backend may launch packed bytes without its hip surface in between: used while
     # ``fn`` is the surface function it stands for (not one a test or plugin replaced).
     direct = rep.backend.launch_kernargs
     if direct is None or getattr(direct, "stands_for", None) is not fn:
         direct = None
-    stats, ctx, diverged = rep.stats, rep.ctx, rep._diverged
-    volatile = row.volatile
-    u32, u64 = _U32, _U64
+    return _build_runner()(
+        n=n, shared_at=shared_at, func_at=func_at, stream_at=stream_at, args_ok=args_ok,
+        functions=functions, streams=streams, memory=memory, translate=memory.translate,
+        place=launch_placer(target, rep), direct=direct, fn=fn, packed_extra=packed_extra, wire_event=wire_event,
+        before=before, after=after, after_failed=after_failed, stats=rep.stats, ctx=rep.ctx,
+        diverged=rep._diverged, row=row, volatile=row.volatile)
 
-    def run(v: list) -> bool:
-        seq, tid, _, args, err, outs, extra = v
-        if type(seq) is not int or seq < 0 or type(err) is not int or type(tid) is not int \
-                or type(args) is not list or len(args) != n or type(outs) is not list or outs \
-                or type(extra) is not dict or len(extra) != 1:
+
+# The runner's body. ``{record}``, ``{launch}`` and ``{dims}`` are its checks, generated from
+# the record's and extra.launch's rules (hrr.api.wire.RECORD_RULES, LAUNCH_RULES) with the
+# bounds replay needs; the rest is the one pass (pointer words, handles, the call).
+_RUNNER_BODY = """\
+translated = {{}}   # capture address -> replay's, while memory.version holds
+version = [memory.version]
+u64 = {u64}
+
+def run(v):
+    seq, tid, _, args, err, outs, extra = v
+    if not ({record} and len(args) == n and not outs and len(extra) == 1):
+        return False
+    launch = extra.get("launch")
+    if type(launch) is list:     # format 3: [kernel, grid, block, kernargs, ptrs]
+        if len(launch) != 5:
             return False
-        launch = extra.get("launch")
-        if type(launch) is list:     # format 3: [kernel, grid, block, kernargs, ptrs]
-            if len(launch) != 5:
+        kernel, grid, block, kernargs, ptrs = launch
+    elif type(launch) is dict and len(launch) == 5:    # formats 1 and 2: the same fields by name
+        try:
+            kernel, grid, block, kernargs, ptrs = (launch["kernel"], launch["grid"], launch["block"],
+                                                   launch["kernargs"], launch["ptrs"])
+        except KeyError:
+            return False
+    else:
+        return False
+    if not ({launch}):
+        return False
+    gx, gy, gz = grid
+    bx, by, bz = block
+    if not ({dims}):
+        return False
+    if not args_ok(*args):
+        return False
+    shared = args[shared_at]
+    if not 0 <= shared < 1 << 63:
+        return False
+    f = functions.get(args[func_at])
+    if f is None:
+        return False
+    s = args[stream_at] if stream_at is not None else 0
+    if s:
+        s = streams.get(s)
+        if s is None:
+            return False
+    else:
+        s = None
+    if ptrs:
+        if memory.version != version[0]:
+            translated.clear()
+            version[0] = memory.version
+        buf = bytearray(kernargs)
+        size = len(buf)
+        for w in ptrs:
+            if type(w) is not list or len(w) != 3:
                 return False
-            kernel, grid, block, kernargs, ptrs = launch
-        elif type(launch) is dict and len(launch) == 5:    # formats 1 and 2: the same fields by name
-            try:
-                kernel, grid, block, kernargs, ptrs = (launch["kernel"], launch["grid"], launch["block"],
-                                                       launch["kernargs"], launch["ptrs"])
-            except KeyError:
+            off, base, delta = w
+            if type(off) is not int or type(base) is not int or type(delta) is not int \\
+                    or off < 0 or off & 7 or off + 8 > size or delta < 0 or not 0 <= base + delta < u64:
                 return False
-        else:
-            return False
-        if (kernel is not None and type(kernel) is not str) or type(kernargs) is not bytes \
-                or type(ptrs) is not list or len(ptrs) > len(kernargs) >> 3 \
-                or type(grid) is not list or len(grid) != 3 or type(block) is not list or len(block) != 3:
-            return False
-        gx, gy, gz = grid
-        bx, by, bz = block
-        if type(gx) is not int or type(gy) is not int or type(gz) is not int or type(bx) is not int \
-                or type(by) is not int or type(bz) is not int or not (0 <= gx < u32 and 0 <= gy < u32
-                                                                     and 0 <= gz < u32 and 0 <= bx < u32
-                                                                     and 0 <= by < u32 and 0 <= bz < u32):
-            return False
-        if not args_ok(*args):
-            return False
-        shared = args[shared_at]
-        if not 0 <= shared < 1 << 63:
-            return False
-        f = functions.get(args[func_at])
-        if f is None:
-            return False
-        s = args[stream_at] if stream_at is not None else 0
-        if s:
-            s = streams.get(s)
-            if s is None:
-                return False
-        else:
-            s = None
-        if ptrs:
-            if memory.version != version[0]:
-                translated.clear()
-                version[0] = memory.version
-            buf = bytearray(kernargs)
-            size = len(buf)
-            for w in ptrs:
-                if type(w) is not list or len(w) != 3:
-                    return False
-                off, base, delta = w
-                if type(off) is not int or type(base) is not int or type(delta) is not int \
-                        or off < 0 or off & 7 or off + 8 > size or delta < 0 or not 0 <= base + delta < u64:
-                    return False
-                at = base + delta
-                addr = translated.get(at)
+            at = base + delta
+            addr = translated.get(at)
+            if addr is None:
+                addr = translate(at)
                 if addr is None:
-                    addr = translate(at)
-                    if addr is None:
-                        return False
-                    if len(translated) < 4096:
-                        translated[at] = addr
-                buf[off:off + 8] = addr.to_bytes(8, "little")
-            kernargs = bytes(buf)
-        ev = None
-        if before is not None:
-            ev = wire_event(v)
-            before(ctx=ctx, event=ev, stream=s)
-        if direct is not None:
-            result = direct(f, (gx, gy, gz), (bx, by, bz), shared, s, kernargs)
-        else:
-            result = fn(*place(f, (gx, gy, gz), (bx, by, bz), shared, s, packed_extra(kernargs)))
-        got = int(result[0])
-        stats.replayed += 1
-        if got != err:
-            if not volatile:
-                diverged(row, seq, err, got)
-        elif got:
-            stats.reproduced_errors += 1
-        hook = after_failed if got else after
-        if hook is not None:
-            hook(ctx=ctx, event=ev if ev is not None else wire_event(v), result=result)
-        return True
-    return run
+                    return False
+                if len(translated) < 4096:
+                    translated[at] = addr
+            buf[off:off + 8] = addr.to_bytes(8, "little")
+        kernargs = bytes(buf)
+    ev = None
+    if before is not None:
+        ev = wire_event(v)
+        before(ctx=ctx, event=ev, stream=s)
+    if direct is not None:
+        result = direct(f, (gx, gy, gz), (bx, by, bz), shared, s, kernargs)
+    else:
+        result = fn(*place(f, (gx, gy, gz), (bx, by, bz), shared, s, packed_extra(kernargs)))
+    got = int(result[0])
+    stats.replayed += 1
+    if got != err:
+        if not volatile:
+            diverged(row, seq, err, got)
+    elif got:
+        stats.reproduced_errors += 1
+    hook = after_failed if got else after
+    if hook is not None:
+        hook(ctx=ctx, event=ev if ev is not None else wire_event(v), result=result)
+    return True
+
+return run
+"""
+_RUNNER_PARAMS = ("n", "shared_at", "func_at", "stream_at", "args_ok", "functions", "streams", "memory", "translate",
+                  "place", "direct", "fn", "packed_extra", "wire_event", "before", "after", "after_failed", "stats",
+                  "ctx", "diverged", "row", "volatile")
+_runner_factory: list[Callable[..., Callable[[list], bool]]] = []
 
 
-__all__ = ["launch_runner"]
+def runner_source() -> str:
+    """The source of the launch runner's factory: its checks generated from the rules."""
+    record = all_of(fast_expr(RECORD_RULES[name], name, replay=True)
+                    for name in ("seq", "err", "tid", "args", "outs", "extra"))
+    rules = LAUNCH_RULES
+    names = {name: name for name in rules}
+    launch = all_of(shallow_expr(rules[name], name, names) for name in ("kernel", "kernargs", "ptrs", "grid", "block"))
+    dims = all_of(items_expr(rules[name], name, items, replay=True) or "True"
+                  for name, items in (("grid", ("gx", "gy", "gz")), ("block", ("bx", "by", "bz"))))
+    body = _RUNNER_BODY.format(record=record, launch=launch, dims=dims, u64=1 << 64)
+    return function_source("build", ["*", *_RUNNER_PARAMS], body.splitlines())
+
+
+def _build_runner() -> Callable[..., Callable[[list], bool]]:
+    """The launch runner's factory, compiled once."""
+    if not _runner_factory:
+        _runner_factory.append(compile_function("build", runner_source(), {}, "replay launch runner"))
+    return _runner_factory[0]
+
+
+__all__ = ["launch_runner", "runner_source"]

@@ -6,6 +6,7 @@ import ctypes
 from typing import Any, Callable, NamedTuple
 
 from hrr.api.catalogue import CATALOGUE, Api
+from hrr.api.fields import Rule
 from hrr.api.roles.base import (
     DEVICE,
     LAUNCH_ALL,
@@ -25,12 +26,34 @@ from hrr.hiptypes.kernargs import LaunchArgsError, LaunchInfo, kernarg_array, pa
 from hrr.errors import EventRefused
 
 
+#: The most kernel parameters a launch's ``offsets`` (and a kernel's layout) lists.
+MAX_LAUNCH_PARAMS = 4096
+_DIM = 1 << 32   # a grid or block dimension replay launches: below 2^32 (the schema takes any int)
+
+#: ``extra.launch``'s fields, each declared once: the schema's checks (hrr.events.codec)
+#: and the launch runner's (hrr.replay.launches) are generated from these rules
+#: (hrr.api.fields). "kernargs"/"ptrs" are absent when "error" says why.
+LAUNCH_RULES: dict[str, Rule] = {r.name: r for r in (
+    Rule("kernel", "str?", "a string"),
+    Rule("grid", "ints", "a list of 3 ints", length=3, low=0, high=_DIM, bounded=False),
+    Rule("block", "ints", "a list of 3 ints", length=3, low=0, high=_DIM, bounded=False),
+    Rule("kernargs", "bytes", "bytes"),
+    Rule("ptrs", "words", "a list of [offset, base, delta] int triples, one per 8 kernarg bytes at most",
+         per=("kernargs", 8)),
+    Rule("error", "str", "a string"),
+    # a launch replayed through a call without ``extra`` (cooperative): each parameter's offset
+    Rule("offsets", "ints", "a list of parameter offsets (ints)", most=MAX_LAUNCH_PARAMS),
+)}
+
 #: The field names by position, per list length (4: the error form).
 LAUNCH_FIELDS: dict[int, tuple[str, ...]] = {
     4: ("kernel", "grid", "block", "error"),
     5: ("kernel", "grid", "block", "kernargs", "ptrs"),
     6: ("kernel", "grid", "block", "kernargs", "ptrs", "offsets"),
 }
+#: The rules of the list form's items, per list length.
+LAUNCH_FORMS: dict[int, tuple[Rule, ...]] = {
+    n: tuple(LAUNCH_RULES[name] for name in names) for n, names in LAUNCH_FIELDS.items()}
 
 
 def launch_map(v: Any) -> Any:

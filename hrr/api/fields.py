@@ -1,0 +1,149 @@
+"""Per-field declarations of what a record holds, and the checks generated from them.
+
+A ``Rule`` says what one field must be: its kind (``int``, ``str``, ``str?`` for a string
+or null, ``bytes``, ``list``, ``map``, ``ints`` for a list of ints, ``words`` for a list of
+``[int, int, int]``), its bounds and what a bad value is called. From the rules of a
+record, written once, hrr generates (through :mod:`hrr.api.codegen`) the fast check (a
+boolean expression, no exception raised, no call made), the check that names the first
+bad field, and the launch runner's checks (the kind and the bounds replay needs).
+
+Ground floor: imports nothing above ``hrr.api``.
+"""
+from __future__ import annotations
+
+from typing import Callable, Iterable
+
+import attrs
+
+from hrr.api.codegen import compile_function, function_source
+
+KINDS = ("int", "str", "str?", "bytes", "list", "map", "ints", "words")
+
+
+@attrs.frozen
+class Rule:
+    """What one field must be.
+
+    ``length``: an ``ints`` list's exact length; ``most``: the most items of an ``ints``
+    list. ``low``/``high``: an int's bounds (``high`` exclusive), or each item's of an
+    ``ints`` list; ``bounded`` says whether the schema holds them (else only replay's
+    runner does: a value out of them is the general path's to refuse). ``per``: a list
+    holds at most one item per ``n`` bytes of the named ``bytes`` field (``("kernargs", 8)``),
+    checked before its items are walked."""
+
+    name: str
+    kind: str
+    description: str
+    length: int | None = None
+    most: int | None = None
+    low: int | None = None
+    high: int | None = None
+    bounded: bool = True
+    per: tuple[str, int] | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"field {self.name}: unknown kind {self.kind!r}")
+
+
+def _range(x: str, low: int | None, high: int | None) -> str | None:
+    if low is not None and high is not None:
+        return f"{low} <= {x} < {high}"
+    if low is not None:
+        return f"{x} >= {low}"
+    if high is not None:
+        return f"{x} < {high}"
+    return None
+
+
+def shallow_expr(rule: Rule, x: str, at: dict[str, str] | None = None) -> str:
+    """The field's type and length, not its items (``at``: the names of the other fields,
+    for ``per``; that field must be checked earlier in the same conjunction)."""
+    k = rule.kind
+    if k in ("int", "str", "bytes", "list"):
+        return f"type({x}) is {k}"
+    if k == "str?":
+        return f"({x} is None or type({x}) is str)"
+    if k == "map":
+        return f"type({x}) is dict"
+    out = f"type({x}) is list"
+    if rule.length is not None:
+        out += f" and len({x}) == {rule.length}"
+    if rule.most is not None:
+        out += f" and len({x}) <= {rule.most}"
+    if rule.per is not None and at is not None:
+        other, n = rule.per
+        out += f" and len({x}) <= len({at[other]}) // {n}"
+    return out
+
+
+def items_expr(rule: Rule, x: str, names: tuple[str, ...] | None = None, *, replay: bool = False) -> str | None:
+    """The items of a list field already shallow-checked (``names``: an ``ints`` list of
+    fixed length unpacked into these names), with their bounds where the schema holds
+    them or ``replay``; for an ``int``, its bounds. None: nothing more to check."""
+    bounds = rule.bounded or replay
+    if rule.kind == "int":
+        return _range(x, rule.low, rule.high) if bounds else None
+    if rule.kind == "words":
+        return (f"all(type(w) is list and len(w) == 3 and type(w[0]) is int and type(w[1]) is int "
+                f"and type(w[2]) is int for w in {x})")
+    if rule.kind != "ints":
+        return None
+    if rule.length is None:
+        return f"all(type(i) is int for i in {x})"
+    items = names or tuple(f"{x}[{i}]" for i in range(rule.length))
+    terms = [f"type({i}) is int" for i in items]
+    if bounds:
+        terms += [r for r in (_range(i, rule.low, rule.high) for i in items) if r]
+    return " and ".join(terms)
+
+
+def fast_expr(rule: Rule, x: str, at: dict[str, str] | None = None, *, replay: bool = False) -> str:
+    """The fast check of one field: a boolean expression of the name ``x``, its kind,
+    length and items and, where the schema holds them (or ``replay``: the launch
+    runner's), its bounds. Raises nothing, calls nothing."""
+    more = items_expr(rule, x, replay=replay)
+    shallow = shallow_expr(rule, x, at)
+    return f"({shallow})" if more is None else f"({shallow} and {more})"
+
+
+def all_of(terms: Iterable[str]) -> str:
+    """The conjunction of boolean expressions (``True`` when there are none)."""
+    terms = list(terms)
+    return " and ".join(terms) if terms else "True"
+
+
+def positional_source(name: str, forms: dict[int, tuple[Rule, ...]], shown: str, bad_length: str) -> tuple[str, str]:
+    """The sources of ``name(v)`` (the fast check of a list whose length picks its form,
+    each item by its rule: True or False) and ``name_problem(v)`` (the first bad item,
+    named ``<shown>[i] (field)``, or ``bad_length`` with ``{n}`` for a length no form has;
+    None when ``name(v)`` holds). ``v`` must already be a list."""
+    ok, problem = ["n = len(v)"], ["n = len(v)"]
+    for length, rules in forms.items():
+        xs = [f"x{i}" for i in range(length)]
+        at = {r.name: x for r, x in zip(rules, xs, strict=True)}
+        ok += [f"if n == {length}:", f"    {', '.join(xs)}, = v",
+               f"    return {all_of(fast_expr(r, x, at) for r, x in zip(rules, xs, strict=True))}"]
+        problem += [f"if n == {length}:", f"    {', '.join(xs)}, = v"]
+        for i, (r, x) in enumerate(zip(rules, xs, strict=True)):
+            where = f"{shown}[{i}] ({r.name})"
+            if r.per is not None:
+                other, per = r.per
+                y = at[other]
+                message = f"{where} has {{len({x})}} words, more than {other}' {{len({y}) // {per}}}"
+                problem += [f"    if type({x}) is list and len({x}) > len({y}) // {per}:",
+                            f"        return f{message!r}"]
+            problem += [f"    if not {fast_expr(r, x)}:", f"        return {where + ' must be ' + r.description!r}"]
+        problem.append("    return None")
+    ok.append("return False")
+    problem.append(f"return {bad_length!r}.format(n=n)")
+    return function_source(name, ["v"], ok), function_source(f"{name}_problem", ["v"], problem)
+
+
+def ok_function(rule: Rule) -> Callable[[object], bool]:
+    """``ok(x) -> bool``: one field's fast check as a function (for a map's values)."""
+    return compile_function("ok", function_source("ok", ["x"], [f"return {fast_expr(rule, 'x')}"]), {},
+                            f"check of {rule.name}")
+
+
+__all__ = ["KINDS", "Rule", "all_of", "fast_expr", "items_expr", "ok_function", "positional_source", "shallow_expr"]
