@@ -140,10 +140,37 @@ def positional_source(name: str, forms: dict[int, tuple[Rule, ...]], shown: str,
     return function_source(name, ["v"], ok), function_source(f"{name}_problem", ["v"], problem)
 
 
+def described(rule: Rule, *, replay: bool = False) -> str:
+    """What a bad value of ``rule``'s field is called, with the bounds the check holds."""
+    if not (rule.bounded or replay) or (rule.low is None and rule.high is None):
+        return rule.description
+    each = " each" if rule.kind == "ints" else ""
+    if rule.low is not None and rule.high is not None:
+        return f"{rule.description},{each} from {rule.low} to {rule.high - 1}"
+    return f"{rule.description},{each} " + (f"at least {rule.low}" if rule.low is not None else f"below {rule.high}")
+
+
+def refusing_source(name: str, rules: Iterable[Rule], shown: str, optional: Iterable[str] = ()) -> str:
+    """The source of ``name(m)``: each rule's field of the map ``m`` checked with the bounds
+    replay needs; the first bad one raises ``_bad("<shown>.<field> must be ...")`` (the
+    namespace gives ``_bad``, e.g. an EventRefused maker). A field in ``optional`` may be absent."""
+    lines = []
+    skip = set(optional)
+    for rule in rules:
+        lines.append(f"x = m.get({rule.name!r})")
+        test = fast_expr(rule, "x", replay=True)
+        if rule.name in skip:
+            test = f"(x is None and {rule.name!r} not in m) or {test}"
+        lines += [f"if not ({test}):",
+                  f"    raise _bad({f'{shown}.{rule.name} must be {described(rule, replay=True)}'!r})"]
+    return function_source(name, ["m"], lines)
+
+
 def ok_function(rule: Rule) -> Callable[[object], bool]:
     """``ok(x) -> bool``: one field's fast check as a function (for a map's values)."""
     return compile_function("ok", function_source("ok", ["x"], [f"return {fast_expr(rule, 'x')}"]), {},
                             f"check of {rule.name}")
 
 
-__all__ = ["KINDS", "Rule", "all_of", "fast_expr", "items_expr", "ok_function", "positional_source", "shallow_expr"]
+__all__ = ["KINDS", "Rule", "all_of", "described", "fast_expr", "items_expr", "ok_function", "positional_source",
+           "refusing_source", "shallow_expr"]

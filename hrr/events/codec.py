@@ -87,12 +87,12 @@ LAUNCH_KEYS: dict[str, tuple[Callable[[object], bool], str]] = {
 
 # The list form (format 3): its fast check and the check naming its first bad item,
 # generated from the rules of each form's items (LAUNCH_FORMS).
-_LAUNCH_LIST_SOURCES = positional_source(
+LAUNCH_LIST_SOURCES = positional_source(
     "launch_list", LAUNCH_FORMS, "event field extra.launch",
     "event field extra.launch has {n} items, it must be [kernel, grid, block, kernargs, ptrs], "
     "the same with offsets, or [kernel, grid, block, error]")
-_launch_list = compile_function("launch_list", _LAUNCH_LIST_SOURCES[0], {}, "schema check of extra.launch")
-_launch_list_problem = compile_function("launch_list_problem", _LAUNCH_LIST_SOURCES[1], {},
+_launch_list = compile_function("launch_list", LAUNCH_LIST_SOURCES[0], {}, "schema check of extra.launch")
+_launch_list_problem = compile_function("launch_list_problem", LAUNCH_LIST_SOURCES[1], {},
                                         "schema check of extra.launch, naming the field")
 _PER = [(name, rule.per) for name, rule in LAUNCH_RULES.items() if rule.per is not None]
 

@@ -4,11 +4,12 @@ A launch of a call whose replay hands the kernel its argument bytes through ``ex
 (``hipModuleLaunchKernel``, ``hipLaunchKernel``), recorded in capture's common shape (no
 plugin records; ``extra.launch`` format 3's list ``[kernel, grid, block, kernargs, ptrs]``
 or formats 1 and 2's map of those five; every field of the type capture writes; its
-function, stream and pointer words all known to replay), is replayed here in one pass: the record is validated as it
-is read, its pointer words rewritten, and the backend called with the bytes as capture
-hands them (``kernargs.packed_extra``: a backend copies them during the call, HIP's rule),
-or, where the backend offers it, through its ``launch_kernargs`` (cuda: the driver's launch
-without the hip surface in between).
+function, stream and pointer words all known to replay), is replayed here in one pass:
+the record is validated as it is read (checks generated from the record's and
+extra.launch's declared rules, ``hrr.api.fields``), its pointer words rewritten, and the
+backend called with the bytes as capture hands them (``kernargs.packed_extra``: a backend
+copies them during the call, HIP's rule), or, where the backend offers it, through its
+``launch_kernargs`` (cuda: the driver's launch without the hip surface in between).
 
 The runner never refuses. A record it doubts, in any way, is declined *before anything
 is done*, and the general path (the schema check, the roles, a refusal naming the field)
@@ -16,7 +17,7 @@ takes it; so what an archive can make replay do is exactly what the general path
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
 from hrr.api.catalogue import CATALOGUE, Api
 from hrr.api.codegen import compile_function, function_source
@@ -27,29 +28,33 @@ from hrr.api.wire import RECORD_RULES
 from hrr.hiptypes.kernargs import packed_extra
 from hrr.events.model import wire_event
 
-_U64, _U32 = 1 << 64, 1 << 32
+def args_check_source(n: int, ints: tuple[int, ...], dims: tuple[int, ...], nones: tuple[int, ...]) -> str:
+    """The source of ``ok(*args)``: the row's recorded arguments, one check each, unrolled
+    (a dim3 by the rule of a launch's grid, with replay's bounds)."""
+    dim3 = LAUNCH_RULES["grid"]
+    terms = ([f"type(a{i}) is int" for i in ints] + [fast_expr(dim3, f"a{i}", replay=True) for i in dims]
+             + [f"a{i} is None" for i in nones])
+    return function_source("ok", [f"a{i}" for i in range(n)], [f"return {' and '.join(terms) or 'True'}"])
 
 
-def _triple(v: Any) -> bool:
-    return type(v) is list and len(v) == 3 and type(v[0]) is int and type(v[1]) is int \
-        and type(v[2]) is int and 0 <= v[0] < _U32 and 0 <= v[1] < _U32 and 0 <= v[2] < _U32
+class FastShape(NamedTuple):
+    """Where a fast-replayed launch row's parts sit, and what each recorded argument must
+    be: an int (a scalar or a handle value), a dim3 list, or None (its bytes live in extra.launch)."""
+
+    n: int
+    func_at: int
+    shared_at: int
+    stream_at: int | None
+    ints: tuple[int, ...]
+    dims: tuple[int, ...]
+    nones: tuple[int, ...]
 
 
-def _args_check(n: int, ints: tuple[int, ...], dims: tuple[int, ...], nones: tuple[int, ...]) -> Callable[..., bool]:
-    """``ok(*args)``: the row's recorded arguments, one check each, unrolled once per row."""
-    terms = [f"type(a{i}) is int" for i in ints] + [f"_triple(a{i})" for i in dims] + [f"a{i} is None" for i in nones]
-    source = function_source("ok", [f"a{i}" for i in range(n)], [f"return {' and '.join(terms) or 'True'}"])
-    return compile_function("ok", source, {"_triple": _triple}, "launch arguments check")
-
-
-def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> Callable[[list], bool] | None:
-    """``run(v) -> bool`` for ``row``'s launch records (True: replayed; False: declined,
-    nothing done), or None when ``row`` has no fast path. ``hooks``: the per-event hooks
-    (before, after, after when it failed) that want a record carrying no plugin records."""
-    before, after, after_failed = hooks
+def fast_shape(row: Api) -> FastShape | None:
+    """``row``'s launch records' shape on the fast path, or None when it has none."""
     shape = row.launch
     target = CATALOGUE.get(row.replays_as or row.name)
-    if shape is None or fn is None or target is None or target.launch is None or target.launch.extra is None:
+    if shape is None or target is None or target.launch is None or target.launch.extra is None:
         return None
     n = len(row.params)
     func_at, grid_at, block_at, shared_at, stream_at, _, _ = launch_positions(row)
@@ -68,7 +73,20 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
     ints = tuple(i for i in sorted(known) if len(grid_at) == 3 or (i not in grid_at and i not in block_at))
     dims = () if len(grid_at) == 3 else (grid_at[0], block_at[0])
     nones = tuple(i for i in range(n) if i not in known)
-    args_ok = _args_check(n, ints, dims, nones)
+    return FastShape(n, func_at, shared_at, stream_at, ints, dims, nones)
+
+
+def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> Callable[[list], bool] | None:
+    """``run(v) -> bool`` for ``row``'s launch records (True: replayed; False: declined,
+    nothing done), or None when ``row`` has no fast path. ``hooks``: the per-event hooks
+    (before, after, after when it failed) that want a record carrying no plugin records."""
+    before, after, after_failed = hooks
+    fast = fast_shape(row)
+    if fast is None or fn is None:
+        return None
+    target = CATALOGUE[row.replays_as or row.name]
+    n, func_at, shared_at, stream_at, ints, dims, nones = fast
+    args_ok = compile_function("ok", args_check_source(n, ints, dims, nones), {}, "launch arguments check")
     functions, streams = rep.handles.table("function"), rep.handles.table("stream")
     memory = rep.memory
     # A backend may launch packed bytes without its hip surface in between: used while
@@ -201,4 +219,4 @@ def _build_runner() -> Callable[..., Callable[[list], bool]]:
     return _runner_factory[0]
 
 
-__all__ = ["launch_runner", "runner_source"]
+__all__ = ["FastShape", "args_check_source", "fast_shape", "launch_runner", "runner_source"]

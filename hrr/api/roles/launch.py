@@ -6,7 +6,8 @@ import ctypes
 from typing import Any, Callable, NamedTuple
 
 from hrr.api.catalogue import CATALOGUE, Api
-from hrr.api.fields import Rule
+from hrr.api.codegen import compile_function
+from hrr.api.fields import Rule, refusing_source
 from hrr.api.roles.base import (
     DEVICE,
     LAUNCH_ALL,
@@ -17,7 +18,6 @@ from hrr.api.roles.base import (
     _first,
     bad,
     brief,
-    check_triple,
     dim3_list,
 )
 from hrr.api.roles.graphs import translated_kernargs
@@ -150,15 +150,9 @@ class LaunchCodec:
             if not isinstance(launch, dict) or not isinstance(launch.get("kernargs"), bytes):
                 why = launch.get("error") if isinstance(launch, dict) else None
                 raise bad(f"launch arguments were not recorded ({brief(why) if why else 'no kernarg bytes'})")
-            ptrs = launch.get("ptrs", ())
-            if not isinstance(ptrs, (list, tuple)):
-                raise bad("the launch's pointer words are not a list")
-            for word in ptrs:
-                if not (isinstance(word, (list, tuple)) and len(word) == 3 and all(
-                        isinstance(x, int) and not isinstance(x, bool) for x in word)):
-                    raise bad("a pointer-word record is malformed")
-            kernargs = translated_kernargs(launch["kernargs"], ptrs, rep, "kernel argument")
-            grid, block = check_triple(launch.get("grid")), check_triple(launch.get("block"))
+            _check_fields(launch)
+            kernargs = translated_kernargs(launch["kernargs"], launch.get("ptrs", ()), rep, "kernel argument")
+            grid, block = tuple(launch["grid"]), tuple(launch["block"])
             args = call.args
             if by_params:
                 extra, keep = _kernel_params(kernargs, launch.get("offsets"))
@@ -168,6 +162,13 @@ class LaunchCodec:
                          int(args[shared_at] or 0), args[stream_at] if stream_at is not None else None,
                          extra, args if own else None), (extra, keep)
         return decode
+
+
+#: The decoder's check of the fields it reads, generated from their rules with the bounds
+#: replay needs; it raises EventRefused naming the first bad field.
+DECODER_CHECK_SOURCE = refusing_source("check_fields", (LAUNCH_RULES[n] for n in ("ptrs", "grid", "block")),
+                                       "extra.launch", optional=("ptrs",))
+_check_fields = compile_function("check_fields", DECODER_CHECK_SOURCE, {"_bad": bad}, "launch decoder check")
 
 
 def _kernel_params(kernargs: bytes, offsets: Any) -> tuple[list[int], Any]:
