@@ -16,6 +16,8 @@ Each body is registered with ``@body`` or ``body.table`` (``hrr.backends.bodies`
 """
 from __future__ import annotations
 
+import sys
+
 import threading
 from typing import Any, Callable
 
@@ -231,7 +233,9 @@ def more_props(p: Any) -> dict[str, Any]:
     if uuid is not None:
         fields["uuid"] = ht.device_uuid(bytes(uuid))
     if hasattr(p, "luid"):
-        fields["luid"] = bytes(p.luid)[:8]
+        # CUDA leaves the LUID undefined off Windows; zeros, as HIP gives there, also end the
+        # UUID before it for hip-python 7.x, whose hipUUID_t.bytes reads a C string
+        fields["luid"] = bytes(p.luid)[:8] if sys.platform == "win32" else bytes(8)
     if hasattr(p, "sharedMemPerMultiprocessor"):
         fields["maxSharedMemoryPerMultiProcessor"] = int(p.sharedMemPerMultiprocessor)
     if "deviceOverlap" not in fields and hasattr(p, "asyncEngineCount"):

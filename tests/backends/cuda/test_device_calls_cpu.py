@@ -2,6 +2,8 @@
 record the CUDA call each hip call makes (name, arguments, order) and feed its results."""
 from __future__ import annotations
 
+import sys
+
 import pytest
 from fakecuda import FakeCuda
 
@@ -214,6 +216,17 @@ def test_driver_error_texts(cuda):
     assert hip.hipDrvGetErrorString(E.hipErrorOutOfMemory) == (OK, ht.CStr("out of memory"))
     assert hip.hipDrvGetErrorName(4242) == (E.hipErrorInvalidValue, None)
     assert log == []
+
+
+def test_the_luid_cuda_leaves_undefined_off_windows_is_zero():
+    """CUDA's LUID is undefined off Windows: garbage there ran hip-python 7.x's C-string
+    ``uuid.bytes`` past the UUID's 16 bytes (kernel_tuner's uuid.UUID(bytes=...) failed)."""
+    from cuda.bindings import runtime
+    p = runtime.cudaDeviceProp()
+    p.major, p.minor, p.luid = 9, 0, b"\x01" * 8
+    props = device_calls._props(p)
+    if sys.platform != "win32":
+        assert bytes(props.luid)[:8] == bytes(8)
 
 
 def test_properties_from_a_real_cuda_device_prop():
