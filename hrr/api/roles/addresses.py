@@ -8,6 +8,7 @@ import numpy as np
 
 from hrr.api.catalogue import NULL_INVALID_HANDLES, Api, Param
 from hrr.api.roles.base import (
+    AddressRole,
     DEVICE,
     HOST_KINDS,
     REGISTERED,
@@ -41,25 +42,16 @@ from hrr.errors import EventRefused
 
 
 @register
-class Ptr(Role):
+class Ptr(AddressRole):
     """A raw address: translated through replay's allocations; when the call names its
     extent (``Param.size``, times ``Param.elem``; ``Param.rows``; or ``Param.span``) the
     whole range must lie inside one."""
 
     name = "ptr"
-    wire = WireType(is_int, "an address (int)")
     inline = "({v} if type({v}) is int else _address({v}))"
-    is_address = True
 
     def show(self, view: View, p: Param, v: Any) -> Any:
         return view.address(v)
-
-    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
-        return lambda a: address_or_zero(a[i])
-
-    def check(self, row: Api, i: int) -> Check:
-        what = row.params[i].name
-        return lambda v: check_address(v, what)
 
     def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
         p = row.params[i]

@@ -522,6 +522,21 @@ class Role:
 OutBinder = Callable[[Call, Any, Any, int], int]   # (call, capture value, replay value, charged) -> charge left
 
 
+
+class AddressRole(Role):
+    """A role whose value is an address: recorded as an int (0 for anything not pointer-like),
+    checked as one. Subclasses say how replay acts on it and how readers show it."""
+
+    wire = WireType(is_int, "an address (int)")
+    is_address = True
+
+    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
+        return lambda a: address_or_zero(a[i])
+
+    def check(self, row: Api, i: int) -> Check:
+        what = row.params[i].name
+        return lambda v: check_address(v, what)
+
 class OutRole:
     """An output role. Capture: ``encoder``, ``enricher``, ``after_call``; replay:
     ``charger`` (host memory it will take) and ``binder`` (what replay remembers of it)."""

@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 from hrr.api.catalogue import Api, Param
 from hrr.api.roles.base import (
+    AddressRole,
     _U64,
     Action,
     After,
@@ -23,19 +24,17 @@ from hrr.api.roles.base import (
     bad,
     brief,
     byte_counts,
-    check_address,
     check_scalar,
     check_size,
     check_triple,
     dim3_list,
     finite_scalar,
     int_list,
-    is_int,
     register,
     scalar,
 )
 from hrr.api.wire import OUTS
-from hrr.hiptypes import ENUM_TYPES, address_or_zero
+from hrr.hiptypes import ENUM_TYPES
 
 
 @register
@@ -138,22 +137,12 @@ class Dim3(Role):
         return lambda call: rep.dim3(*call.raw[i])
 
 
-class _AppAddress(Role):
+class _AppAddress(AddressRole):
     """An address in the application's own code or data: recorded, never handed to a
     backend at replay (an archive carries no host code)."""
 
-    wire = WireType(is_int, "an address (int)")
-    is_address = True
-
     def show(self, view: View, p: Param, v: Any) -> Any:
         return view.app_address(v)
-
-    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
-        return lambda a: address_or_zero(a[i])
-
-    def check(self, row: Api, i: int) -> Check:
-        what = row.params[i].name
-        return lambda v: check_address(v, what)
 
     def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
         return lambda call: None
