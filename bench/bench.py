@@ -40,6 +40,7 @@ import functools
 import json
 import os
 import platform
+import re
 import shutil
 import statistics
 import subprocess
@@ -442,6 +443,38 @@ def bench_native(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str],
         f"in {out['native_compile_s']:.2f} s, a cached one in {out['native_cached_compile_ms']:.2f} ms CPU")
 
 
+TREE_COMMIT = "TREE_COMMIT"   # a copy's commit, written where the copy was made
+_COMMIT = re.compile(r"[0-9a-f]{7,40}")
+
+
+def _git(root: str, *args: str) -> str:
+    """``git -C root ARGS``'s output, stripped ('' when git fails or is missing)."""
+    try:
+        proc = subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, check=False)
+    except OSError:
+        return ""
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def tree_commit(root: str) -> str:
+    """The commit of the tree measured. Git's answer only when ``root`` is the top of its
+    own work tree: a copy of the tree inside another repository (a device machine's copy)
+    would name that repository's commit. Else the ``TREE_COMMIT`` file that such a copy
+    carries (``git rev-parse --short HEAD > TREE_COMMIT`` where it was copied from), else
+    "unknown"."""
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top and os.path.realpath(top) == os.path.realpath(root):
+        head = _git(root, "rev-parse", "--short", "HEAD")
+        if _COMMIT.fullmatch(head):
+            return head
+    try:
+        with open(os.path.join(root, TREE_COMMIT)) as f:
+            stamped = f.read(100).strip()
+    except OSError:
+        stamped = ""
+    return stamped if _COMMIT.fullmatch(stamped) else "unknown"
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     model = ""
@@ -450,13 +483,8 @@ def machine() -> dict[str, Any]:
             model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), "")
     except OSError:
         pass
-    try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
-                                text=True, check=False).stdout.strip()
-    except OSError:
-        commit = ""
     return {"nproc": os.cpu_count(), "cpu": model or platform.processor(), "python": platform.python_version(),
-            "commit": commit, "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+            "commit": tree_commit(ROOT), "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
 
 
 def run(argv: list[str] | None = None, say: Callable[[str], None] = print) -> dict[str, Any]:
