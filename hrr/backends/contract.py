@@ -64,6 +64,12 @@ class Backend(Protocol):
         """A fresh device before a process replays (the one the manifest's ``device``,
         ``recorded``, names where the backend models devices); returns the summary's notes."""
 
+    def lost_in_fork_child(self) -> bool:
+        """Whether this process is a ``fork()``-ed child that cannot use the device because
+        its parent had initialised a GPU runtime before the fork (CUDA's does not survive
+        one: every call returns hipErrorNotInitialized). False where a child keeps a usable
+        device (the sim: its own copy) or where the backend cannot tell."""
+
     def reset_device(self) -> None:
         """A fresh device; outstanding handles become invalid (nothing where the backend
         cannot reset)."""

@@ -171,7 +171,10 @@ class CaptureSession:
         """Start this child's own ``pid-<pid>/``; nothing of the parent's is rewritten.
         The manifest names the parent and its sequence number at the fork, so replay
         can rebuild the state the child inherited from the parent's records."""
-        forked_from = {"pid": self._pid, "seq": self.writer.seq}   # the parent's, inherited
+        forked_from: dict[str, Any] = {"pid": self._pid, "seq": self.writer.seq}   # the parent's, inherited
+        # "lost": the parent had initialised a GPU runtime, which a child cannot use (its
+        # calls all return hipErrorNotInitialized); replay reproduces that on every backend.
+        forked_from["device"] = "lost" if self.backend.lost_in_fork_child() else "inherited"
         self._pid = os.getpid()
         # The session's locks were taken by the fork handler and released in this child,
         # so they are free (the parent's other threads do not exist here).

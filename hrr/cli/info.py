@@ -506,7 +506,7 @@ def _or(v: Any, default: str) -> Any:
 def _parent(m: dict) -> str:
     forked = m.get("forked_from")
     if isinstance(forked, dict) and type(forked.get("pid")) is int:
-        return f"{forked['pid']} (fork)"
+        return f"{forked['pid']} (fork{', no device' if forked.get('device') == 'lost' else ''})"
     parent = m.get("parent_pid", m.get("ppid"))
     return str(parent) if type(parent) is int else "-"
 

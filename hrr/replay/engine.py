@@ -104,10 +104,11 @@ class ProcessReplayer:
         self._past_range = False
 
     # ------------------------------------------------------------------ main loop
-    def run(self, prefix: Any = None, prefix_until: int = -1) -> ReplayStats:
+    def run(self, prefix: Any = None, prefix_until: int = -1, own_backend: Backend | None = None) -> ReplayStats:
         """Replay every record. ``prefix``: for a forked child, the parent's process
         archive, whose records before ``prefix_until`` are replayed first (the state the
-        child inherited)."""
+        child inherited). ``own_backend``: what the process's own records replay on, when
+        not the backend (a fork child's lost device, ``hrr.backends.forkchild``)."""
         self.pm.hook.hrr_replay_start(ctx=self.ctx)
         try:
             own = self.process
@@ -117,6 +118,8 @@ class ProcessReplayer:
                 self.process = own
             else:
                 go_on = True
+            if own_backend is not None:
+                self._use_backend(own_backend)
             if go_on:
                 self._replay_records(_raw_events(own), False, -1)
         except DivergenceError as exc:
@@ -132,6 +135,12 @@ class ProcessReplayer:
             self.stats.failures.extend(f"replay host function failed: {e}" for e in self.ctx.host_fn_errors)
         self.stats.peak_host_bytes = self.budget.peak
         return self.stats
+
+    def _use_backend(self, backend: Backend) -> None:
+        """Replay the records from here on on ``backend`` (plans are made again for it)."""
+        self.backend = self.ctx.backend = backend
+        self.hip = self.ctx.hip = backend.hip
+        self._plans.clear()
 
     def _replay_records(self, items: Any, inherited: bool, prefix_until: int) -> bool:
         """Replay ``items`` (``(index, offset, value)`` or a refused record) in order; False

@@ -13,6 +13,7 @@ from hrr.archive import Limits, open_archive
 from hrr.backends import BACKEND_MODULES, load_backend
 from hrr import exitcodes
 from hrr.backends.contract import Backend
+from hrr.backends.forkchild import lost_device
 from hrr.errors import FormatError, UsageError
 from hrr.pipeline.manager import installed_plugins, load_plugins, warn_broken
 from hrr.replay.engine import ProcessReplayer, ReplayOptions
@@ -53,6 +54,17 @@ def _fork_parent(processes: list, manifest: dict, proc: Any, limits: Limits) -> 
         if os.path.isdir(sibling):
             parent = open_archive(sibling, limits).processes[0]
     return parent, seq
+
+
+LOST_DEVICE_NOTE = ("Device: none in this process (a fork() child of one that had initialised the GPU "
+                    "runtime): its own calls replayed as hipErrorNotInitialized, as recorded")
+
+
+def _lost_device_at_fork(manifest: dict) -> bool:
+    """Whether the manifest says the process is a fork() child that could not use the
+    device (its parent had initialised the GPU runtime before the fork)."""
+    forked = manifest.get("forked_from")
+    return isinstance(forked, dict) and forked.get("device") == "lost"
 
 
 def completeness(proc: Any) -> tuple[list[str], list[str], list[str]]:
@@ -310,10 +322,14 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
         replayer = ProcessReplayer(proc if progress is None else _Counted(proc, progress), mod, pm,
                                    limits, options, deadline=deadline)
         parent, until = _fork_parent(processes, manifest, proc, limits)
+        own_backend = None
+        if _lost_device_at_fork(manifest):
+            own_backend = lost_device(mod)
+            device_notes = device_notes + [LOST_DEVICE_NOTE]
         interrupted = False
         try:
             with bounded_stalls(mod), fewer_collections(), archive_kernels(mod, options.trust_kernels):
-                stats = replayer.run(prefix=parent, prefix_until=until)
+                stats = replayer.run(prefix=parent, prefix_until=until, own_backend=own_backend)
         except KeyboardInterrupt:  # Ctrl-C: the result of what was done, then stop
             stats, interrupted = replayer.stats, True
         if progress is not None:

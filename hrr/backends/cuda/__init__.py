@@ -15,7 +15,7 @@ from hrr.backends import surface as _surface
 from hrr.backends.cuda import hip_api as _hip_api
 from hrr.backends.cuda import hiprtc_api as _hiprtc_api
 from hrr.backends.cuda._errors import CUDA_TO_HIP_NAME, to_hip, to_hiprtc
-from hrr.backends.cuda._runtime import driver_present, gpu_unavailable_reason, require_driver
+from hrr.backends.cuda._runtime import driver_present, gpu_unavailable_reason, lost_in_fork_child, require_driver
 from hrr.backends.cuda.builtin import (BUILTIN_KERNELS, BUILTIN_LAYOUTS, builtin_code_object,
                                        builtin_source)
 from hrr.backends.cuda._runtime import STATE as _STATE
@@ -106,7 +106,7 @@ __all__ = ["NAME", "hip", "hiprtc", "kernel_layout", "builtin_code_object", "bui
            "CUDA_TO_HIP_NAME", "to_hip", "to_hiprtc", "driver_present", "require_driver", "gpu_unavailable_reason",
            "reset_device", "add_body", "launch_kernargs", "PASSTHROUGH_UNCATALOGUED", "HIP_PYTHON_ITSELF",
            "DEVICE_MEMORY_IS_HOST_MEMORY", "last_error_detail", "device_manifest", "device_for_replay",
-           "archive_kernels", "bounded_stalls", "runtime_unavailable_reason"]
+           "archive_kernels", "bounded_stalls", "runtime_unavailable_reason", "lost_in_fork_child"]
 
 
 if TYPE_CHECKING:   # mypy holds this module to the backend contract

@@ -7,6 +7,7 @@ cuda-bindings traceback) when cuda-bindings or ``libcuda.so.1`` is missing.
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 from typing import Any
 
@@ -26,6 +27,8 @@ class _State:
     lock = threading.Lock()
     # bumped by hipDeviceReset: every thread looks its current context up again
     generation = 0
+    pid = 0            # the process that loaded the driver
+    forked = False     # a fork()ed child of a process that had loaded it: no device here
 
 
 STATE = _State()
@@ -85,13 +88,40 @@ class DriverUnavailable(BackendError):
         self.hip_error = hip_error
 
 
+FORK_CHILD_HINT = ("CUDA does not survive fork(): a child of a process that had used the GPU gets "
+                   "hipErrorNotInitialized from every call; start GPU workers with "
+                   "multiprocessing's 'spawn' method, or before the parent's first HIP call")
+
+
+def _after_fork_in_child() -> None:
+    """A fork()ed child of a process that had loaded the driver cannot use its context:
+    as NVIDIA's runtime does there, every call now returns hipErrorNotInitialized (the
+    frame's driver load fails) without touching the driver."""
+    STATE.lock = threading.Lock()   # another thread of the parent's may have held it
+    if STATE.ready or STATE.forked:
+        STATE.ready, STATE.forked = False, True
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def lost_in_fork_child() -> bool:
+    """Whether this process is a fork()ed child of one that had loaded the driver."""
+    return STATE.forked or (STATE.ready and STATE.pid != os.getpid())
+
+
 def require_driver() -> None:
-    """Load cuda-bindings and the driver once; DriverUnavailable when either is missing."""
+    """Load cuda-bindings and the driver once; DriverUnavailable when either is missing,
+    or hipErrorNotInitialized's DriverUnavailable in a fork()ed child of a process that
+    had loaded them."""
     if STATE.ready:
         return
     with STATE.lock:
         if STATE.ready:
             return
+        if STATE.forked:
+            raise DriverUnavailable("the GPU was initialised by the parent process before fork()",
+                                    hint=FORK_CHILD_HINT, hip_error="hipErrorNotInitialized")
         try:
             drv, rt = bindings()
         except BackendError as exc:   # the cuda extra is missing: the runtime has no driver layer
@@ -108,6 +138,7 @@ def require_driver() -> None:
             raise DriverUnavailable("no NVIDIA driver found", hint=f"{NO_DRIVER_HINT} [{exc}]",
                                     hip_error="hipErrorInsufficientDriver") from None
         STATE.drv, STATE.rt, STATE.libcuda = drv, rt, lib
+        STATE.pid = os.getpid()
         STATE.ready = True
 
 

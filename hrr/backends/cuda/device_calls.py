@@ -127,7 +127,10 @@ def hipGetLastError() -> tuple:
     if S.ready:
         rt_err = _err(S.rt.cudaGetLastError()[0])
     elif own == SUCCESS:
-        _runtime.require_driver()
+        try:
+            _runtime.require_driver()
+        except _runtime.DriverUnavailable as exc:   # no driver, or a fork()ed child: the runtime's error
+            return (E[exc.hip_error],)
         rt_err = _err(S.rt.cudaGetLastError()[0])
     return (own if own else rt_err,)
 
@@ -137,7 +140,10 @@ def hipGetLastError() -> tuple:
 def hipPeekAtLastError() -> tuple:
     own = getattr(_tls, "last", SUCCESS)
     if not S.ready:
-        _runtime.require_driver()
+        try:
+            _runtime.require_driver()
+        except _runtime.DriverUnavailable as exc:
+            return (own if own else E[exc.hip_error],)
     rt_err = _err(S.rt.cudaPeekAtLastError()[0])
     return (own if own else rt_err,)
 

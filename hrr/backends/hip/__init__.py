@@ -121,6 +121,12 @@ def device_manifest() -> dict[str, str] | None:
     return None
 
 
+def lost_in_fork_child() -> bool:
+    """False: whether a fork()ed child can use the device is the HIP runtime's business,
+    which hip-python does not tell; the child's calls are recorded as they return."""
+    return False
+
+
 def reset_device() -> None:
     """Nothing: the GPU is left as hip-python has it (tests and replay do not reset it)."""
 
@@ -167,6 +173,7 @@ def runtime_unavailable_reason() -> str | None:
 __all__ = ["NAME", "hip", "hiprtc", "kernel_layout", "runtime_library_path", "runtime_unavailable_reason",
            "PASSTHROUGH_UNCATALOGUED", "HIP_PYTHON_ITSELF", "RUNTIME_LIBRARY", "DEVICE_MEMORY_IS_HOST_MEMORY",
            "launch_kernargs", "last_error_detail", "device_manifest", "reset_device", "device_for_replay",
+           "lost_in_fork_child",
            "archive_kernels", "bounded_stalls"]
 
 

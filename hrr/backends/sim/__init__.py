@@ -76,6 +76,11 @@ def device_manifest() -> dict[str, str] | None:
     return {"model": model.key, "name": model.name, "arch": model.gcn_arch_name}
 
 
+def lost_in_fork_child() -> bool:
+    """False: a fork()ed child has its own copy of the sim device, which it can use."""
+    return False
+
+
 def device_for_replay(recorded: Any) -> list[str]:
     """A fresh device for replaying a process archive whose manifest's ``device`` is
     ``recorded``: the model it names, so the replay is the GPU the program saw, whatever
@@ -106,7 +111,7 @@ def device_for_replay(recorded: Any) -> list[str]:
 __all__ = ["NAME", "hip", "hiprtc", "add_body", "builtin_code_object", "kernel_layout", "reset_device",
            "SUPPORTED_APIS", "SUPPORTED_RTC_APIS", "last_error_detail", "KernelDef",
            "KernelLibrary", "LaunchContext", "register_library", "unregister_library",
-           "BUILTIN_LIBRARY", "archive_kernels", "device_manifest", "device_for_replay",
+           "BUILTIN_LIBRARY", "archive_kernels", "device_manifest", "device_for_replay", "lost_in_fork_child",
            "PASSTHROUGH_UNCATALOGUED", "HIP_PYTHON_ITSELF", "DEVICE_MEMORY_IS_HOST_MEMORY", "launch_kernargs",
            "bounded_stalls", "runtime_unavailable_reason"]
 
