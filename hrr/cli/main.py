@@ -179,13 +179,18 @@ def _backend_usable(ctx: click.Context, param: click.Parameter, value: str | Non
     return value
 
 
+#: capture and run: everything from the program's name on is the program's own command line,
+#: with or without ``--`` (as ``time``, ``strace`` and ``nohup`` take it): hrr's options go
+#: before it, and an option of hrr's that the program also has stays the program's.
+PROGRAM_SETTINGS = {"allow_interspersed_args": False}
+
 BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODULES)), default=None,
                               callback=_backend_usable,
                               help="Backend that `from hip import hip` resolves to (default: HRR_BACKEND or sim). "
                                    "Checked before anything starts: exit 69 if it cannot run here.")
 
 
-@cli.command(context_settings={"ignore_unknown_options": True}, epilog=EPILOG)
+@cli.command(context_settings=PROGRAM_SETTINGS, epilog=EPILOG)
 @click.option("-o", "--output", "archive", default="hrr-archive", show_default=True,
               type=click.Path(), help="Archive directory to create (must not exist or be empty).")
 @click.option("--plugins", default=None, help="Comma list of plugins to run (default: every installed plugin).")
@@ -205,7 +210,8 @@ BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODU
 def capture(archive: str, plugins: str | None, backend: str | None, content: bool | None,
             max_archive_bytes: int | None, pack_blobs: bool | None, command: tuple[str, ...]) -> None:
     """Run COMMAND as a child process and record every HIP call of every Python process
-    it starts into ARCHIVE/pid-<pid>/ (modes 0700/0600 whatever the umask).
+    it starts into ARCHIVE/pid-<pid>/ (modes 0700/0600 whatever the umask). Everything
+    from COMMAND's first word on is COMMAND's, with or without `--`.
 
     Exits with COMMAND's exit status (128+N if signal N killed it), except 74 when
     COMMAND exited 0 but a process's recording stopped early (disk full, file-size
@@ -338,12 +344,13 @@ def _alive(pid: int) -> bool:
     return True
 
 
-@cli.command(context_settings={"ignore_unknown_options": True}, epilog=EPILOG)
+@cli.command(context_settings=PROGRAM_SETTINGS, epilog=EPILOG)
 @BACKEND_OPTION
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @_friendly
 def run(backend: str | None, command: tuple[str, ...]) -> None:
-    """Run COMMAND with `from hip import hip, hiprtc` on the chosen backend, recording nothing."""
+    """Run COMMAND with `from hip import hip, hiprtc` on the chosen backend, recording nothing.
+    Everything from COMMAND's first word on is COMMAND's, with or without `--`."""
     _check_sim_device()
     sys.exit(_run_child(command, _child_env("run", backend, {})))
 
