@@ -27,6 +27,10 @@ class BackendError(HrrError):
     """A backend that cannot be loaded or used here (no driver, no library)."""
 
 
+class InterpreterError(HrrError):
+    """COMMAND's Python interpreter cannot run hrr (hrr is not installed in it)."""
+
+
 class PluginError(HrrError):
     """A plugin that cannot be found, loaded or validated."""
 

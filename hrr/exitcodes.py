@@ -18,6 +18,10 @@ USAGE = 64
 BACKEND_UNAVAILABLE = 69
 #: ``hrr capture``: COMMAND exited 0 but a process's recording stopped early (BSD EX_IOERR)
 INCOMPLETE = 74
+#: ``hrr capture`` / ``hrr run``: a Python process under COMMAND could not start hrr, e.g. its
+#: interpreter has no hrr installed (BSD EX_CONFIG); one line names the interpreter.
+#: ``capture/bootstrap/sitecustomize.py`` repeats the number: it must exit where hrr cannot be imported.
+NOT_STARTED = 78
 #: ended by Ctrl-C (SIGINT), after a partial summary (128 + SIGINT, as a shell reports it)
 INTERRUPTED = 130
 
@@ -30,6 +34,8 @@ TABLE = (
     (USAGE, "usage error: bad option, value or argument"),
     (BACKEND_UNAVAILABLE, "the chosen --backend cannot run here"),
     (INCOMPLETE, "capture: COMMAND exited 0 but a recording stopped early"),
+    (NOT_STARTED, "capture/run: a Python process under COMMAND could not start hrr "
+                  "(e.g. hrr is not installed in its interpreter)"),
     (INTERRUPTED, "interrupted by Ctrl-C (a partial summary was printed)"),
 )
 
@@ -42,10 +48,13 @@ def epilog(*extra: str) -> str:
 
 def for_error(exc: BaseException) -> int:
     """The exit code for an error a command ends with."""
-    from hrr.errors import ArchiveError, BackendError, LimitExceeded, UsageError
+    from hrr.errors import (ArchiveError, BackendError, InterpreterError, LimitExceeded, PluginError,
+                            UsageError)
 
-    if isinstance(exc, UsageError):
+    if isinstance(exc, (UsageError, PluginError)):   # a --plugins name unknown or broken
         return USAGE
+    if isinstance(exc, InterpreterError):
+        return NOT_STARTED
     if isinstance(exc, BackendError):
         return BACKEND_UNAVAILABLE
     if isinstance(exc, LimitExceeded):   # the archive is readable; it asks for more than allowed

@@ -4,6 +4,8 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,7 +20,7 @@ from hrr.backends import BACKEND_MODULES
 from hrr.config import ARCHIVE_ENV, CONTENT_MODE_ENV, MODE_ENV, PLUGINS_ENV
 from hrr import exitcodes
 from hrr.cli.progress import progress_option
-from hrr.errors import ArchiveError, HrrError, UsageError
+from hrr.errors import ArchiveError, HrrError, InterpreterError, UsageError
 
 # Start-up cost: each command imports the layers it uses (archive, replay, inspect, pipeline,
 # backend models) inside its own function, so ``hrr --help`` and ``hrr run`` load none of them.
@@ -102,6 +104,36 @@ def _child_env(mode: str, backend: str | None, extra: dict[str, str]) -> dict[st
     env["PATH"] = os.pathsep.join(p for p in (os.path.dirname(sys.executable), env.get("PATH")) if p)
     env.update(extra)
     return env
+
+
+_PYTHON_NAME = re.compile(r"(python|pypy)(\d+(\.\d+)*)?")
+
+
+def _check_interpreter(command: tuple[str, ...], env: dict[str, str]) -> None:
+    """Before anything is created: a COMMAND that starts another Python interpreter than
+    hrr's must be able to import hrr, or it would stop at once with nothing recorded.
+    InterpreterError (one line naming it and how to install hrr there) when it cannot."""
+    if not command:
+        return
+    exe = command[0] if os.sep in command[0] else shutil.which(command[0], path=env.get("PATH"))
+    if (not exe or not _PYTHON_NAME.fullmatch(os.path.basename(exe))
+            or os.path.abspath(exe) == os.path.abspath(sys.executable)):
+        return
+    probe_env = {k: v for k, v in env.items() if k != MODE_ENV}
+    try:
+        probe = subprocess.run([exe, "-c", "import importlib.util as u, sys; sys.exit(u.find_spec('hrr') is None)"],
+                               env=probe_env, capture_output=True, timeout=60, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return   # not runnable here: starting COMMAND says so
+    if probe.returncode != 1:
+        return
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    source = root if os.path.exists(os.path.join(root, "pyproject.toml")) else "hrr"
+    raise InterpreterError(
+        f"{command[0]}{f' ({exe})' if exe != command[0] else ''} cannot import hrr: hrr is installed "
+        f"for {sys.executable}",
+        hint=f"install it there: {exe} -m pip install {source}; or run the program with `python`, "
+             "which under hrr is the interpreter hrr is installed in")
 
 
 def _run_child(command: tuple[str, ...], env: dict[str, str], started: list | None = None) -> int:
@@ -227,6 +259,9 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
         raise UsageError(exc.what, hint=exc.hint) from None
     warn_broken(loaded.broken, lambda line: click.echo(line, err=True))
     path = os.path.abspath(archive)
+    child_env = _child_env("capture", backend, {})
+    _check_interpreter(command, child_env)
+    existed = os.path.isdir(path)
     try:
         claim_empty_dir(path)
     except FileExistsError:
@@ -242,6 +277,9 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
     extra.update(_size_and_pack_env(max_archive_bytes, pack_blobs))
     started: list[int] = []
     status = _run_child(command, _child_env("capture", backend, extra), started)
+    if status == exitcodes.NOT_STARTED and not existed and not os.listdir(path):
+        os.rmdir(path)   # a process under COMMAND could not start hrr (it said why): leave nothing
+        sys.exit(status)
     if started:
         _correct_the_ending(path, started[0], status)
     incomplete = _report_capture_state(archive, path)
@@ -352,7 +390,9 @@ def run(backend: str | None, command: tuple[str, ...]) -> None:
     """Run COMMAND with `from hip import hip, hiprtc` on the chosen backend, recording nothing.
     Everything from COMMAND's first word on is COMMAND's, with or without `--`."""
     _check_sim_device()
-    sys.exit(_run_child(command, _child_env("run", backend, {})))
+    env = _child_env("run", backend, {})
+    _check_interpreter(command, env)
+    sys.exit(_run_child(command, env))
 
 
 @cli.command(epilog=EPILOG)
@@ -559,22 +599,36 @@ def plugins() -> None:
 # -- inspection: export (timeline) and diff; the code lives in hrr.inspect ----------------
 @cli.command(epilog=EPILOG)
 @click.option("--chrome-trace", "chrome_trace", required=True, type=click.Path(dir_okay=False),
-              help="Write a Trace Event Format JSON file (Perfetto, chrome://tracing) here.")
+              help="Write a Trace Event Format JSON file (Perfetto, chrome://tracing) here; "
+                   "a name ending .gz is written gzip-compressed.")
+@click.option("--gzip", "gzip_flag", is_flag=True,
+              help="Compress the trace with gzip whatever its name (Perfetto opens .json.gz as it is).")
+@click.option("--calls", "calls", default=None, metavar="RANGE",
+              help="Only draw records N (one), N:M (N to M-1), :M or N:, by sequence number as "
+                   "`hrr dump` shows them (records before N are read, not drawn).")
 @click.argument("archive", type=click.Path())
 @progress_option
 @_friendly
-def export(chrome_trace: str, archive: str, progress: bool | None) -> None:
+def export(chrome_trace: str, gzip_flag: bool, calls: str | None, archive: str, progress: bool | None) -> None:
     """Write ARCHIVE's timeline as a Chrome trace: a track per thread and per stream,
     kernels and copies as slices, syncs and pinned snapshots as instants, graph launches
-    grouped. Records carry no time: the clock is virtual (record order)."""
-    from hrr.inspect.timeline import export_chrome_trace
+    grouped. Records carry no time: the clock is virtual (record order). For a big archive:
+    --calls draws a range, a .json.gz name (or --gzip) writes a tenth of the bytes."""
+    from hrr.events.ranges import parse_range
+    from hrr.inspect.timeline import export_chrome_trace, wants_gzip
 
+    calls_range = parse_range(calls) if calls is not None else None
     if not os.path.exists(archive):
         raise _no_archive(archive)
+    folder = os.path.dirname(os.path.abspath(chrome_trace))
+    if not os.path.isdir(folder):
+        raise UsageError(f"cannot write --chrome-trace {chrome_trace}: the folder {folder} does not exist",
+                         hint="create it first, or name a file in an existing folder")
     from hrr.cli.progress import progress_bar, wanted
 
     with progress_bar(wanted(progress)) as bar:
-        summary = export_chrome_trace(archive, chrome_trace, progress=bar)
+        summary = export_chrome_trace(archive, chrome_trace, progress=bar, calls_range=calls_range,
+                                      compress=wants_gzip(chrome_trace, gzip_flag))
     skipped = f", {summary['skipped_records']} unreadable record(s) skipped" if summary["skipped_records"] else ""
     click.echo(f"hrr: wrote {chrome_trace}: {summary['trace_events']} trace events from "
                f"{summary['records']} records in {summary['processes']} process(es){skipped}", err=True)

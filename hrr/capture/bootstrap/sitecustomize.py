@@ -3,10 +3,21 @@ that ``hrr run`` / ``hrr capture`` starts. Only acts when HRR_MODE is set."""
 import os
 import sys
 
+#: hrr.exitcodes.NOT_STARTED, repeated here: this file must exit with it where hrr cannot be imported
+EXIT_NOT_STARTED = 78
+
 if os.environ.get("HRR_MODE"):
     try:
         from hrr.capture.activate import activate_from_env
         activate_from_env()
+    except ModuleNotFoundError as exc:  # say which interpreter lacks hrr; never run unrecorded
+        if (exc.name or "").split(".")[0] != "hrr":
+            sys.stderr.write(f"hrr: error: could not start {os.environ.get('HRR_MODE')}: {exc}\n")
+        else:
+            sys.stderr.write(f"hrr: error: {sys.executable} cannot import hrr: it is not installed for this "
+                             f"interpreter (install it there: {sys.executable} -m pip install hrr, or the "
+                             f"path of a clone of hrr; or run the program with the python hrr is installed in)\n")
+        os._exit(EXIT_NOT_STARTED)
     except Exception as exc:  # noqa: BLE001 - say why, then stop: never run unrecorded
-        sys.stderr.write(f"hrr: could not start {os.environ.get('HRR_MODE')}: {exc}\n")
-        os._exit(3)
+        sys.stderr.write(f"hrr: error: could not start {os.environ.get('HRR_MODE')}: {exc}\n")
+        os._exit(EXIT_NOT_STARTED)
