@@ -28,15 +28,14 @@ process and takes the median of the rounds. It prints one line per figure and wr
   h200_replay_ratio_warm    --backend cuda only: replay / the program's run on a warm context
   replay_launch_us          replay time per small launch (an archive of fill_u32 launches)
 
-plus ``*_format1`` figures: the same cheap-call figures with a version 1 writer (one frame
-per record; hrr writes only version 3, so this is the tests' tests/old_formats.py), measured
-in the same rounds, and a ``meta`` map (machine, commit).
+plus a ``meta`` map (machine, commit).
 """
 from __future__ import annotations
 
 import argparse
 import ctypes
 import functools
+import gc
 import json
 import os
 import platform
@@ -56,7 +55,6 @@ import xxhash
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, ROOT)
 sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))   # bench/floor.py, when loaded by path
-sys.path.insert(2, os.path.join(ROOT, "tests"))                   # tests/old_formats.py (the *_format1 figures)
 
 from floor import MinimalRecorder  # noqa: E402
 from hrr.backends import load_backend  # noqa: E402
@@ -64,7 +62,6 @@ from hrr.capture.session import CaptureSession  # noqa: E402
 from hrr.config import config  # noqa: E402
 from hrr.replay.engine import ReplayOptions  # noqa: E402
 from hrr.replay.run import replay_archive  # noqa: E402
-from old_formats import open_old_writer  # noqa: E402
 
 CPU_KEYS = ("call_overhead_us", "launch_overhead_us", "snapshot_unchanged_ratio", "snapshot_changed_bytes",
             "archive_bytes_per_event", "replay_events_per_s")
@@ -103,10 +100,15 @@ def timed(fn: Callable[[], Any]) -> float:
 
 
 def alternate(variants: dict[str, Callable[[], float]], rounds: int) -> dict[str, float]:
-    """Run every variant once per round, in turn, and return each one's median."""
+    """Run every variant once per round, in turn, and return each one's median.
+
+    Each run starts from a collected heap: a full collection costs as much as the heap is
+    large (tens of ms here), and where one falls depends on how much every earlier run
+    allocated, so without this it lands in whichever variant happens to come next."""
     got: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(rounds):
         for name, fn in variants.items():
+            gc.collect()
             got[name].append(fn())
     return {name: statistics.median(v) for name, v in got.items()}
 
@@ -114,10 +116,10 @@ def alternate(variants: dict[str, Callable[[], float]], rounds: int) -> dict[str
 class Capture:
     """One capture session kept open across rounds, in its own temp directory."""
 
-    def __init__(self, be: Any, plugins: list[str] | None, writer_factory: Any = None) -> None:
+    def __init__(self, be: Any, plugins: list[str] | None) -> None:
         self.root = tempfile.mkdtemp(prefix="hrr-bench-")
         cfg = attrs.evolve(config(), backend=be.NAME, content_mode="content")
-        self.session = CaptureSession(be, cfg, self.root, plugins=plugins, writer_factory=writer_factory)
+        self.session = CaptureSession(be, cfg, self.root, plugins=plugins)
         self.hip = self.session.hip
 
     @property
@@ -180,10 +182,9 @@ def cheap_calls(hip: Any, n: int) -> None:
 
 
 def bench_calls(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:
-    """call_overhead_us and archive_bytes_per_event, with the current writer (batched frames) and the v1 writer."""
-    caps = {"batched": Capture(be, None),
-            "v1": Capture(be, None, writer_factory=functools.partial(open_old_writer, format_version=1))}
-    sizes: dict[str, list[float]] = {"batched": [], "v1": []}
+    """call_overhead_us and archive_bytes_per_event."""
+    caps = {"batched": Capture(be, None)}
+    sizes: dict[str, list[float]] = {"batched": []}
     floor = MinimalRecorder(be.hip)
 
     def captured(name: str) -> float:
@@ -194,7 +195,7 @@ def bench_calls(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], 
         return t
 
     med = alternate({"bare": lambda: timed(lambda: cheap_calls(be.hip, sz.calls)),
-                     "batched": lambda: captured("batched"), "v1": lambda: captured("v1"),
+                     "batched": lambda: captured("batched"),
                      "floor": lambda: timed(lambda: cheap_calls(floor, sz.calls))}, sz.rounds)
     for cap in caps.values():
         cap.close()
@@ -203,13 +204,10 @@ def bench_calls(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], 
     per = {k: v / sz.calls * 1e6 for k, v in med.items()}
     out["call_overhead_us"] = per["batched"] - per["bare"]
     out["call_overhead_floor_us"] = per["floor"] - per["bare"]
-    out["call_overhead_us_format1"] = per["v1"] - per["bare"]
     out["archive_bytes_per_event"] = statistics.median(sizes["batched"])
-    out["archive_bytes_per_event_format1"] = statistics.median(sizes["v1"])
     say(f"cheap call (hipGetDevice x{sz.calls}, all plugins, median of {sz.rounds}): uncaptured "
         f"{per['bare']:.2f} us; captured {per['batched']:.2f} us (+{out['call_overhead_us']:.2f}), "
-        f"{out['archive_bytes_per_event']:.1f} B/event; with the v1 writer {per['v1']:.2f} us "
-        f"(+{out['call_overhead_us_format1']:.2f}), {out['archive_bytes_per_event_format1']:.1f} B/event; "
+        f"{out['archive_bytes_per_event']:.1f} B/event; "
         f"the least a Python recorder adds (bench/floor.py) +{out['call_overhead_floor_us']:.2f}")
 
 
