@@ -8,8 +8,9 @@ of hrr's ``ProcessWriter`` that tests and the capture session use:
 - version 2 is version 3's framing, so it is hrr's own writer with its file header and
   manifest rewritten to say 2 (the records are the caller's: a launch's ``extra.launch`` as
   formats 1 and 2 wrote it is a map);
-- version 1 is :class:`V1Writer`: one event frame per record (count 0), each record as
-  given, API names and thread ids spelled out, no API table in the header.
+- version 1 is :class:`V1Writer`: hrr's writer (blobs, code objects, manifest) with an
+  events.bin of one event frame per record (count 0), each record as given, API names and
+  thread ids spelled out, no API table in the header.
 """
 from __future__ import annotations
 
@@ -20,12 +21,11 @@ from typing import Any, Mapping
 
 import msgpack
 
-from hrr.archive import blobs, manifest as manifest_mod, open_process_writer
-from hrr.archive.format import (BLOBS_DIR, EVENTS_FILE, FILE_HEADER, FILE_MODE, FRAME_EVENT, FRAME_TRAILER,
-                                MANIFEST_FILE, PID_DIR_PREFIX, api_table, content_name, encode_file_header,
+from hrr.archive import forking, open_process_writer
+from hrr.archive.format import (FILE_HEADER, FRAME_EVENT, FRAME_TRAILER, api_table, encode_file_header,
                                 encode_frame, unpack_untrusted)
-from hrr.archive.fsutil import make_private_dir, replace_file, write_all
-from hrr.archive.pack import SMALL_BLOB, PackWriter
+from hrr.archive.fsutil import write_all
+from hrr.archive.writer import ProcessWriter
 from hrr.config import config
 
 OLD_VERSIONS = (1, 2)
@@ -61,8 +61,9 @@ def _rewrite_header_version(events_path: str, version: int) -> None:
         os.close(fd)
 
 
-class V1Writer:
-    """A format 1 events.bin, blobs, code objects and manifest, as an older hrr wrote them.
+class V1Writer(ProcessWriter):
+    """A format 1 events.bin, as an older hrr wrote it, beside hrr's own blobs, code objects
+    and manifest (this is hrr's writer with its events file swapped for a version 1 one).
 
     Frames wait in memory and are written out at :meth:`flush` (so an archive left unclosed
     after ``flush`` reads as a killed capture's: no trailer, ``clean_shutdown`` false), when
@@ -70,37 +71,19 @@ class V1Writer:
 
     def __init__(self, root: str | os.PathLike[str], pid: int, header: Mapping[str, Any],
                  manifest: Mapping[str, Any], *, pack_blobs: bool | None = None) -> None:
-        root = os.fspath(root)
-        self.pid = pid
-        self.path = os.path.join(root, f"{PID_DIR_PREFIX}{pid}")
-        self.events_path = os.path.join(self.path, EVENTS_FILE)
-        self._lock = threading.Lock()
-        self._packer = msgpack.Packer(use_bin_type=True)
+        created = header.get("created", time.time())
+        super().__init__(os.fspath(root), pid, {**header, "created": created}, manifest,
+                         pack_blobs=config().pack_blobs if pack_blobs is None else pack_blobs)
         self._api_names = api_table()
-        self._api_numbers = {name: i for i, name in enumerate(self._api_names)}
-        self.seq = 0                       # the next append_call's sequence number
-        self._events = 0
-        self._closed = False
         self._pending = bytearray()        # frames not yet written to events.bin
-        self._known: set[tuple[str, str]] = set()
-        self._made_dirs: set[str] = set()
-        self._pack: PackWriter | None = None
-        self._pack_below = SMALL_BLOB if (config().pack_blobs if pack_blobs is None else pack_blobs) else 0
-        self._stored = 0
-        self._counts = {"events": 0, "blobs": 0, "blob_bytes": 0, "code_objects": 0, "code_bytes": 0}
-        make_private_dir(root)
-        os.mkdir(self.path, 0o700)
-        os.chmod(self.path, 0o700)
-        fields = {**header, "format_version": 1, "pid": pid, "created": header.get("created", time.time())}
-        head = encode_file_header(fields, 1)
-        self._fd = os.open(self.events_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, FILE_MODE)
-        os.fchmod(self._fd, FILE_MODE)
+        # events.bin starts again as version 1: its own header, no API table, no mapping
+        self._mm.close()
+        self._mm = None
+        head = encode_file_header({**header, "format_version": 1, "pid": pid, "created": created}, 1)
+        os.ftruncate(self._fd, 0)
+        os.lseek(self._fd, 0, os.SEEK_SET)
         write_all(self._fd, head)
-        self._written = len(head)
-        self._manifest = manifest_mod.default_manifest(pid, header["backend"])
-        self._manifest["created"] = fields["created"]
-        self._manifest.update(manifest)
-        self._write_manifest()
+        self._pos = len(head)
 
     # -- events -----------------------------------------------------------------------
     def append(self, record: Any) -> None:
@@ -116,10 +99,6 @@ class V1Writer:
             self._add([seq, threading.get_ident(), self._api_names[api], args, err, outs, extra])
             return seq
 
-    def api_number(self, name: str) -> int:
-        """The number :meth:`append_call` takes for ``name`` (the product writer's numbering)."""
-        return self._api_numbers[name]
-
     def _add(self, record: Any) -> None:   # caller holds _lock
         if self._closed:
             return
@@ -131,7 +110,7 @@ class V1Writer:
     def _drain(self) -> None:   # caller holds _lock
         if self._pending:
             write_all(self._fd, bytes(self._pending))
-            self._written += len(self._pending)
+            self._pos += len(self._pending)
             self._pending.clear()
 
     def flush(self) -> None:
@@ -146,62 +125,18 @@ class V1Writer:
                 self._drain()
                 os.fsync(self._fd)
 
-    # -- blobs and code objects -------------------------------------------------------
-    def put_blob(self, data: Any) -> str:
-        return self._put("blob", data)
-
-    def put_code_object(self, data: Any) -> str:
-        return self._put("code", data)
-
-    def _put(self, kind: str, data: Any) -> str:
-        name = content_name(data)
-        nbytes = memoryview(data).nbytes
-        with self._lock:
-            if self._closed or (kind, name) in self._known:
-                return name
-            if kind == "blob" and nbytes < self._pack_below:
-                if self._pack is None:
-                    blobs_dir = os.path.join(self.path, BLOBS_DIR)
-                    make_private_dir(blobs_dir)
-                    self._pack = PackWriter(blobs_dir)
-                    self._manifest["blob_store"] = {"packs": self._pack.number + 1}
-                self._pack.add(name, data)
-                written = True
-            else:
-                written = blobs.store(self.path, kind, name, data, self._made_dirs)
-            self._known.add((kind, name))
-            if written:
-                prefix = "blob" if kind == "blob" else "code_object"
-                self._counts[f"{prefix}s"] += 1
-                self._counts[f"{prefix.split('_')[0]}_bytes"] += nbytes
-                self._stored += nbytes
-        return name
-
-    # -- manifest and close -----------------------------------------------------------
-    def update_manifest(self, **fields: Any) -> None:
-        with self._lock:
-            if not self._closed:
-                self._manifest.update(fields)
-                self._write_manifest()
-
-    def add_unreplayable(self, api: str, reason: str, **extra: Any) -> None:
-        with self._lock:
-            entry = {"api": api, "reason": reason, **extra}
-            if not self._closed and entry not in self._manifest["unreplayable_apis"]:
-                self._manifest["unreplayable_apis"] = [*self._manifest["unreplayable_apis"], entry]
-                self._write_manifest()
-
+    # -- close ------------------------------------------------------------------------
     def close(self, **manifest_fields: Any) -> None:
         """The trailer, then the manifest with clean_shutdown true."""
         with self._lock:
             if self._closed:
                 return
             self._drain()
-            self._closed = True
+            self._closed = self._off = True
             trailer = msgpack.packb({"events": self._events, "closed": time.time()}, use_bin_type=True)
             frame = encode_frame(FRAME_TRAILER, trailer)
             write_all(self._fd, frame)
-            self._written += len(frame)
+            self._pos += len(frame)
             os.fsync(self._fd)
             os.close(self._fd)
             if self._pack is not None:
@@ -210,6 +145,7 @@ class V1Writer:
             self._manifest.update(manifest_fields)
             self._manifest["clean_shutdown"] = True
             self._write_manifest()
+        forking.untrack_writer(self)
 
     def close_on_signal(self, signal_name: str, **manifest_fields: Any) -> None:
         self.close(**manifest_fields, closed_on_signal=signal_name)
@@ -217,12 +153,4 @@ class V1Writer:
     @property
     def bytes_written(self) -> int:
         """events.bin's bytes (those waiting included), blobs and code objects."""
-        return self._written + len(self._pending) + self._stored
-
-    @property
-    def closed(self) -> bool:
-        return self._closed
-
-    def _write_manifest(self) -> None:   # caller holds _lock (or is the constructor)
-        self._manifest["counts"] = {**self._manifest.get("counts", {}), **self._counts, "events": self._events}
-        replace_file(os.path.join(self.path, MANIFEST_FILE), manifest_mod.encode(self._manifest), fsync=True)
+        return self._pos + len(self._pending) + self._stored
