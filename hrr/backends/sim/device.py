@@ -291,6 +291,22 @@ class Device:
         self.tls.capture_mode = mode
 
 
+DEVICE_COUNT = 1   # the sim has one device, ordinal 0
+
+
+def keep(kind: str, make: Callable[[int], Any]) -> Any:
+    """The current device's :meth:`Device.keep`: the handle of a new live ``kind`` object."""
+    return _current.keep(kind, make)
+
+
+def refuse_during_capture(what: str) -> None:
+    """HIP refuses (900) a device-wide change (a cache or shared-memory setting, a pool's
+    creation or destruction, the device's pool) while any stream captures, invalidating
+    nothing."""
+    if any(not c.invalidated_by for c in _current.captures):
+        raise HipError("hipErrorStreamCaptureUnsupported", f"{what} while a stream captures")
+
+
 def refuse_if_capturing(stream: Stream, what: str) -> None:
     """Synchronising with or querying a capturing stream is always 900 + invalidation."""
     if stream.capture is not None:

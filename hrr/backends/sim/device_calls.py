@@ -16,19 +16,11 @@ from hrr.backends.bodies import Bodies
 from hrr.backends.devicemodels import DeviceModel
 from hrr.backends.error_strings import error_string
 from hrr.hiptypes import CStr, as_handle_value, hipError_t
-from hrr.backends.sim.device import SCRATCH_MAX, SCRATCH_MIN, STACK_SIZE_MAX
+from hrr.backends.sim.device import DEVICE_COUNT, SCRATCH_MAX, SCRATCH_MIN, STACK_SIZE_MAX, refuse_during_capture
 from hrr.backends.sim.device import current as _dev
 from hrr.backends.surface import HipError, irregular
 
 SUCCESS = hipError_t.hipSuccess
-
-
-DEVICE_COUNT = 1
-
-def _refuse_during_capture(what: str) -> None:
-    """HIP refuses (900) a device setting while any stream captures, invalidating nothing."""
-    if any(not c.invalidated_by for c in _dev().captures):
-        raise HipError("hipErrorStreamCaptureUnsupported", f"{what} while a stream captures")
 
 
 body = Bodies("device", "error", "peer", "context")
@@ -325,13 +317,13 @@ def hipDeviceSetLimit(limit: Any, value: Any) -> None:
 
 @body
 def hipDeviceSetCacheConfig(cacheConfig: Any) -> None:
-    _refuse_during_capture("hipDeviceSetCacheConfig")
+    refuse_during_capture("hipDeviceSetCacheConfig")
     _dev().settings.cache_config = int(cacheConfig)
 
 
 @body
 def hipDeviceSetSharedMemConfig(config: Any) -> None:
-    _refuse_during_capture("hipDeviceSetSharedMemConfig")
+    refuse_during_capture("hipDeviceSetSharedMemConfig")
     _dev().settings.shared_mem_config = int(config)
 
 

@@ -5,21 +5,16 @@ Each body is registered with ``@body`` (``hrr.backends.bodies``); ``api.py`` bui
 """
 from __future__ import annotations
 
-from typing import Any, Callable
-
 from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
 from hrr.hiptypes import hipError_t
 from hrr.backends.sim.device import current as _dev
+from hrr.backends.sim.device import keep
 from hrr.backends.sim.device import raise_device_error
 from hrr.backends.sim.streams import Event, Stream
 from hrr.backends.surface import HipError
 
 SUCCESS = hipError_t.hipSuccess
-
-
-def _keep(kind: str, make: Callable[[int], Any]) -> Any:
-    return _dev().keep(kind, make)
 
 
 body = Bodies("event")
@@ -75,6 +70,6 @@ def hipEventRecordWithFlags(ev: Event, s: Stream, flags: int) -> None:
 
 body.table({
     "hipEventDestroy": lambda ev: _dev().forget("events", ev),
-    "hipEventCreate": lambda: (SUCCESS, _keep("event", lambda h: Event(h, 0))),
-    "hipEventCreateWithFlags": lambda flags: (SUCCESS, _keep("event", lambda h: Event(h, int(flags)))),
+    "hipEventCreate": lambda: (SUCCESS, keep("event", lambda h: Event(h, 0))),
+    "hipEventCreateWithFlags": lambda flags: (SUCCESS, keep("event", lambda h: Event(h, int(flags)))),
 })

@@ -17,6 +17,7 @@ from hrr.backends.bodies import Bodies
 from hrr.hiptypes import CStr, as_address, hipError_t, hipStreamCaptureMode, hipStreamCaptureStatus
 from hrr.hiptypes.kernargs import LaunchArgsError, kernarg_array, pack_kernel_args
 from hrr.backends.sim.device import current as _dev
+from hrr.backends.sim.device import keep
 from hrr.backends.sim.graphs import (
     CHILD,
     EMPTY,
@@ -38,10 +39,6 @@ from hrr.backends.surface import HipError, dims
 SUCCESS = hipError_t.hipSuccess
 
 
-def _keep(kind: str, make: Callable[[int], Any]) -> Any:
-    return _dev().keep(kind, make)
-
-
 body = Bodies("graph")
 
 
@@ -58,7 +55,7 @@ def hipStreamEndCapture(s: Stream) -> tuple:
     nodes = dev.end_capture(s)
     if session.into is not None:   # hipStreamBeginCaptureToGraph: the nodes joined that graph
         return (SUCCESS, captured_into(session.into, nodes, session.after))
-    return (SUCCESS, _keep("graph", lambda h: captured(h, nodes)))
+    return (SUCCESS, keep("graph", lambda h: captured(h, nodes)))
 
 
 @body
@@ -550,8 +547,8 @@ body.table({
     "hipStreamIsCapturing": lambda s: hipStreamGetCaptureInfo(s)[:2],
     "hipGraphExecDestroy": lambda exe: _dev().forget("graph_execs", exe),
     "hipGraphDestroy": lambda g: destroy_graph(g),
-    "hipGraphInstantiate": lambda g, size: (SUCCESS, _keep("graph_exec", lambda h: g.instantiate(h)), None,
+    "hipGraphInstantiate": lambda g, size: (SUCCESS, keep("graph_exec", lambda h: g.instantiate(h)), None,
                                             CStr(b"")),
-    "hipGraphInstantiateWithFlags": lambda g, flags: (SUCCESS, _keep("graph_exec",
+    "hipGraphInstantiateWithFlags": lambda g, flags: (SUCCESS, keep("graph_exec",
                                                                      lambda h: g.instantiate(h, int(flags)))),
 })

@@ -53,6 +53,20 @@ def checked_size(value: Any) -> int:
     return size
 
 
+def allocate(memory: "Memory", size: Any, what: str, *, pinned_flags: int | None = None) -> "Allocation | None":
+    """An allocation call's rule for its size: checked (negative: hipErrorInvalidValue), no
+    allocation for 0 bytes (None: HIP answers success and a NULL pointer), else a new device
+    allocation (pinned host memory with ``pinned_flags``), hipErrorOutOfMemory when full."""
+    n = checked_size(size)
+    if n == 0:
+        return None
+    alloc = memory.malloc(n) if pinned_flags is None else memory.host_malloc(n, pinned_flags)
+    if alloc is None:
+        where = "" if pinned_flags is None else " of pinned memory"
+        raise HipError("hipErrorOutOfMemory", f"{what}: cannot allocate {n} bytes{where}")
+    return alloc
+
+
 @attrs.define(eq=False)
 class Allocation:
     """One range the device can reach; ``storage`` is kept alive for device and pinned."""

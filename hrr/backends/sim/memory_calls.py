@@ -26,6 +26,7 @@ from hrr.backends.sim.memory import (
     Allocation,
     Memory,
     MemoryError_,
+    allocate,
     checked_size,
 )
 from hrr.backends.sim.memory import checked_size as _size
@@ -49,19 +50,15 @@ def hipPointerGetAttributes(addr: int) -> tuple:
 
 
 # -- device memory --------------------------------------------------------------------------
-def _device_malloc(size: int) -> tuple:
-    if size == 0:
-        return (SUCCESS, None)
-    alloc = _dev().memory.malloc(size)
-    if alloc is None:
-        raise HipError("hipErrorOutOfMemory", f"cannot allocate {size} bytes")
-    return (SUCCESS, DeviceArray(alloc.base, size))
+def _device_malloc(size: Any, what: str) -> tuple:
+    alloc = allocate(_dev().memory, size, what)
+    return (SUCCESS, None if alloc is None else DeviceArray(alloc.base, alloc.size))
 
 
 @body
 def hipMalloc(size: int) -> tuple:
     _dev().check_capture_safe("hipMalloc")
-    return _device_malloc(_size(size))
+    return _device_malloc(size, "hipMalloc")
 
 
 def _free(addr: int, device: bool) -> None:
@@ -99,13 +96,8 @@ def _sync_on_null(make: Callable[[], Op], what: str) -> None:
 # -- pinned host memory ---------------------------------------------------------------------
 def _host_malloc(size: Any, flags: int, what: str) -> tuple:
     _dev().check_capture_safe(what)
-    n = _size(size)
-    if n == 0:
-        return (SUCCESS, None)
-    alloc = _dev().memory.host_malloc(n, int(flags))
-    if alloc is None:
-        raise HipError("hipErrorOutOfMemory", f"{what}: cannot allocate {n} bytes of pinned memory")
-    return (SUCCESS, Pointer(alloc.base))
+    alloc = allocate(_dev().memory, size, what, pinned_flags=int(flags))
+    return (SUCCESS, None if alloc is None else Pointer(alloc.base))
 
 
 @body
@@ -243,9 +235,8 @@ def _pitched(width: Any, height: Any, what: str) -> tuple:
     if not width or not height:
         return (SUCCESS, None, 0)
     pitch = -(-width // PITCH_ALIGN) * PITCH_ALIGN
-    alloc = _dev().memory.malloc(pitch * height)
-    if alloc is None:
-        raise HipError("hipErrorOutOfMemory", f"{what}: cannot allocate {height} rows of {pitch} bytes")
+    alloc = allocate(_dev().memory, pitch * height, f"{what} ({height} rows of {pitch} bytes)")
+    assert alloc is not None   # width and height are not 0
     return (SUCCESS, DeviceArray(alloc.base, pitch * height), pitch)
 
 
@@ -266,14 +257,11 @@ def hipMallocManaged(size: Any, flags: Any) -> tuple:
     _dev().check_capture_safe("hipMallocManaged")
     if int(flags) not in (ht.CONSTANTS_MANAGED["hipMemAttachGlobal"], ht.CONSTANTS_MANAGED["hipMemAttachHost"]):
         raise HipError("hipErrorInvalidValue", f"hipMallocManaged: flags {flags}")
-    n = checked_size(size)
-    if n == 0:
-        raise HipError("hipErrorInvalidValue", "hipMallocManaged of 0 bytes")
-    alloc = _dev().memory.host_malloc(n, 0)
+    alloc = allocate(_dev().memory, size, "hipMallocManaged", pinned_flags=0)
     if alloc is None:
-        raise HipError("hipErrorOutOfMemory", f"hipMallocManaged: cannot allocate {n} bytes")
+        raise HipError("hipErrorInvalidValue", "hipMallocManaged of 0 bytes")
     alloc.managed = True
-    return (SUCCESS, DeviceArray(alloc.base, n))
+    return (SUCCESS, DeviceArray(alloc.base, alloc.size))
 
 
 @body
@@ -281,25 +269,12 @@ def hipExtMallocWithFlags(sizeBytes: Any, flags: Any) -> tuple:
     _dev().check_capture_safe("hipExtMallocWithFlags")
     if int(flags) not in (0, 1, 2, 3, 4):  # default, fine-grained, signal, uncached, contiguous
         raise HipError("hipErrorInvalidValue", f"hipExtMallocWithFlags: flags {flags}")
-    n = checked_size(sizeBytes)
-    if n == 0:
-        return (SUCCESS, None)
-    alloc = _dev().memory.malloc(n)
-    if alloc is None:
-        raise HipError("hipErrorOutOfMemory", f"cannot allocate {n} bytes")
-    return (SUCCESS, DeviceArray(alloc.base, n))
+    return _device_malloc(sizeBytes, "hipExtMallocWithFlags")
 
 
 @body
 def hipMemAllocHost(size: Any) -> tuple:
-    _dev().check_capture_safe("hipMemAllocHost")
-    n = checked_size(size)
-    if n == 0:
-        return (SUCCESS, None)
-    alloc = _dev().memory.host_malloc(n, 0)
-    if alloc is None:
-        raise HipError("hipErrorOutOfMemory", f"hipMemAllocHost: cannot allocate {n} bytes")
-    return (SUCCESS, Pointer(alloc.base))
+    return _host_malloc(size, 0, "hipMemAllocHost")
 
 
 # -- copies --------------------------------------------------------------------------------------

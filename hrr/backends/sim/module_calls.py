@@ -16,6 +16,7 @@ from hrr.hiptypes.codefile import read_code_file
 from hrr.hiptypes import Pointer, hipError_t
 from hrr.hiptypes.kernargs import pack_kernel_args
 from hrr.backends.sim.device import current as _dev
+from hrr.backends.sim.device import keep
 from hrr.backends.sim.kernels import (
     CodeObjectError,
     Function,
@@ -31,10 +32,6 @@ from hrr.backends.sim.streams import Stream
 from hrr.backends.surface import HipError, irregular
 
 SUCCESS = hipError_t.hipSuccess
-
-
-def _keep(kind: str, make: Callable[[int], Any]) -> Any:
-    return _dev().keep(kind, make)
 
 
 body = Bodies("module", "launch")
@@ -55,7 +52,7 @@ def hipModuleGetFunction(mod: Module, kname: Any) -> tuple:
     name = kernel_name(kname)
     if name not in mod.kernels:
         raise HipError("hipErrorNotFound", f"module has no kernel {name!r}")
-    return (SUCCESS, _keep("function", lambda h: Function(h, mod, mod.library.kernels[name])))
+    return (SUCCESS, keep("function", lambda h: Function(h, mod, mod.library.kernels[name])))
 
 
 @body

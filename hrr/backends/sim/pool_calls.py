@@ -13,22 +13,13 @@ from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
 from hrr.hiptypes import DeviceArray, hipError_t
 from hrr.backends.sim.device import current as _dev
-from hrr.backends.sim.device import refuse_if_capturing
-from hrr.backends.sim.memory import checked_size
+from hrr.backends.sim.device import DEVICE_COUNT, refuse_during_capture, refuse_if_capturing
+from hrr.backends.sim.memory import allocate, checked_size
 from hrr.backends.sim.pools import INT32_ATTRIBUTES, MemPool, PoolAttributeError
 from hrr.backends.sim.streams import Stream
 from hrr.backends.surface import HipError
 
 SUCCESS = hipError_t.hipSuccess
-
-
-DEVICE_COUNT = 1
-
-def _refuse_during_capture(what: str) -> None:
-    """HIP refuses (900) a pool's creation or destruction, or a change of the device's
-    pool, while any stream captures; the capture is not invalidated."""
-    if any(not c.invalidated_by for c in _dev().captures):
-        raise HipError("hipErrorStreamCaptureUnsupported", f"{what} while a stream captures")
 
 
 body = Bodies("mempool")
@@ -41,13 +32,11 @@ def malloc_from(pool: MemPool, size: Any, stream: Stream, what: str) -> tuple:
     """A stream-ordered allocation of ``size`` bytes from ``pool`` on ``stream``."""
     refuse_if_capturing(stream, what)   # no memory-allocation graph nodes in the sim
     n = checked_size(size)
-    if n == 0:
-        return (SUCCESS, None)
     if not pool.fits(n):
         raise HipError("hipErrorOutOfMemory", f"{what}: {n} bytes would exceed the pool's maxSize {pool.max_size}")
-    alloc = _dev().memory.malloc(n)
+    alloc = allocate(_dev().memory, n, what)
     if alloc is None:
-        raise HipError("hipErrorOutOfMemory", f"{what}: cannot allocate {n} bytes")
+        return (SUCCESS, None)
     pool.allocated(n)
     alloc.pool = pool
     return (SUCCESS, DeviceArray(alloc.base, n))
@@ -83,7 +72,7 @@ def hipDeviceGetMemPool(device: Any) -> tuple:
 @body
 def hipDeviceSetMemPool(device: Any, mem_pool: MemPool) -> None:
     _device_ordinal(device, "hipDeviceSetMemPool")
-    _refuse_during_capture("hipDeviceSetMemPool")
+    refuse_during_capture("hipDeviceSetMemPool")
     _dev().current_pool = mem_pool
 
 
@@ -108,7 +97,7 @@ def hipMemPoolCreate(pool_props: Any) -> tuple:
     max_size = _field(pool_props, "maxSize") or 0
     if max_size < 0:
         raise HipError("hipErrorInvalidValue", f"a pool's maxSize of {max_size}")
-    _refuse_during_capture("hipMemPoolCreate")
+    refuse_during_capture("hipMemPoolCreate")
     dev = _dev()
     return (SUCCESS, dev.keep("mem_pool", lambda h: MemPool(h, max_size, _field(pool_props, "handleTypes") or 0)))
 
@@ -116,7 +105,7 @@ def hipMemPoolCreate(pool_props: Any) -> tuple:
 @body
 def hipMemPoolDestroy(mem_pool: MemPool) -> None:
     """The pool's handle goes; allocations still made from it stay valid until freed."""
-    _refuse_during_capture("hipMemPoolDestroy")
+    refuse_during_capture("hipMemPoolDestroy")
     dev = _dev()
     if mem_pool.is_default:
         raise HipError("hipErrorInvalidValue", "a device's default memory pool cannot be destroyed")

@@ -14,15 +14,12 @@ from hrr import hiptypes as ht
 from hrr.backends.bodies import Bodies
 from hrr.hiptypes import hipError_t
 from hrr.backends.sim.device import current as _dev
+from hrr.backends.sim.device import keep
 from hrr.backends.sim.device import raise_device_error, refuse_if_capturing
 from hrr.backends.sim.streams import Event, Op, Stream, wait_value_op, write_value_op
 from hrr.backends.surface import HipError
 
 SUCCESS = hipError_t.hipSuccess
-
-
-def _keep(kind: str, make: Callable[[int], Any]) -> Any:
-    return _dev().keep(kind, make)
 
 
 body = Bodies("stream")
@@ -36,7 +33,7 @@ def _stream(obj: Any) -> Stream:
 
 # -- streams and events ---------------------------------------------------------------------
 def _create_stream(flags: int) -> tuple:
-    handle = _keep("stream", lambda h: Stream(h, int(flags)))
+    handle = keep("stream", lambda h: Stream(h, int(flags)))
     _dev().scheduler.add_stream(_dev().streams[int(handle)])
     return (SUCCESS, handle)
 

@@ -181,3 +181,29 @@ def test_device_info_calls():
     assert (err, str(name)) == (OK, "hipErrorInvalidValue")
     assert str(hip.hipGetErrorString(E.hipErrorInvalidValue)[1]) == "invalid argument"
     assert hip.hipMalloc(0) == (OK, None)
+
+
+ALLOCATORS = {   # name -> a call allocating n bytes
+    "hipMalloc": lambda n: hip.hipMalloc(n),
+    "hipExtMallocWithFlags": lambda n: hip.hipExtMallocWithFlags(n, 0),
+    "hipMallocAsync": lambda n: hip.hipMallocAsync(n, 0),
+    "hipHostMalloc": lambda n: hip.hipHostMalloc(n, 0),
+    "hipMallocHost": lambda n: hip.hipMallocHost(n),
+    "hipMemAllocHost": lambda n: hip.hipMemAllocHost(n),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ALLOCATORS))
+def test_every_allocation_call_keeps_one_rule_for_its_size(name):
+    """0 bytes: success and no pointer; a negative size: invalid value; more than the
+    device (or the pinned memory) holds: out of memory, the same for every call."""
+    call = ALLOCATORS[name]
+    assert call(0) == (OK, None)
+    assert call(-1)[0] == E.hipErrorInvalidValue
+    assert call(1 << 40)[0] == E.hipErrorOutOfMemory
+    err, ptr = call(16)
+    assert err == OK and int(ptr)
+    hip.hipDeviceSynchronize()
+    (hip.hipFree if name in ("hipMalloc", "hipExtMallocWithFlags", "hipMallocAsync") else hip.hipHostFree)(ptr)
+    assert hip.hipMallocManaged(0, 1)[0] == E.hipErrorInvalidValue
+    assert hip.hipMallocPitch(1 << 30, 1 << 12)[0] == E.hipErrorOutOfMemory
