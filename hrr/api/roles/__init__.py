@@ -18,7 +18,8 @@ bytes and replay's rebuilding of the call, side by side.
 One module per family of roles: ``base`` (the interfaces, ``Call``, the shared checks,
 the base classes and the tables), ``scalars``, ``addresses`` (pointers, handles, copy
 endpoints, host ranges), ``strided``, ``code`` (code objects and hiprtc), ``graphs``,
-``pools``, ``outputs`` and ``launch``. A role class is registered with ``@register``
+``pools``, ``outputs`` and ``launch``; ``structs`` holds what the roles of structures and
+of word arrays share. A role class is registered with ``@register``
 (``base``): importing its module puts it in ``PARAM_ROLES`` or ``OUT_ROLES``.
 """
 from __future__ import annotations

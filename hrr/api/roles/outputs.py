@@ -20,7 +20,7 @@ from hrr.api.roles.base import (
     check_size,
     register,
 )
-from hrr.api.roles.graphs import handle_values, pack_u64, unpack_u64
+from hrr.api.roles.structs import handle_values, pack_words, unpack_words
 from hrr.api.wire import OUTS
 from hrr.hiptypes import address_or_zero, handle_or_zero
 
@@ -215,14 +215,14 @@ class HandlesOut(OutRole):
     name = "handles"
 
     def encoder(self, out: Out) -> Callable[[Any], Any]:
-        return lambda v: None if v is None else pack_u64(handle_values(v))
+        return lambda v: None if v is None else pack_words(handle_values(v))
 
     def binder(self, row: Api, j: int, rep: ReplayServices) -> OutBinder | None:
         kind, what = row.outs[j].kind or "", row.outs[j].name
 
         def bind(call: Call, cap: Any, value: Any, charged: int) -> int:
             mine = handle_values(value)
-            for k, recorded in enumerate(unpack_u64(cap, what)):
+            for k, recorded in enumerate(unpack_words(cap, what)):
                 if k < len(mine):
                     rep.bind_handle(kind, recorded, value[k] if isinstance(value, (list, tuple)) else value)
             return charged

@@ -2,8 +2,7 @@
 from __future__ import annotations
 
 import ctypes
-import struct
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -19,11 +18,11 @@ from hrr.api.roles.base import (
     WireType,
     _first,
     bad,
-    check_record,
     check_scalar,
     register,
     scalar,
 )
+from hrr.api.roles.structs import StructRole, pack_words, unpack_words
 from hrr.hiptypes import (
     PointerConversionError,
     ReplayMemLocation,
@@ -41,7 +40,7 @@ def _words(obj: Any, n: int) -> bytes | None:
     if obj is None or not 0 <= n <= MAX_WORDS:
         return None
     if isinstance(obj, (list, tuple)):
-        return struct.pack(f"<{min(n, len(obj))}I", *(int(x) & 0xFFFFFFFF for x in obj[:n]))
+        return pack_words(obj[:n], 4)
     have = buffer_nbytes(obj)
     addr = address_or_zero(obj)
     if not addr:
@@ -70,13 +69,7 @@ class Words(Role):
     def check(self, row: Api, i: int) -> Check:
         what = row.params[i].name
 
-        def check(v: Any) -> Any:
-            if v is None:
-                return None
-            if type(v) is not bytes or len(v) % 4 or len(v) > 4 * MAX_WORDS:
-                raise bad(f"{what} is not an array of at most {MAX_WORDS} 32-bit words")
-            return list(struct.unpack(f"<{len(v) // 4}I", v))
-        return check
+        return lambda v: None if v is None else list(unpack_words(v, what, 4, MAX_WORDS))
 
 
 # The width of the value each hipMemPoolAttr names (HIP's: int32 flags, then uint64 sizes).
@@ -144,7 +137,7 @@ def _field(obj: Any, name: str) -> Any:
 
 
 @register
-class PoolProps(Role):
+class PoolProps(StructRole):
     """A hipMemPoolProps: ``[allocType, handleTypes, location type, location id, maxSize]``
     (a field that cannot be read: null); replay hands the backend a look-alike holding them."""
 
@@ -152,33 +145,17 @@ class PoolProps(Role):
     wire = WireType(lambda v: v is None or (type(v) is list and len(v) == 5 and all(x is None or type(x) is int
                                                                                   for x in v)),
                     "a list of 5 ints (or nulls), or null")
+    size, called = 5, "a memory pool's properties"
 
-    def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
-        def encode(a: tuple) -> Any:
-            p = a[i]
-            if p is None:
-                return None
-            location = getattr(p, "location", None)
-            return [_field(p, "allocType"), _field(p, "handleTypes"), _field(location, "type"),
-                    _field(location, "id"), _field(p, "maxSize")]
-        return encode
+    def read(self, p: Any) -> list:
+        location = getattr(p, "location", None)
+        return [_field(p, "allocType"), _field(p, "handleTypes"), _field(location, "type"),
+                _field(location, "id"), _field(p, "maxSize")]
 
-    def check(self, row: Api, i: int) -> Check:
-        what = row.params[i].name
+    def check_items(self, v: Sequence, what: str) -> Any:
+        return [None if x is None else check_scalar(x, f"{what} field") for x in v]
 
-        def check(v: Any) -> Any:
-            if v is None:
-                return None
-            return [None if x is None else check_scalar(x, f"{what} field")
-                    for x in check_record(v, 5, f"{what}: a memory pool's properties")]
-        return check
-
-    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
-        def act(call: Call) -> Any:
-            v = call.raw[i]
-            if v is None:
-                return None
-            alloc_type, handle_types, loc_type, loc_id, max_size = v
-            return ReplayMemPoolProps(allocType=alloc_type, handleTypes=handle_types, maxSize=max_size,
-                                      location=ReplayMemLocation(type=loc_type, id=loc_id))
-        return act
+    def build(self, v: Any, rep: ReplayServices, what: str) -> Any:
+        alloc_type, handle_types, loc_type, loc_id, max_size = v
+        return ReplayMemPoolProps(allocType=alloc_type, handleTypes=handle_types, maxSize=max_size,
+                                  location=ReplayMemLocation(type=loc_type, id=loc_id))
