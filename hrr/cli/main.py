@@ -33,12 +33,34 @@ EXIT_ERROR = exitcodes.FAILED
 EXIT_INCOMPLETE = exitcodes.INCOMPLETE
 
 
+def _discard_stdout() -> None:
+    """stdout's reader went away (``| head``): point stdout at /dev/null, so later writes
+    and the interpreter's last flush go nowhere instead of failing again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+
+
+def _echo_on(text: str) -> None:
+    """``click.echo`` for a command whose exit status is its verdict (diff, replay): once
+    stdout's reader has gone it writes nowhere and the command carries on, so
+    ``hrr diff A B | head`` still exits 0 or 1, as ``git diff | head`` ends quietly."""
+    try:
+        click.echo(text)
+    except BrokenPipeError:
+        _discard_stdout()
+
+
 def _friendly(fn: Callable) -> Callable:
-    """Errors a user can cause print one clear line, never a traceback."""
+    """Errors a user can cause print one clear line, never a traceback. A closed stdout
+    (``hrr info A | head``) ends the command quietly with exit 0: its reader has what it wanted."""
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except BrokenPipeError:
+            _discard_stdout()
+            sys.exit(exitcodes.OK)
         except (HrrError, OSError, ValueError) as exc:
             click.echo(f"hrr: error: {exc}", err=True)
             sys.exit(exitcodes.for_error(exc))
@@ -471,12 +493,12 @@ def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | 
         with progress_bar(wanted(progress)) as bar:
             # The summary is streamed, each process's lines once it is done; --json waits for the end.
             result = replay_archive(archive, backend=backend, limits=limits, options=options,
-                                    plugins=parse_plugin_list(plugins), echo=None if as_json else click.echo,
+                                    plugins=parse_plugin_list(plugins), echo=None if as_json else _echo_on,
                                     progress=bar, allow_abnormal_end=allow_abnormal_end)
     finally:
         done.set()
     if as_json:
-        click.echo(json.dumps(result.to_json(), indent=2, allow_nan=False))
+        _echo_on(json.dumps(result.to_json(), indent=2, allow_nan=False))
     sys.exit(result.exit_code)
 
 
@@ -649,7 +671,7 @@ def diff(archive_a: str, archive_b: str, context: int) -> None:
         for path in (archive_a, archive_b):
             if not os.path.exists(path):
                 raise _no_archive(path)
-        result = diff_archives(archive_a, archive_b, context=context, echo=click.echo)
+        result = diff_archives(archive_a, archive_b, context=context, echo=_echo_on)
     except (HrrError, OSError, ValueError) as exc:
         click.echo(f"hrr: error: {exc}", err=True)
         sys.exit(EXIT_TROUBLE)
