@@ -201,6 +201,18 @@ def _child_ready() -> None:
     _unblock_after_fork()
 
 
+def _note_exception_in_flight() -> None:
+    """``Process._bootstrap`` calls ``_exit_function`` in a ``finally`` while the exception
+    that ended ``run()``, if one did, is still in flight; the child then exits with that
+    SystemExit's status, or with 1 for any other exception (its traceback printed): note
+    that status, not a clean exit (a spawned child exits through ``sys.exit`` with it)."""
+    exc = sys.exc_info()[1]
+    if isinstance(exc, SystemExit):
+        _ending.update(how="exit", status=_exit_status(exc.code))
+    elif exc is not None:
+        _ending.update(how="exit", status=1)
+
+
 def _wrap_multiprocessing_exit() -> None:
     """Make multiprocessing's last call in a child process close the archive (once per process)."""
     util: Any = sys.modules.get("multiprocessing.util")
@@ -209,6 +221,7 @@ def _wrap_multiprocessing_exit() -> None:
     original = util._exit_function
 
     def _exit_function(*args: Any, **kwargs: Any) -> Any:
+        _note_exception_in_flight()
         try:
             return original(*args, **kwargs)
         finally:

@@ -371,3 +371,17 @@ def test_signal_while_the_session_is_set_up_closes_it_once_built(tmp_path):
     proc, log = _stub(tmp_path, "during-setup")
     assert log == ["setup start", "close parent start", "close parent end SIGTERM"], log
     assert proc.returncode == -signal.SIGTERM, proc.stderr
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_multiprocessing_child_whose_target_raises_records_its_ending(tmp_path, method):
+    """multiprocessing catches the target's exception and exits 1 (SystemExit: its status):
+    the child's manifest says so, never a clean exit."""
+    root = tmp_path / "a"
+    out = capture(root, *app("mp_raises.py", method)).stdout
+    assert "EXITCODES 1 3" in out, out
+    raised, left = (int(p) for p in out.split("PIDS ", 1)[1].split()[:2])
+    with open_archive(root) as archive:
+        ended = {p.pid: p.manifest["ended"] for p in archive.processes}
+    assert ended[raised] == {"how": "exit", "status": 1}
+    assert ended[left] == {"how": "exit", "status": 3}
