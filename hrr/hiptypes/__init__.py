@@ -23,7 +23,7 @@ from hrr.hiptypes.pointers import (HANDLE_TYPES, CStr, Handle, HandleRef, Pointe
                                    address_or_zero, as_address, as_handle_value, buffer_address, buffer_nbytes,
                                    handle_or_zero, hipGraphExec, hipGraphNode, hiprtcProgram, ihipCtx_t, ihipEvent_t,
                                    ihipGraph, ihipMemPoolHandle_t, ihipModule_t, ihipModuleSymbol_t, ihiprtcLinkState,
-                                   ihipStream_t)
+                                   ihipStream_t, write_into_read_only)
 from hrr.hiptypes.structs import (GRAPH_STRUCTS, POOL_STRUCTS, TYPE_ALIASES, VALUE_TYPES, ReplayInstantiateParams,
                                   ReplayKernelNodeParams, ReplayMemLocation, ReplayMemPoolProps, ReplayMemsetParams,
                                   as_text, device_arch, device_uuid, dim3, hipDeviceProp_t, hipFuncAttributes,
@@ -45,7 +45,8 @@ __all__ = ["DeviceArray", "NDBuffer", "CONSTANTS", "CONSTANTS_MANAGED", "ENUM_SO
            "PointerConversionError", "address_or_zero", "as_address", "as_handle_value", "buffer_address",
            "buffer_nbytes", "handle_or_zero", "hipGraphExec", "hipGraphNode", "hiprtcProgram", "ihipCtx_t",
            "ihipEvent_t", "ihipGraph", "ihipMemPoolHandle_t", "ihipModule_t", "ihipModuleSymbol_t",
-           "ihiprtcLinkState", "ihipStream_t", "GRAPH_STRUCTS", "POOL_STRUCTS", "TYPE_ALIASES", "VALUE_TYPES",
+           "ihiprtcLinkState", "ihipStream_t", "write_into_read_only", "GRAPH_STRUCTS", "POOL_STRUCTS",
+           "TYPE_ALIASES", "VALUE_TYPES",
            "ReplayInstantiateParams", "ReplayKernelNodeParams", "ReplayMemLocation", "ReplayMemPoolProps",
            "ReplayMemsetParams", "as_text", "device_arch", "device_uuid", "dim3", "hipDeviceProp_t",
            "hipFuncAttributes", "hipGraphInstantiateParams", "hipHostNodeParams", "hipKernelNodeParams",

@@ -209,6 +209,19 @@ def buffer_address(obj: Any) -> int:
                          dtype=np.uint8).__array_interface__["data"][0]
 
 
+def write_into_read_only(dest: Any, data: bytes) -> None:
+    """Write ``data`` at a read-only buffer's address, as C does through hip-python and
+    cuda-python (programs fill ``b" " * size`` with nvrtcGetPTX this way).
+
+    A ``bytes`` of length 0 or 1 is never written: CPython shares one object per such value
+    across the whole interpreter (``b" " * 1`` is the same object as every ``b" "``), so
+    writing an empty log's NUL there would change every ``b" "`` the process (and hrr's own
+    recorder in it) reads afterwards."""
+    if isinstance(dest, bytes) and len(dest) <= 1:
+        return
+    ctypes.memmove(buffer_address(dest), data, len(data))
+
+
 def as_address(obj: Any) -> int:
     """Convert a pointer-like argument to an address, with hip-python's rules:
     None, ``c_void_p``, Pointer, buffer, ``__cuda_array_interface__``, int, ``as_c_void_p``."""

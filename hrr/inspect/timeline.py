@@ -386,7 +386,8 @@ def export_chrome_trace(archive: str, out_path: str, *, limits: Limits | None = 
                 if progress is not None:
                     progress(done)
             out.muted = False
-        summary: dict[str, Any] = {"processes": len(arc.processes), "records": records if calls_range is None else drawn,
+        summary: dict[str, Any] = {"processes": len(arc.processes),
+                   "records": records if calls_range is None else drawn,
                    "skipped_records": skipped.count, "first_skipped": skipped.first,
                    "trace_events": out.n}
         if calls_range is not None:

@@ -61,12 +61,12 @@ def compile_to_cubin(source: bytes, name: bytes, arch: str, options: Sequence[by
         (err,) = nvrtc.nvrtcCompileProgram(prog, len(opts), opts)
         if int(err):
             _, n = nvrtc.nvrtcGetProgramLogSize(prog)
-            log = b" " * n
+            log = bytearray(n)
             nvrtc.nvrtcGetProgramLog(prog, log)
             raise BackendError(f"NVRTC failed to compile {name.decode()}: {err!r}",
                                where=name.decode(), hint=log.rstrip(b"\0 ").decode(errors="replace"))
         _, n = nvrtc.nvrtcGetCUBINSize(prog)
-        buf = b" " * n
+        buf = bytearray(n)
         nvrtc.nvrtcGetCUBIN(prog, buf)
         return bytes(buf)
     finally:

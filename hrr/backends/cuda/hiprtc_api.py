@@ -192,7 +192,7 @@ def _write_into(dest: Any, data: bytes) -> None:
     mv = mv.cast("B")
     n = min(len(data), mv.nbytes)
     if mv.readonly:   # C writes into a read-only buffer too (cuda-python's nvrtcGetPTX into bytes)
-        ctypes.memmove(ht.buffer_address(dest), data, n)
+        ht.write_into_read_only(dest, data[:n])
         return
     mv[:n] = data[:n]
 
@@ -312,10 +312,11 @@ def _code(prog: Any) -> tuple[Any, bytes]:
     err, n = nvrtc.nvrtcGetCUBINSize(p)
     if int(err):
         return to_hiprtc(err), b""
-    buf = b" " * n
-    (err,) = nvrtc.nvrtcGetCUBIN(p, buf)
+    out = bytearray(n)
+    (err,) = nvrtc.nvrtcGetCUBIN(p, out)
     if int(err):
         return to_hiprtc(err), b""
+    buf = bytes(out)
     unit = _units.get(handle)
     if unit is None or info is None:   # not compiled through hrr: the bare cubin
         return R.HIPRTC_SUCCESS, buf
@@ -361,7 +362,7 @@ def hiprtcGetProgramLog(prog: Any, log: Any) -> tuple:
     err, n = nvrtc.nvrtcGetProgramLogSize(p)
     if int(err):
         return (to_hiprtc(err),)
-    buf = b" " * n
+    buf = bytearray(n)
     (err,) = nvrtc.nvrtcGetProgramLog(p, buf)
     if int(err) == 0:
         _write_into(log, _notes(prog) + buf)

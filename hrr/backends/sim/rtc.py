@@ -43,7 +43,7 @@ from hrr.hiptypes import (
     CStr,
     as_address,
     as_handle_value,
-    buffer_address,
+    write_into_read_only,
     hiprtcProgram,
     hiprtcResult,
     ihiprtcLinkState,
@@ -384,10 +384,8 @@ def _write_out(dest: Any, data: bytes) -> None:
         return
     if len(view) < len(data):
         raise RtcError("HIPRTC_ERROR_INVALID_INPUT")
-    if view.readonly:
-        # hip-python hands C a read-only buffer's address too, and C writes there: cuda-python
-        # programs fill ``b" " * size`` this way (nvrtcGetPTX), so the sim does the same
-        ctypes.memmove(buffer_address(dest), data, len(data))
+    if view.readonly:   # hip-python hands C a read-only buffer's address too
+        write_into_read_only(dest, data)
         return
     view[:len(data)] = data
 

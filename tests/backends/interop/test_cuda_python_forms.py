@@ -164,3 +164,33 @@ def test_a_sim_captured_program_source_compiles_on_the_cuda_backend_at_load():
     assert cubin is not None and cubin.startswith(b"\x7fELF") and b"saxpy" in cubin
     broken = kernelsource.encode(kernelsource.KernelSource((kernelsource.SourceUnit("x.cu", b"this is not C++"),)))
     assert modules._unwrap(broken) is None   # hipModuleLoadData then answers hipErrorInvalidImage
+
+
+def _space_byte() -> int:
+    # a 1-byte slice is CPython's shared object for that byte: what every b" " in the process is
+    return b"x y"[1:2][0]
+
+
+def test_an_empty_log_into_a_one_byte_bytes_leaves_every_b_space_alone():
+    # b" " * 1 is the interpreter's one b" ": an empty log's NUL written there turned every
+    # b" " the process decoded afterwards (hrr's own msgpack reads too) into b"\0"
+    ht.write_into_read_only(b" " * 1, b"\0")
+    assert _space_byte() == 0x20
+    out = b" " * 3
+    ht.write_into_read_only(out, b"ab\0")
+    assert out == b"ab\0"
+
+
+def test_the_cuda_backends_hiprtc_fills_its_own_buffers_not_shared_bytes():
+    hiprtc_api = pytest.importorskip("hrr.backends.cuda.hiprtc_api", reason="the cuda extra is not installed")
+    try:
+        from cuda.bindings import nvrtc  # noqa: F401
+    except ImportError:
+        pytest.skip("NVRTC is not installed (the cuda extra)")
+    prog = hiprtc_api.hiprtcCreateProgram(b'extern "C" __global__ void k() {}', b"k.cu", 0, [], [])[1]
+    assert int(hiprtc_api.hiprtcCompileProgram(prog, 0, [])[0]) == 0
+    n = hiprtc_api.hiprtcGetProgramLogSize(prog)[1]
+    log = bytearray(n)
+    assert int(hiprtc_api.hiprtcGetProgramLog(prog, log)[0]) == 0
+    assert _space_byte() == 0x20   # NVRTC's empty log (one NUL) went into hrr's own buffer
+    hiprtc_api.hiprtcDestroyProgram(prog)
