@@ -17,6 +17,7 @@ WARN_ARCHIVE_BYTES_ENV = "HRR_WARN_ARCHIVE_BYTES"  # per pid directory: one warn
 DEFAULT_WARN_ARCHIVE_BYTES = 1 << 30
 PACK_BLOBS_ENV = "HRR_PACK_BLOBS"                  # small blobs into pack files during capture
 SIM_DEVICE_ENV = "HRR_SIM_DEVICE"                  # the AMD GPU the sim is (hrr.backends.devicemodels)
+SIM_KERNEL_TIMEOUT_ENV = "HRR_SIM_KERNEL_TIMEOUT"  # seconds a native sim kernel may run (unset: no limit)
 
 
 # What marks a process as one ``hrr run``/``hrr capture`` started (the bootstrap acts on it).
@@ -59,6 +60,7 @@ class Config:
     warn_archive_bytes: int | None   # None: no warning
     pack_blobs: bool
     sim_device: str | None           # HRR_SIM_DEVICE as set (None: unset, the default model)
+    sim_kernel_timeout: float | None = None   # HRR_SIM_KERNEL_TIMEOUT in seconds (None: no limit)
 
 
 def _byte_count(value: str | None, default: int | None) -> int | None:
@@ -70,6 +72,15 @@ def _byte_count(value: str | None, default: int | None) -> int | None:
     except ValueError:
         return default
     return n if n > 0 else default
+
+
+def seconds_or_none(value: str | None) -> float | None:
+    """A positive, finite number of seconds; unset, empty, 0 or anything else: None (no limit)."""
+    try:
+        seconds = float(value) if value is not None and value.strip() else 0.0
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and seconds > 0 else None
 
 
 def _max_mb(value: str | None) -> int:
@@ -102,4 +113,5 @@ def config() -> Config:
         warn_archive_bytes=_byte_count(env.get(WARN_ARCHIVE_BYTES_ENV), DEFAULT_WARN_ARCHIVE_BYTES),
         pack_blobs=env_flag_on(env.get(PACK_BLOBS_ENV), default=True),
         sim_device=(env.get(SIM_DEVICE_ENV) or "").strip() or None,
+        sim_kernel_timeout=seconds_or_none(env.get(SIM_KERNEL_TIMEOUT_ENV)),
     )

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import os
 import re
 import shutil
@@ -238,6 +239,24 @@ def _backend_usable(ctx: click.Context, param: click.Parameter, value: str | Non
 #: before it, and an option of hrr's that the program also has stays the program's.
 PROGRAM_SETTINGS = {"allow_interspersed_args": False}
 
+
+def _kernel_timeout_env(seconds: float | None) -> dict[str, str]:
+    """The environment that carries --kernel-timeout to the program's processes."""
+    from hrr.config import SIM_KERNEL_TIMEOUT_ENV
+
+    if seconds is None:
+        return {}
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise UsageError(f"--kernel-timeout must be a positive number of seconds, got {seconds:g}")
+    return {SIM_KERNEL_TIMEOUT_ENV: repr(seconds)}
+
+
+KERNEL_TIMEOUT_OPTION = click.option(
+    "--kernel-timeout", type=float, default=None, metavar="SECONDS",
+    help="On the sim, stop a native kernel that runs longer than SECONDS: its launch fails with "
+         "hipErrorLaunchTimeOut (sets HRR_SIM_KERNEL_TIMEOUT; default: no limit, as on a GPU).")
+
+
 BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODULES)), default=None,
                               callback=_backend_usable,
                               help="Backend that `from hip import hip` resolves to (default: HRR_BACKEND or sim). "
@@ -259,10 +278,12 @@ BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODU
 @click.option("--pack-blobs/--loose-blobs", "pack_blobs", default=None,
               help="Store blobs under 64 KiB in pack files (the default: a long capture makes a "
                    "few files, not one per blob), or each in a file of its own (HRR_PACK_BLOBS=0).")
+@KERNEL_TIMEOUT_OPTION
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @_friendly
 def capture(archive: str, plugins: str | None, backend: str | None, content: bool | None,
-            max_archive_bytes: int | None, pack_blobs: bool | None, command: tuple[str, ...]) -> None:
+            max_archive_bytes: int | None, pack_blobs: bool | None, kernel_timeout: float | None,
+            command: tuple[str, ...]) -> None:
     """Run COMMAND as a child process and record every HIP call of every Python process
     it starts into ARCHIVE/pid-<pid>/ (modes 0700/0600 whatever the umask). Everything
     from COMMAND's first word on is COMMAND's, with or without `--`.
@@ -275,6 +296,7 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
     from hrr.pipeline.manager import load_plugins, parse_plugin_list, warn_broken
 
     _check_sim_device()
+    timeout_env = _kernel_timeout_env(kernel_timeout)
     try:  # a plugin named in --plugins that is unknown or broken: refuse to start, clearly
         loaded = load_plugins(parse_plugin_list(plugins))
     except PluginError as exc:
@@ -297,6 +319,7 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
     if content is not None:
         extra[CONTENT_MODE_ENV] = "content" if content else "metadata-only"
     extra.update(_size_and_pack_env(max_archive_bytes, pack_blobs))
+    extra.update(timeout_env)
     started: list[int] = []
     status = _run_child(command, _child_env("capture", backend, extra), started)
     if status == exitcodes.NOT_STARTED and not existed and not os.listdir(path):
@@ -406,13 +429,14 @@ def _alive(pid: int) -> bool:
 
 @cli.command(context_settings=PROGRAM_SETTINGS, epilog=EPILOG)
 @BACKEND_OPTION
+@KERNEL_TIMEOUT_OPTION
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @_friendly
-def run(backend: str | None, command: tuple[str, ...]) -> None:
+def run(backend: str | None, kernel_timeout: float | None, command: tuple[str, ...]) -> None:
     """Run COMMAND with `from hip import hip, hiprtc` on the chosen backend, recording nothing.
     Everything from COMMAND's first word on is COMMAND's, with or without `--`."""
     _check_sim_device()
-    env = _child_env("run", backend, {})
+    env = _child_env("run", backend, _kernel_timeout_env(kernel_timeout))
     _check_interpreter(command, env)
     sys.exit(_run_child(command, env))
 
@@ -460,8 +484,6 @@ def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | 
     """Replay ARCHIVE and check every device-to-host copy. Exit 0: every check passed;
     1: a failed check, a failure, a limit reached or --strict refused; 2: replay diverged
     and stopped early; 130: Ctrl-C, after a partial summary."""
-    import math
-
     import attrs
 
     from hrr.archive import Limits

@@ -1,8 +1,9 @@
 """Python's side of ``hrr_abi.h``: the launch and services structures and the math table.
 
 The services block holds everything a native kernel may use besides device memory
-(fiber stacks, dynamic shared memory, the printf buffer, libm's addresses). It is made
-before any kernel runs because a sandboxed runner cannot allocate afterwards.
+(fiber stacks, dynamic shared memory, the printf buffer, libm's addresses). The kernel
+worker (worker.c) builds its own, over its own static libm; ``make_services`` builds one
+in this process for running images here (tests, with this process's libm).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from importlib import resources
 import attrs
 
 ABI_HEADER = "hrr_abi.h"
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 PRINTF_BYTES = 1 << 20          # a launch's printf output beyond this is cut
 TRAP_MESSAGE_BYTES = 256        # hrr_services.trap_message's buffer
@@ -45,13 +46,14 @@ MATH = math_functions()
 class Services(ctypes.Structure):
     _fields_ = [(name, ctypes.c_uint64) for name in (
         "abi_version", "dyn_shared", "dyn_shared_cap", "stacks", "stack_bytes", "max_fibers",
-        "printf_buf", "printf_cap", "printf_used", "trap_message")] + [("math", ctypes.c_uint64 * len(MATH))]
+        "printf_buf", "printf_cap", "printf_used_at", "trap_message")] + [("math", ctypes.c_uint64 * len(MATH))]
 
 
 class Launch(ctypes.Structure):
     _fields_ = [("kernel", ctypes.c_uint64), ("args", ctypes.c_uint64), ("grid", ctypes.c_uint32 * 3),
                 ("block", ctypes.c_uint32 * 3), ("dyn_shared_bytes", ctypes.c_uint32),
-                ("reserved", ctypes.c_uint32), ("services", ctypes.c_uint64)]
+                ("reserved", ctypes.c_uint32), ("services", ctypes.c_uint64), ("block_begin", ctypes.c_uint64),
+                ("block_end", ctypes.c_uint64)]
 
 
 def math_table() -> list[int]:
@@ -67,6 +69,7 @@ class ServicesBlock:
     services: Services
     stacks: mmap.mmap
     buffers: list
+    printf_used: ctypes.c_uint64
 
     @property
     def address(self) -> int:
@@ -74,9 +77,9 @@ class ServicesBlock:
 
     def take_printf(self) -> bytes:
         """The printf output since the last call (and reset the buffer)."""
-        used = min(self.services.printf_used, self.services.printf_cap)
+        used = min(self.printf_used.value, self.services.printf_cap)
         out = ctypes.string_at(self.services.printf_buf, used)
-        self.services.printf_used = 0
+        self.printf_used.value = 0
         return out
 
     def trap_message(self) -> str:
@@ -91,13 +94,15 @@ def make_services(max_fibers: int = 1024, stack_bytes: int = 128 << 10, dyn_shar
     shared = (ctypes.c_uint8 * dyn_shared_cap)()
     printf_buf = (ctypes.c_char * printf_cap)()
     trap = (ctypes.c_char * TRAP_MESSAGE_BYTES)()
+    used = ctypes.c_uint64(0)
     svc = Services()
     svc.abi_version = ABI_VERSION
     svc.dyn_shared, svc.dyn_shared_cap = ctypes.addressof(shared), dyn_shared_cap
     svc.stacks = ctypes.addressof(ctypes.c_char.from_buffer(stacks))
     svc.stack_bytes, svc.max_fibers = stack_bytes, max_fibers
-    svc.printf_buf, svc.printf_cap, svc.printf_used = ctypes.addressof(printf_buf), printf_cap, 0
+    svc.printf_buf, svc.printf_cap = ctypes.addressof(printf_buf), printf_cap
+    svc.printf_used_at = ctypes.addressof(used)
     svc.trap_message = ctypes.addressof(trap)
     for i, addr in enumerate(math_table()):
         svc.math[i] = addr
-    return ServicesBlock(svc, stacks, [shared, printf_buf, trap])
+    return ServicesBlock(svc, stacks, [shared, printf_buf, trap], used)

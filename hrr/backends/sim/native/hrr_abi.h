@@ -5,7 +5,7 @@
 #ifndef HRR_ABI_H
 #define HRR_ABI_H
 
-#define HRR_ABI_VERSION 1
+#define HRR_ABI_VERSION 2
 
 /* Libm functions an image reaches through hrr_services.math (an image links nothing):
  * X(name, signature); F1 float(float), D1 double(double), F2 float(float, float),
@@ -39,7 +39,9 @@ enum hrr_status {
 
 /* Everything a launch may use besides device memory: made by the runner before it runs
  * anything (a sandboxed worker cannot allocate afterwards). All fields are 64-bit so the
- * layout is the same in C and in abi.py's ctypes mirror. */
+ * layout is the same in C and in abi.py's ctypes mirror. The worker keeps this block on a
+ * read-only page of its own: what a launch writes (the printf count, the trap message, the
+ * buffers) is reached through the addresses here. */
 struct hrr_services {
   unsigned long long abi_version;      /* HRR_ABI_VERSION */
   unsigned long long dyn_shared;       /* address of the dynamic shared memory buffer */
@@ -49,7 +51,7 @@ struct hrr_services {
   unsigned long long max_fibers;       /* the largest block the runner can run */
   unsigned long long printf_buf;       /* address of the printf output buffer */
   unsigned long long printf_cap;       /* its bytes */
-  unsigned long long printf_used;      /* in/out: bytes of printf output so far (the runner resets it) */
+  unsigned long long printf_used_at;   /* address of a u64: bytes of printf output so far (the runner resets it) */
   unsigned long long trap_message;     /* address of a 256-byte buffer for HRR_E_TRAP's reason */
   unsigned long long math[HRR_MATH_COUNT];   /* addresses of the libm functions, in table order */
 };
@@ -63,6 +65,8 @@ struct hrr_launch {
   unsigned int dyn_shared_bytes;
   unsigned int reserved;
   unsigned long long services;         /* address of a struct hrr_services */
+  unsigned long long block_begin;      /* the blocks to run, by linear index (x fastest): */
+  unsigned long long block_end;        /* [block_begin, block_end); block_end 0 means every block */
 };
 
 /* Every image exports (as a symbol of its .symtab) int __hrr_launch(const struct hrr_launch *). */

@@ -322,13 +322,20 @@ extern "C" HRR_HIDDEN int __hrr_launch(const hrr_launch *launch) {
   blockDim = dim3(launch->block[0], launch->block[1], launch->block[2]);
   __hrr_dynshared = (unsigned char *)svc->dyn_shared;
   set_coords((unsigned)n);
-  for (unsigned z = 0; z < gridDim.z; ++z)
-    for (unsigned y = 0; y < gridDim.y; ++y)
-      for (unsigned x = 0; x < gridDim.x; ++x) {
-        blockIdx.x = x; blockIdx.y = y; blockIdx.z = z;
-        int rc = run_block((unsigned)n);
-        if (rc != HRR_OK) return rc;
-      }
+  /* the blocks asked for, in linear order (x fastest): all of them, or a share of a launch
+   * spread over several workers */
+  unsigned long long blocks = (unsigned long long)gridDim.x * gridDim.y * gridDim.z;
+  unsigned long long end = launch->block_end && launch->block_end < blocks ? launch->block_end : blocks;
+  unsigned long long b = launch->block_begin;
+  if (b >= end) return HRR_OK;
+  unsigned x = (unsigned)(b % gridDim.x), y = (unsigned)(b / gridDim.x % gridDim.y),
+           z = (unsigned)(b / gridDim.x / gridDim.y);
+  for (; b < end; ++b) {
+    blockIdx.x = x; blockIdx.y = y; blockIdx.z = z;
+    int rc = run_block((unsigned)n);
+    if (rc != HRR_OK) return rc;
+    if (++x == gridDim.x) { x = 0; if (++y == gridDim.y) { y = 0; ++z; } }
+  }
   return HRR_OK;
 }
 
@@ -776,9 +783,10 @@ int emit_printf(const char *fmt, Args &args) {
   int n = format(o, fmt, args);
   unsigned keep = o.n < o.cap ? o.n : o.cap;
   char *dst = (char *)svc->printf_buf;
-  unsigned long long used = svc->printf_used;
+  unsigned long long *count = (unsigned long long *)svc->printf_used_at;
+  unsigned long long used = *count;
   for (unsigned i = 0; i < keep && used < svc->printf_cap; ++i) dst[used++] = local[i];
-  svc->printf_used = used;
+  *count = used;
   return n;
 }
 }  // namespace

@@ -3,11 +3,13 @@ device memory and run its kernels in the worker process on the stream's turn."""
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any, Callable
 
 import xxhash
 
 from hrr.backends import devicemodels
+from hrr.config import SIM_KERNEL_TIMEOUT_ENV, config
 from hrr.hiptypes import kernelsource
 from hrr.backends.sim.kernels import CodeObjectError, DeviceFault, KernelDef, KernelLibrary, LaunchContext
 from hrr.backends.sim.native import abi, elfimage, policy, toolchain, worker
@@ -84,13 +86,23 @@ def worker_for(dev: Any, sandbox: bool) -> Callable[[], worker.KernelWorker]:
 def _runner(get_worker: Callable[[], worker.KernelWorker], launch_fn: int, entry: int,
             name: str) -> Callable[[LaunchContext], None]:
     def run(ctx: LaunchContext) -> None:
-        out = get_worker().launch(launch_fn, entry, ctx.args, ctx.grid, ctx.block, ctx.shared)
+        started = time.monotonic()
+        try:
+            out = get_worker().launch(launch_fn, entry, ctx.args, ctx.grid, ctx.block, ctx.shared,
+                                      timeout=config().sim_kernel_timeout)
+        except KeyboardInterrupt:   # the worker is stopped already; the program gets the interrupt
+            sys.stderr.write(f"hrr: interrupted (Ctrl-C): the sim's kernel {name} was stopped after "
+                             f"{time.monotonic() - started:.1f} s\n")
+            sys.stderr.flush()
+            raise
         if out.printf:
             sys.stdout.write(out.printf.decode(errors="replace"))
             sys.stdout.flush()
         if out.fault:
-            code = "hipErrorIllegalAddress" if out.bad_address else "hipErrorLaunchFailure"
-            raise DeviceFault(code, f"kernel {name}: {out.fault}")
+            code = ("hipErrorIllegalAddress" if out.bad_address else
+                    "hipErrorLaunchTimeOut" if out.timed_out else "hipErrorLaunchFailure")
+            where = f" ({SIM_KERNEL_TIMEOUT_ENV})" if out.timed_out else ""
+            raise DeviceFault(code, f"kernel {name}: {out.fault}{where}")
         if out.status != abi.OK:
             why = abi.STATUS_NAMES.get(out.status, f"status {out.status}")
             if out.status == abi.E_TRAP and out.trap:

@@ -1,64 +1,81 @@
-"""The native kernel worker: a separate process that runs kernel images over the sim's
-memory, and ``KernelWorker``, the sim's client for it.
+"""The native kernel worker's client: ``KernelWorker`` starts a worker process (worker.c,
+a static executable) and runs launches in it.
 
-The worker maps the device arena at ``DEVICE_BASE`` (read, write, execute: kernel images
-live in device memory) and the pinned arena at ``PINNED_BASE``, so every pointer means
-what it means in the sim; builds its services block (fiber stacks, printf buffer, libm's
-addresses) before anything runs; installs fault handlers; and then, sandboxed, enters
-seccomp strict mode (read, write, exit and sigreturn only) and serves launches from a
-pipe with the loop in ``worker.c``. A kernel that faults, makes a system call or hangs
-ends the worker, never the sim: the launch reports what happened and the next launch
-starts a new worker. It is spawned (a new Python running ``main``), never forked from the
-multi-threaded parent.
+What the worker holds: device memory (at ``DEVICE_BASE``, read, write, execute: kernel
+images live there), pinned memory (at its own addresses), the host windows the sim gives
+it (registered host memory, at the program's addresses), a read-only services block and
+its own static code and data. It is exec'd from a sealed memfd with an empty environment
+and argv ``hrr-kernel-worker``: nothing of the program or of the user's environment is in
+its memory, and every descriptor but its pipes is closed before a kernel runs.
 
-Pipe protocol (native byte order; see worker.c). Command: launch_fn, kernel (u64 each),
-grid[3], block[3], dyn_shared, nargs (u32 each), then nargs kernarg bytes (at most 4096).
-Replies: READY once (u32 magic, i32 sandboxed, 8 bytes zero); per launch DONE (u32 magic,
-i32 status, u32 printf_len, u32 trap_len, then those bytes); or FAULT (u32 magic,
-i32 signal, i32 si_code, u32 0, u64 address, u64 instruction pointer) when a signal ended it.
+Its life is bound to its client's: it asks for SIGKILL when its parent dies
+(PR_SET_PDEATHSIG; started from one long-lived thread, since that signal follows the
+thread that started it), runs in its own process group (a terminal's Ctrl-C goes to the
+program, which stops the worker), is watched through a pidfd, reaped when it ends, and
+killed at exit. A reply is never the only proof that a launch finished: a kernel could
+write one on the pipe itself, so after each reply the client checks that the worker is
+back in its loop, blocked reading its next command (``/proc/PID/syscall``), with nothing
+more written; a worker still running is stopped and the launch fails.
+
+Pipe protocol (native byte order; see worker.c). Setup (once): u32 magic, u32 version,
+i64 parent pid, u64 sandbox, device base and size, pinned base and size, windows,
+printf cap, max fibers, stack bytes, dynamic shared cap, reserved; then per window u64
+address, size, offset (into descriptor 7). Command: launch_fn, kernel (u64 each), grid[3],
+block[3], dyn_shared, nargs (u32 each), block_begin, block_end (u64), then nargs kernarg
+bytes (at most 4096). Replies: READY once (u32 magic, i32 1 sandboxed / 0 not / -errno,
+8 bytes zero); per launch DONE (u32 magic, i32 status, u32 printf_len, u32 trap_len, then
+those bytes); or FAULT (u32 magic, i32 signal, i32 si_code, u32 0, u64 address, u64
+instruction pointer) when a signal ended it.
 """
 from __future__ import annotations
 
-import ctypes
+import atexit
+import fcntl
 import functools
 import hashlib
 import importlib.util
 import os
+import platform
+import queue
 import select
 import shlex
 import shutil
 import signal
+import stat
 import struct
 import subprocess
 import sys
 import tempfile
+import termios
 import threading
 import time
 import weakref
 from importlib import resources
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import attrs
 
-from hrr.backends.sim.native import abi
+from hrr.backends.sim.native import abi, toolchain
+from hrr.backends.sim.native.arena import DEVICE_BASE, Arena
 from hrr.config import untraced_env
-from hrr.backends.sim.native.arena import DEVICE_BASE, Arena, map_memory
 
 MAX_KERNARGS = 4096
 PRINTF_CAP = 1 << 20   # the worker's printf buffer: one launch's output at most
-_COMMAND = struct.Struct("=QQ3I3III")
+MAX_FIBERS, STACK_BYTES, DYN_SHARED_CAP = 1024, 128 << 10, 64 << 10
+_SETUP = struct.Struct("=IIq11Q")
+_WINDOW = struct.Struct("=QQQ")
+_COMMAND = struct.Struct("=QQ3I3IIIQQ")
 _REPLY = struct.Struct("=IiII")
 _FAULT_TAIL = struct.Struct("=QQ")
-MSG_READY, MSG_DONE, MSG_FAULT = 0x52524831, 0x52524832, 0x52524833
+MSG_SETUP, MSG_READY, MSG_DONE, MSG_FAULT = 0x52524830, 0x52524831, 0x52524832, 0x52524833
+SETUP_VERSION = 1
+FD_CMD, FD_RES, FD_DEVICE, FD_PINNED, FD_WINDOWS, FD_EXEC = 3, 4, 5, 6, 7, 8
 _SOURCE = "worker.c"
-
-# The worker must stay one thread: seccomp strict mode and a fault's exit end only the
-# thread that runs kernels, and another thread would keep the process (and its pipes) alive
-# outside the sandbox. numpy's BLAS starts a pool on import unless told not to.
-_ONE_THREAD = {name: "1" for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-                                      "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS", "GOTO_NUM_THREADS")}
-_PROT_RW, _PROT_RWX = 3, 7
-_MAP_SHARED_FIXED = 0x01 | 0x4000 | 0x100000   # MAP_SHARED | MAP_NORESERVE | MAP_FIXED_NOREPLACE
+ARGV0 = "hrr-kernel-worker"
+START_SECONDS = 60.0     # a worker that has not said READY by then is not coming
+IDLE_GRACE_SECONDS = 5.0  # how long a worker that replied may take to be back at its read
+# read(2)'s number, as /proc/PID/syscall shows a process blocked in it
+_SYS_READ = {"x86_64": b"0", "aarch64": b"63"}.get(platform.machine().lower(), b"0")
 
 
 class WorkerError(RuntimeError):
@@ -75,6 +92,7 @@ class LaunchOutcome:
     fault: str | None = None
     trap: str = ""
     signo: int = 0      # the signal a fault handler reported (SIGSEGV...), 0 when none did
+    timed_out: bool = False   # stopped at the launch's time limit
 
     @property
     def bad_address(self) -> bool:
@@ -84,99 +102,170 @@ class LaunchOutcome:
 
 # -- building worker.c ------------------------------------------------------------------------
 def compilers() -> list[list[str]]:
-    """C compiler command lines to try, in order: $HRR_SIM_CXX, ziglang, cc, gcc, clang."""
+    """C compiler command lines to try for the static worker, in order: $HRR_SIM_CXX, cc,
+    gcc, clang (each with glibc's static libraries), ziglang (musl, built on first use)."""
     found: list[list[str]] = []
     env = os.environ.get("HRR_SIM_CXX")
     if env:
         found.append(shlex.split(env))
-    if importlib.util.find_spec("ziglang") is not None:
-        found.append([sys.executable, "-m", "ziglang", "cc"])
     for name in ("cc", "gcc", "clang"):
         path = shutil.which(name)
         if path:
             found.append([path])
+    if importlib.util.find_spec("ziglang") is not None:
+        arch = "aarch64" if platform.machine().lower() in ("aarch64", "arm64") else "x86_64"
+        found.append([sys.executable, "-m", "ziglang", "cc", "-target", f"{arch}-linux-musl"])
     return found
 
 
-_build_lock = threading.Lock()
+def _own_file(path: str) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file (not a link) owned by this user and
+    writable by no one else, in a folder of the same kind; None otherwise."""
+    try:
+        folder = os.stat(os.path.dirname(path), follow_symlinks=False)
+        if folder.st_uid != os.geteuid() or folder.st_mode & 0o022:
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o022:
+            return None
+        data = f.read(64 << 20)
+    return data if data[:4] == b"\x7fELF" else None
+
+
+def _keep(folder: str, name: str, data: bytes) -> None:
+    """Write ``data`` as folder/name atomically (mode 0700); nothing when the folder is not usable."""
+    try:
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-worker-")
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o700)
+        os.replace(tmp, os.path.join(folder, name))
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
 
 
 @functools.lru_cache(maxsize=None)
-def _built_library() -> str:
+def _built_executable() -> bytes:
     native = resources.files(__package__)
     source = native.joinpath(_SOURCE).read_bytes()
     header = native.joinpath(abi.ABI_HEADER).read_bytes()
+    cache = toolchain.cache_dir()
     logs = []
     for argv in compilers():
         key = hashlib.sha256(repr(argv).encode() + b"\0" + source + b"\0" + header).hexdigest()[:24]
-        from hrr.backends.sim.native import toolchain   # here: the worker process never needs it
-        cached = toolchain.cache_dir()   # the images' cache: one place for what hrr builds
-        for folder in (str(cached) if cached is not None else None, None):
+        name = f"worker-{key}.bin"
+        if cache is not None:
+            data = _own_file(os.path.join(cache, name))
+            if data is not None:
+                return data
+        with tempfile.TemporaryDirectory(prefix="hrr-worker-src-") as tmp:
+            for file, text in ((_SOURCE, source), (abi.ABI_HEADER, header)):
+                with open(os.path.join(tmp, file), "wb") as f:
+                    f.write(text)
+            out = os.path.join(tmp, "worker")
             try:
-                if folder is None:
-                    folder = tempfile.mkdtemp(prefix="hrr-worker-")
-                os.makedirs(folder, exist_ok=True)
-            except OSError:
+                done = subprocess.run([*argv, "-x", "c", "-O2", "-static", "-fno-builtin", "-I", tmp, "-o", out,
+                                       os.path.join(tmp, _SOURCE), "-lm"], capture_output=True, text=True,
+                                      timeout=600, env=untraced_env())
+            except (OSError, subprocess.SubprocessError) as exc:
+                logs.append(f"{shlex.join(argv)}: {exc}")
                 continue
-            target = os.path.join(folder, f"worker-{key}.so")
-            if os.path.exists(target):
-                return target
-            with tempfile.TemporaryDirectory(prefix="hrr-worker-src-") as tmp:
-                for name, data in ((_SOURCE, source), (abi.ABI_HEADER, header)):
-                    with open(os.path.join(tmp, name), "wb") as f:
-                        f.write(data)
-                out = os.path.join(tmp, "worker.so")
-                try:
-                    done = subprocess.run([*argv, "-x", "c", "-O2", "-fPIC", "-shared", "-I", tmp, "-o", out,
-                                           os.path.join(tmp, _SOURCE)], capture_output=True, text=True,
-                                          timeout=300, env=untraced_env())
-                except (OSError, subprocess.SubprocessError) as exc:
-                    logs.append(f"{shlex.join(argv)}: {exc}")
-                    break
-                if done.returncode != 0:
-                    logs.append(f"{shlex.join(argv)}: {done.stderr.strip()[-2000:]}")
-                    break
-                try:   # atomically: another process may be building the same file
-                    staged = target + f".{os.getpid()}.tmp"
-                    shutil.copyfile(out, staged)
-                    os.replace(staged, target)
-                    return target
-                except OSError:
-                    continue   # unwritable cache: build again into a private folder
-    raise WorkerError("cannot build the kernel worker (no working C compiler): " + (" | ".join(logs) or
-                                                                                    "none found"))
+            if done.returncode != 0:
+                logs.append(f"{shlex.join(argv)}: {done.stderr.strip()[-2000:]}")
+                continue
+            with open(out, "rb") as f:
+                data = f.read()
+        if cache is not None:
+            _keep(str(cache), name, data)
+        return data
+    raise WorkerError("cannot build the kernel worker (no C compiler that links statically): "
+                      + (" | ".join(logs) or "none found"))
 
 
-def worker_library() -> str:
-    """The path of worker.c built as a shared library (compiled once, cached)."""
-    with _build_lock:
-        return _built_library()
+_exe_lock = threading.Lock()
+_exe_fd = -1
+_MFD_CLOEXEC, _MFD_ALLOW_SEALING, _MFD_EXEC = 0x1, 0x2, 0x10
+_SEALS = 0x1 | 0x2 | 0x4 | 0x8   # F_SEAL_SEAL, SHRINK, GROW, WRITE
 
 
-# -- the sandbox probe ---------------------------------------------------------------------------
-_PROBE = ("import ctypes, sys\n"
-          "lib = ctypes.CDLL(sys.argv[1])\n"
-          "rc = lib.hrr_worker_run(0, 1, ctypes.c_uint64(0), 1, -1)\n"
-          "sys.stderr.write('prctl failed: %d' % -rc)\n")
+def worker_executable() -> int:
+    """A sealed memfd holding the worker executable (built once, kept in the cache)."""
+    global _exe_fd
+    with _exe_lock:
+        if _exe_fd >= 0:
+            return _exe_fd
+        if not hasattr(os, "memfd_create"):
+            raise WorkerError(f"the kernel worker needs Linux ({sys.platform} has no memfd)")
+        data = _built_executable()
+        try:
+            fd = os.memfd_create(ARGV0, _MFD_CLOEXEC | _MFD_ALLOW_SEALING | _MFD_EXEC)
+        except OSError:
+            fd = os.memfd_create(ARGV0, _MFD_CLOEXEC | _MFD_ALLOW_SEALING)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, _SEALS)
+        _exe_fd = fd
+        return fd
 
 
-@functools.lru_cache(maxsize=None)
-def sandbox_support() -> tuple[bool, str]:
-    """Whether kernels can run under seccomp strict mode here, and why not."""
-    if not sys.platform.startswith("linux"):
-        return False, f"seccomp is Linux's ({sys.platform} has none)"
-    try:
-        lib = worker_library()
-    except WorkerError as exc:
-        return False, str(exc)
-    # The loop enters strict mode, says READY, finds the command pipe closed and exits.
-    done = subprocess.run([sys.executable, "-I", "-c", _PROBE, lib], stdin=subprocess.DEVNULL,
-                          capture_output=True, timeout=60)
-    if done.returncode == 0 and done.stdout[:4] == struct.pack("=I", MSG_READY):
-        return True, "seccomp strict mode works"
-    code = done.stderr.decode(errors="replace").rsplit("prctl failed: ", 1)[-1].strip()
-    reason = os.strerror(int(code)) if code.isdigit() else f"exit status {done.returncode}"
-    return False, f"prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) fails here: {reason}"
+# -- starting a worker ---------------------------------------------------------------------------
+class _Spawner:
+    """Starts processes from one thread that lives as long as this process: the kernel
+    sends PR_SET_PDEATHSIG when the *thread* that started a process ends, so a worker
+    started from a short-lived thread would be killed with it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def run(self, job: Callable[[], int]) -> int:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="hrr-worker-spawner", daemon=True)
+                self._thread.start()
+        box: list[Any] = []
+        done = threading.Event()
+        self._jobs.put((job, box, done))
+        done.wait()
+        if isinstance(box[0], BaseException):
+            raise box[0]
+        return box[0]
+
+    def _serve(self) -> None:
+        while True:
+            job, box, done = self._jobs.get()
+            try:
+                box.append(job())
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                box.append(exc)
+            done.set()
+
+
+_spawner = _Spawner()
+_CLEAN_SIGNALS = tuple(getattr(signal, n) for n in ("SIGPIPE", "SIGINT", "SIGQUIT", "SIGTERM", "SIGHUP", "SIGXFSZ",
+                                                    "SIGUSR1", "SIGUSR2") if hasattr(signal, n))
+
+
+def _spawn(fds: dict[int, int]) -> int:
+    """posix_spawn the worker with ``fds`` (target number -> descriptor, all >= 10), an empty
+    environment, default signal actions, no blocked signal, in a process group of its own."""
+    actions: list[tuple] = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                            (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)]
+    actions += [(os.POSIX_SPAWN_DUP2, src, target) for target, src in sorted(fds.items())]
+    return os.posix_spawn(f"/proc/self/fd/{FD_EXEC}", [ARGV0], {}, file_actions=actions, setpgroup=0,
+                          setsigmask=(), setsigdef=_CLEAN_SIGNALS)
 
 
 # -- the client ------------------------------------------------------------------------------------
@@ -203,6 +292,8 @@ def describe_fault(signo: int, code: int, addr: int, ip: int) -> str:
     return f"{name} at 0x{ip:x}"
 
 
+FORGED = "the kernel worker replied but did not go back to its loop: a kernel wrote the reply itself (it was stopped)"
+
 _workers: "weakref.WeakSet[KernelWorker]" = weakref.WeakSet()
 
 
@@ -210,17 +301,17 @@ class KernelWorker:
     """The sim's handle on its kernel worker: started on the first launch, restarted on
     the launch after one that ended it. One launch at a time (thread-safe)."""
 
-    def __init__(self, device_arena: Arena, pinned_arena: Arena | None, sandbox: bool = True) -> None:
+    def __init__(self, device_arena: Arena | None, pinned_arena: Arena | None, sandbox: bool = True) -> None:
         self.device_arena, self.pinned_arena, self.sandbox = device_arena, pinned_arena, sandbox
         self._lock = threading.Lock()
-        self._proc: subprocess.Popen | None = None
-        self._cmd = self._res = -1
+        self._pid: int | None = None
+        self._pidfd = self._cmd = self._res = self._err = self._syscall = -1
         _workers.add(self)
 
     @property
     def pid(self) -> int | None:
         """The running worker's process id (None when none runs)."""
-        return self._proc.pid if self._proc is not None else None
+        return self._pid
 
     @property
     def pinned_shared(self) -> bool:
@@ -228,29 +319,51 @@ class KernelWorker:
         return self.pinned_arena is not None and self.pinned_arena.shareable and self.pinned_arena.fixed
 
     def _start(self) -> None:
-        if not self.device_arena.shareable:
-            raise WorkerError(f"device memory cannot be shared with a kernel worker: {self.device_arena.not_shared}")
-        lib = worker_library()
+        dev = self.device_arena
+        if dev is not None and not dev.shareable:
+            raise WorkerError(f"device memory cannot be shared with a kernel worker: {dev.not_shared}")
+        exe = worker_executable()
         cmd_r, cmd_w = os.pipe()
         res_r, res_w = os.pipe()
-        fds = [self.device_arena.fd, cmd_r, res_w]
-        pinned = ["-1", "0", "0"]
-        if self.pinned_shared:
-            assert self.pinned_arena is not None
-            fds.append(self.pinned_arena.fd)
-            pinned = [str(self.pinned_arena.fd), str(self.pinned_arena.address), str(self.pinned_arena.size)]
-        argv = [sys.executable, "-c", _BOOT, lib, str(self.device_arena.fd), str(self.device_arena.size),
-                *pinned, str(cmd_r), str(res_w), "1" if self.sandbox else "0"]
-        try:
-            proc = subprocess.Popen(argv, pass_fds=fds, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.PIPE, env=_worker_env())
+        err_r, err_w = os.pipe()
+        wanted = {FD_CMD: cmd_r, FD_RES: res_w, 2: err_w, FD_EXEC: exe}
+        if dev is not None:
+            wanted[FD_DEVICE] = dev.fd
+        pinned = self.pinned_arena if self.pinned_shared else None
+        if pinned is not None:
+            wanted[FD_PINNED] = pinned.fd
+        high: dict[int, int] = {}
+        try:   # above every target number, so that no dup2 in the child overwrites a source
+            for target, fd in wanted.items():
+                high[target] = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 10)
+            pid = _spawner.run(lambda: _spawn(high))
+        except OSError as exc:
+            for fd in (cmd_w, res_r, err_r):
+                os.close(fd)
+            raise WorkerError(f"cannot start the kernel worker: {exc}") from None
         finally:
-            os.close(cmd_r)
-            os.close(res_w)
-        self._proc, self._cmd, self._res = proc, cmd_w, res_r
-        head = self._read(_REPLY.size, None)
-        if head is None or _REPLY.unpack(head)[0] != MSG_READY:
+            for fd in (*high.values(), cmd_r, res_w, err_w):
+                os.close(fd)
+        self._pid, self._cmd, self._res, self._err = pid, cmd_w, res_r, err_r
+        self._pidfd = os.pidfd_open(pid)
+        try:
+            self._syscall = os.open(f"/proc/{pid}/syscall", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            self._syscall = -1   # then the process state says whether it waits
+        setup = _SETUP.pack(MSG_SETUP, SETUP_VERSION, os.getpid(), 1 if self.sandbox else 0,
+                            DEVICE_BASE, dev.size if dev is not None else 0,
+                            pinned.address if pinned is not None else 0, pinned.size if pinned is not None else 0,
+                            0, PRINTF_CAP, MAX_FIBERS, STACK_BYTES, DYN_SHARED_CAP, 0)
+        try:
+            _write_all(self._cmd, setup)
+        except OSError:
+            pass   # it ended already: its reason is on its stderr
+        head = self._read(_REPLY.size, _now() + START_SECONDS)
+        magic, status = _REPLY.unpack(head)[:2] if head is not None else (0, 0)
+        if magic != MSG_READY or status < 0:
             why = self._stop()
+            if magic == MSG_READY:
+                why = f"prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT) fails here: {os.strerror(-status)}"
             raise WorkerError(f"the kernel worker did not start: {why}")
 
     def _read(self, n: int, deadline: float | None) -> bytes | None:
@@ -268,22 +381,34 @@ class KernelWorker:
             got += len(chunk)
         return b"".join(chunks)
 
+    def _exited(self) -> bool:
+        return self._pidfd >= 0 and bool(select.select([self._pidfd], [], [], 0)[0])
+
     def _stop(self) -> str:
-        """End the worker (if alive), release its pipes, and say how it ended."""
-        proc, self._proc = self._proc, None
-        for fd in (self._cmd, self._res):
+        """End the worker (if alive), reap it, release its descriptors, and say how it ended."""
+        pid, self._pid = self._pid, None
+        for fd in (self._cmd, self._res, self._syscall):
             if fd >= 0:
                 os.close(fd)
-        self._cmd = self._res = -1
-        if proc is None:
+        self._cmd = self._res = self._syscall = -1
+        pidfd, err_fd, self._pidfd, self._err = self._pidfd, self._err, -1, -1
+        if pid is None:
             return "no worker"
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        err = proc.stderr.read().decode(errors="replace").strip() if proc.stderr else ""
-        if proc.stderr:
-            proc.stderr.close()
-        return self._ending(proc.returncode, err)
+        code = 0
+        try:
+            if not self._exited_fd(pidfd):
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        except ChildProcessError:   # reaped already (the program ignores SIGCHLD)
+            code = 0
+        finally:
+            os.close(pidfd)
+        err = _drain(err_fd)
+        return self._ending(code, err)
+
+    @staticmethod
+    def _exited_fd(pidfd: int) -> bool:
+        return bool(select.select([pidfd], [], [], 0)[0])
 
     def _ending(self, code: int, err: str) -> str:
         if code == -signal.SIGKILL and self.sandbox:
@@ -294,16 +419,17 @@ class KernelWorker:
         return f"the kernel worker exited with status {code}{tail}"
 
     def launch(self, launch_fn: int, kernel: int, kernargs: bytes, grid: Sequence[int], block: Sequence[int],
-               dyn_shared: int, timeout: float | None = None) -> LaunchOutcome:
+               dyn_shared: int, timeout: float | None = None, blocks: tuple[int, int] = (0, 0)) -> LaunchOutcome:
         """Run ``launch_fn`` (an image's ``__hrr_launch``, a device address) for ``kernel``
-        over grid x block; ``timeout`` (seconds) stops a kernel that runs longer."""
+        over grid x block (only the blocks [begin, end) of ``blocks`` when end > 0);
+        ``timeout`` (seconds) stops a kernel that runs longer."""
         if len(kernargs) > MAX_KERNARGS:
             raise ValueError(f"{len(kernargs)} bytes of kernel arguments (at most {MAX_KERNARGS})")
-        command = _COMMAND.pack(launch_fn, kernel, *grid, *block, dyn_shared, len(kernargs)) + bytes(kernargs)
+        command = _COMMAND.pack(launch_fn, kernel, *grid, *block, dyn_shared, len(kernargs), *blocks) + bytes(kernargs)
         with self._lock:
-            if self._proc is not None and self._proc.poll() is not None:
+            if self._pid is not None and self._exited():
                 self._stop()   # it died between launches (killed from outside): not this kernel's doing
-            if self._proc is None:
+            if self._pid is None:
                 self._start()
             try:
                 return self._exchange(command, timeout)
@@ -335,12 +461,43 @@ class KernelWorker:
         body = self._read(printf_len + trap_len, deadline)
         if body is None:
             return self._died(deadline, timeout)
+        if not self._back_in_loop():
+            self._stop()
+            return LaunchOutcome(-1, b"", FORGED)
         return LaunchOutcome(status, body[:printf_len], None, body[printf_len:].decode(errors="replace"))
+
+    def _waiting(self) -> bool:
+        """Whether the worker is now blocked reading its command pipe (read(2) on FD_CMD),
+        or, where /proc/PID/syscall cannot be read, sleeping."""
+        try:
+            if self._syscall >= 0:
+                fields = os.pread(self._syscall, 128, 0).split()
+                return len(fields) > 1 and fields[0] == _SYS_READ and int(fields[1], 16) == FD_CMD
+            with open(f"/proc/{self._pid}/stat", "rb") as f:
+                return f.read(512).rsplit(b")", 1)[-1].split()[0] == b"S"
+        except (OSError, ValueError, IndexError):
+            return False
+
+    def _back_in_loop(self) -> bool:
+        """After a reply: the worker waits for its next command and wrote nothing more. A
+        kernel that wrote a reply itself and went on running fails this within the grace."""
+        limit, pause = _now() + IDLE_GRACE_SECONDS, 0.0
+        while True:
+            if self._waiting():
+                return _unread(self._res) == 0
+            if _now() > limit or self._exited():
+                return False
+            if pause:
+                time.sleep(pause)
+            else:
+                os.sched_yield()
+            pause = min(max(pause * 2, 20e-6), 5e-3)
 
     def _died(self, deadline: float | None, timeout: float | None) -> LaunchOutcome:
         if deadline is not None and _now() >= deadline:
             self._stop()
-            return LaunchOutcome(-1, b"", f"the kernel did not finish within {timeout} s (the worker was stopped)")
+            return LaunchOutcome(-1, b"", f"the kernel did not finish within {timeout:g} s (the worker was stopped)",
+                                 timed_out=True)
         return LaunchOutcome(-1, b"", self._stop())
 
     def close(self) -> None:
@@ -359,23 +516,27 @@ class KernelWorker:
     def _forget_after_fork(self) -> None:
         """In a forked child: the worker is the parent's; drop our ends without touching it."""
         self._lock = threading.Lock()
-        for fd in (self._cmd, self._res):
+        for fd in (self._cmd, self._res, self._err, self._pidfd, self._syscall):
             if fd >= 0:
                 os.close(fd)
-        self._cmd = self._res = -1
-        if self._proc is not None and self._proc.stderr:
-            self._proc.stderr.close()
-        self._proc = None
+        self._cmd = self._res = self._err = self._pidfd = self._syscall = -1
+        self._pid = None
 
 
-def _worker_env() -> dict[str, str]:
-    """The parent's environment, single-threaded BLAS, and hrr importable from where this
-    process imported it (its sys.path may have been changed at run time)."""
-    import hrr
-    root = os.path.dirname(os.path.dirname(os.path.abspath(hrr.__file__)))
-    path = os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", "")) if p)
-    # untraced: under hrr capture the worker must not record itself as one of the program's processes
-    return {**untraced_env(), **_ONE_THREAD, "PYTHONPATH": path}
+# -- the sandbox probe ---------------------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def sandbox_support() -> tuple[bool, str]:
+    """Whether kernels can run under seccomp strict mode here, and why not."""
+    if not sys.platform.startswith("linux"):
+        return False, f"seccomp is Linux's ({sys.platform} has none)"
+    probe = KernelWorker(None, None, sandbox=True)
+    try:
+        probe._start()
+    except WorkerError as exc:
+        return False, str(exc)
+    finally:
+        probe.close()
+    return True, "seccomp strict mode works"
 
 
 def _now() -> float:
@@ -388,53 +549,46 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
+def _unread(fd: int) -> int:
+    """Bytes waiting in the pipe ``fd``."""
+    return struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0]
+
+
+def _drain(fd: int) -> str:
+    """What the worker wrote on its stderr (it has ended), as text; closes ``fd``."""
+    if fd < 0:
+        return ""
+    chunks: list[bytes] = []
+    try:
+        os.set_blocking(fd, False)
+        while sum(map(len, chunks)) < 1 << 16:
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    return b"".join(chunks).decode(errors="replace").strip()
+
+
+def close_all() -> None:
+    """Stop every worker of this process (at exit: none outlives the program)."""
+    for worker in list(_workers):
+        try:
+            worker.close()
+        except Exception:  # noqa: BLE001 - at exit, the next one still goes
+            pass
+
+
 def _forget_all_after_fork() -> None:
+    global _spawner
+    _spawner = _Spawner()   # the parent's thread is not in the child
     for worker in list(_workers):
         worker._forget_after_fork()
 
 
+atexit.register(close_all)
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_forget_all_after_fork)
-
-
-# -- the worker process ------------------------------------------------------------------------
-# ``python -m hrr.backends.sim.native.worker`` would first import the whole sim (its package
-# builds the hip module: most of a second). The worker needs only this package, so it
-# starts with the sim package registered as a bare namespace.
-_BOOT = ("import os, sys, types\n"
-         "import hrr.backends\n"
-         "sim = types.ModuleType('hrr.backends.sim')\n"
-         "sim.__path__ = [os.path.join(os.path.dirname(hrr.backends.__file__), 'sim')]\n"
-         "sys.modules['hrr.backends.sim'] = sim\n"
-         "from hrr.backends.sim.native.worker import main\n"
-         "sys.exit(main(sys.argv[1:]))\n")
-def main(argv: Sequence[str]) -> int:
-    """The worker: map the arenas, make the services block, serve launches (never returns
-    when the loop starts; returns an exit status when it cannot)."""
-    lib_path, dev_fd, dev_size, pin_fd, pin_addr, pin_size, cmd_fd, res_fd, sandbox = argv
-    map_memory(DEVICE_BASE, int(dev_size), _PROT_RWX, _MAP_SHARED_FIXED, int(dev_fd))
-    os.close(int(dev_fd))
-    if int(pin_fd) >= 0:
-        map_memory(int(pin_addr), int(pin_size), _PROT_RW, _MAP_SHARED_FIXED, int(pin_fd))
-        os.close(int(pin_fd))
-    services = abi.make_services(printf_cap=PRINTF_CAP)
-    lib = ctypes.CDLL(lib_path)
-    threads = len(os.listdir("/proc/self/task"))
-    if threads != 1:
-        print(f"hrr kernel worker: {threads} threads run here; kernels need a single-threaded worker",
-              file=sys.stderr)
-        return 5
-    rc = lib.hrr_worker_install_faults(int(res_fd))
-    if rc != 0:
-        print(f"hrr kernel worker: cannot install fault handlers: {os.strerror(-rc)}", file=sys.stderr)
-        return 3
-    stderr = os.dup(2)
-    null = os.open(os.devnull, os.O_WRONLY)
-    rc = lib.hrr_worker_run(int(cmd_fd), int(res_fd), ctypes.c_uint64(services.address), int(sandbox), null)
-    os.write(stderr, f"hrr kernel worker: cannot enter the sandbox (seccomp strict mode): "
-                     f"{os.strerror(-rc)}\n".encode())
-    return 4
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

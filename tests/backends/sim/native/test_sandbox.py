@@ -12,7 +12,7 @@ import pytest
 
 from hrr.backends.sim import device as sim_device
 from hrr.backends.sim.native import arena
-from hrr.backends.sim.native.worker import KernelWorker, sandbox_support
+from hrr.backends.sim.native.worker import FD_RES, KernelWorker, sandbox_support
 
 SUPPORTED, WHY = sandbox_support()
 KILLED = "the sandbox stopped the kernel: it made a system call (killed by SIGKILL)"
@@ -108,12 +108,6 @@ def test_faults_are_still_reported_in_the_sandbox(code, jailed):
     assert out.fault is not None and "integer division by zero" in out.fault
 
 
-def _res_fd(pid: int) -> int:
-    """The worker's end of its result pipe (from its command line)."""
-    with open(f"/proc/{pid}/cmdline", "rb") as f:
-        return int(f.read().split(b"\0")[-3])
-
-
 def test_what_a_kernel_may_still_write_cannot_hang_or_fool_the_client(code, jailed):
     fn = _load(code)
     memory = sim_device.current().memory
@@ -125,6 +119,6 @@ def test_what_a_kernel_may_still_write_cannot_hang_or_fool_the_client(code, jail
     # a forged reply on the result pipe announcing 2 GiB of printf output
     forged = memory.malloc(16)
     forged.storage[:] = np.frombuffer(struct.pack("=IiII", 0x52524832, 0, 0x7FFF_FFFF, 0), np.uint8)
-    out = jailed.launch(fn["raw_write"], 0, struct.pack("<QQQ", _res_fd(jailed.pid), forged.base, 16), (1, 1, 1),
+    out = jailed.launch(fn["raw_write"], 0, struct.pack("<QQQ", FD_RES, forged.base, 16), (1, 1, 1),
                         (1, 1, 1), 0, timeout=60)
     assert out.status == -1 and out.fault is not None and out.fault.startswith("the kernel worker broke its protocol")
