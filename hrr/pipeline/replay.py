@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterable
 
 import pluggy
 
+from hrr.errors import HrrError
 from hrr.pipeline.context import EventRefused
 
 HOST_FN_TYPE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -39,6 +40,47 @@ class ReplayContext:
         self.host_fn_errors: list[str] = []
         # plugin name -> {call it watches: the events of it it wants ("all", "records", "failed")}
         self.watched: dict[str, dict[str, set[str]]] = {}
+        # replay hooks that raised: {plugin, hook, error, message}; their plugins are disabled
+        self.plugin_failures: list[dict[str, str]] = []
+        self._disabled: set[str] = set()
+        self._isolate_hooks()
+
+    # ------------------------------------------------------------------ isolation
+    def _isolate_hooks(self) -> None:
+        """Guard every replay hook implementation: one that raises anything but what hrr's
+        own services raise (``EventRefused``, hrr's errors about the archive) is a bug of
+        its plugin, reported once (``plugin_failures``) and its plugin disabled for the
+        rest of this process's replay, never a refused record per event. Wrapper
+        implementations (generators) run as pluggy runs them."""
+        for name in dir(self.pm.hook):
+            if not name.startswith("hrr_replay_"):
+                continue
+            for impl in getattr(self.pm.hook, name).get_hookimpls():
+                if not (impl.wrapper or impl.hookwrapper):
+                    impl.function = self._guarded(impl.plugin_name, name, impl.function)
+
+    def _guarded(self, plugin: str, hook: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+        disabled, failures = self._disabled, self.plugin_failures
+
+        def guarded(*args: Any) -> Any:
+            if plugin in disabled:
+                return None
+            try:
+                return fn(*args)
+            except (EventRefused, HrrError):
+                raise
+            except Exception as exc:  # noqa: BLE001 - a plugin's bug: reported once, the plugin disabled
+                disabled.add(plugin)
+                failures.append({"plugin": plugin, "hook": hook, "error": type(exc).__name__,
+                                 "message": " ".join(str(exc).split())[:300]})
+                return None
+        return guarded
+
+    def plugin_failure_lines(self) -> list[str]:
+        """One summary line per plugin whose replay hook raised."""
+        return [f"Plugin {f['plugin']} failed during replay ({f['error']} in {f['hook']}"
+                + (f": {f['message']}" if f["message"] else "")
+                + "); it was disabled for the rest of this process's replay" for f in self.plugin_failures]
 
     def watch(self, plugin: str, apis: Iterable[str], *, only: str = "all") -> None:
         """Deliver ``plugin``'s ``hrr_replay_before_event`` and ``hrr_replay_after_event``

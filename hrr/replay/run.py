@@ -196,6 +196,8 @@ def strict_reasons(stats: ReplayStats, ctx: Any, manifest: dict, missing_plugins
     reasons.extend(_plugin_failure_reasons(manifest.get("plugin_failures")))
     for part in ctx.pm.hook.hrr_replay_strict_failures(ctx=ctx):
         reasons.extend(part or ())
+    reasons.extend(f"plugin '{f['plugin']}' failed during replay ({f['error']} in {f['hook']})"
+                   for f in ctx.plugin_failures)
     return reasons
 
 
@@ -364,7 +366,8 @@ def _skipped(proc: Any, why: str) -> ProcessResult:
 
 def _plugin_lines(ctx: Any) -> list[str]:
     """The plugins' summary lines for one process (``hrr_replay_summary``)."""
-    return [line for part in ctx.pm.hook.hrr_replay_summary(ctx=ctx) for line in (part or ())]
+    lines = [line for part in ctx.pm.hook.hrr_replay_summary(ctx=ctx) for line in (part or ())]
+    return lines + ctx.plugin_failure_lines()
 
 
 def _process_result(pid: int, backend: str, stats: ReplayStats, ctx: Any, manifest: dict, outcome: Outcome,
