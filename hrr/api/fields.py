@@ -5,13 +5,14 @@ or null, ``bytes``, ``list``, ``map``, ``ints`` for a list of ints, ``words`` fo
 ``[int, int, int]``), its bounds and what a bad value is called. From the rules of a
 record, written once, hrr generates (through :mod:`hrr.api.codegen`) the fast check (a
 boolean expression, no exception raised, no call made), the check that names the first
-bad field, and the launch runner's checks (the kind and the bounds replay needs).
+bad field (:func:`naming_source`, :func:`positional_source`), and the launch runner's
+checks (the kind and the bounds replay needs).
 
 Ground floor: imports nothing above ``hrr.api``.
 """
 from __future__ import annotations
 
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
@@ -25,7 +26,7 @@ class Rule:
     """What one field must be.
 
     ``length``: an ``ints`` list's exact length; ``most``: the most items of an ``ints``
-    list. ``low``/``high``: an int's bounds (``high`` exclusive), or each item's of an
+    list, or characters of a ``str``. ``low``/``high``: an int's bounds (``high`` exclusive), or each item's of an
     ``ints`` list; ``bounded`` says whether the schema holds them (else only replay's
     runner does: a value out of them is the general path's to refuse). ``per``: a list
     holds at most one item per ``n`` bytes of the named ``bytes`` field (``("kernargs", 8)``),
@@ -60,6 +61,8 @@ def shallow_expr(rule: Rule, x: str, at: dict[str, str] | None = None) -> str:
     """The field's type and length, not its items (``at``: the names of the other fields,
     for ``per``; that field must be checked earlier in the same conjunction)."""
     k = rule.kind
+    if k == "str" and rule.most is not None:
+        return f"type({x}) is str and len({x}) <= {rule.most}"
     if k in ("int", "str", "bytes", "list"):
         return f"type({x}) is {k}"
     if k == "str?":
@@ -140,6 +143,27 @@ def positional_source(name: str, forms: dict[int, tuple[Rule, ...]], shown: str,
     return function_source(name, ["v"], ok), function_source(f"{name}_problem", ["v"], problem)
 
 
+def naming_source(name: str, rules: Sequence[Rule], shown: str, bad_shape: str,
+                  after: Mapping[str, tuple[str, tuple[str, ...]]] | None = None) -> str:
+    """The source of ``name(v)``: the first thing wrong with the record ``v`` (a list of one
+    item per rule, in order), or None when nothing is. Not a list of that length:
+    ``bad_shape``. A field its rule refuses: ``<shown> <field> must be <description>``. Once a
+    field passed its rule, ``after[field] = (function, fields)`` (what the field holds that no
+    rule says, e.g. a name looked up in a table; the namespace gives the function) is called
+    with those fields, and an answer other than None is returned."""
+    after = after or {}
+    fields = [r.name for r in rules]
+    lines = [f"if type(v) is not list or len(v) != {len(rules)}:", f"    return {bad_shape!r}",
+             f"{', '.join(fields)}, = v"]
+    for r in rules:
+        lines += [f"if not {fast_expr(r, r.name)}:", f"    return {f'{shown} {r.name} must be {r.description}'!r}"]
+        if r.name in after:
+            function, args = after[r.name]
+            lines += [f"problem = {function}({', '.join(args)})", "if problem is not None:", "    return problem"]
+    lines.append("return None")
+    return function_source(name, ["v"], lines)
+
+
 def described(rule: Rule, *, replay: bool = False) -> str:
     """What a bad value of ``rule``'s field is called, with the bounds the check holds."""
     if not (rule.bounded or replay) or (rule.low is None and rule.high is None):
@@ -172,5 +196,5 @@ def ok_function(rule: Rule) -> Callable[[object], bool]:
                             f"check of {rule.name}")
 
 
-__all__ = ["KINDS", "Rule", "all_of", "described", "fast_expr", "items_expr", "ok_function", "positional_source",
-           "refusing_source", "shallow_expr"]
+__all__ = ["KINDS", "Rule", "all_of", "described", "fast_expr", "items_expr", "naming_source", "ok_function",
+           "positional_source", "refusing_source", "shallow_expr"]

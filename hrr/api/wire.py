@@ -29,16 +29,20 @@ WIRE_FIELDS = tuple(f.name.lower() for f in Field)
 #: Items in a record.
 WIRE_LEN = len(WIRE_FIELDS)
 
+#: The longest API name a record may hold.
+MAX_API_NAME = 128
+
 #: The record's own fields, each declared once (the schema's and the launch runner's
 #: checks are generated from these; the schema's names its bad field with them).
 RECORD_RULES: dict[str, Rule] = {r.name: r for r in (
-    Rule("seq", "int", "a non-negative int", low=0, high=1 << 64),
-    Rule("tid", "int", "an int", low=-(1 << 63), high=1 << 64),
-    Rule("api", "str", "a string"),
+    Rule("seq", "int", "a non-negative int within the 64-bit range", low=0, high=1 << 64),
+    Rule("tid", "int", "an int within the 64-bit range", low=-(1 << 63), high=1 << 64),
+    Rule("api", "str", f"a string of at most {MAX_API_NAME} characters", most=MAX_API_NAME),
     Rule("args", "list", "a list"),
     Rule("err", "int", "an int"),
     Rule("outs", "list", "a list"),
     Rule("extra", "map", "a map"),
 )}
 
-__all__ = ["API", "ARGS", "ERR", "EXTRA", "OUTS", "RECORD_RULES", "SEQ", "TID", "WIRE_FIELDS", "WIRE_LEN", "Field"]
+__all__ = ["API", "ARGS", "ERR", "EXTRA", "MAX_API_NAME", "OUTS", "RECORD_RULES", "SEQ", "TID", "WIRE_FIELDS",
+           "WIRE_LEN", "Field"]

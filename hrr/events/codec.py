@@ -31,10 +31,10 @@ from hrr.api.catalogue import CATALOGUE
 from hrr.api.roles import PARAM_ROLES, WireType
 from hrr.errors import FormatError
 from hrr.api.codegen import compile_function, function_source
-from hrr.api.fields import Rule, all_of, fast_expr, ok_function, positional_source
-from hrr.api.wire import RECORD_RULES
+from hrr.api.fields import all_of, fast_expr, naming_source, ok_function, positional_source
+from hrr.api.wire import MAX_API_NAME, RECORD_RULES
 from hrr.events.launch import LAUNCH_FORMS, LAUNCH_RULES, MAX_LAUNCH_PARAMS
-from hrr.events.model import API, PSEUDO_EVENTS, WIRE_FIELDS, WIRE_LEN, Event
+from hrr.events.model import API, PSEUDO_EVENTS, WIRE_LEN, Event
 
 MAX_WIRE_DEPTH = 4          # args/outs nesting: endpoints are 2 deep; 4 leaves room
 MAX_WIRE_LIST = 16          # items in a list inside args/outs (an endpoint has 4, a dim3 3)
@@ -42,7 +42,6 @@ MAX_OUTS = 16               # the catalogue's most is 3
 MAX_PSEUDO_ARGS = 16
 MAX_LAYOUT_ROWS = MAX_LAUNCH_PARAMS   # kernel parameters
 MAX_RECORDS_PER_PLUGIN = 1 << 16
-MAX_API_NAME = 128
 
 _HINT = "the archive is damaged or not written by hrr"
 
@@ -108,11 +107,6 @@ def _launch(v: object) -> bool:
         if type(v.get(name)) is list and len(v[name]) > most:
             return False
     return all(LAUNCH_KEYS[k][0](x) for k, x in v.items())
-
-
-def _in_bounds(rule: Rule, v: int) -> bool:
-    """An int field within its rule's bounds."""
-    return (rule.low is None or v >= rule.low) and (rule.high is None or v < rule.high)
 
 
 def _records(v: object) -> bool:
@@ -216,41 +210,31 @@ def schema_error(value: Any) -> str | None:
     return _schema_problem(value)
 
 
-def _schema_problem(value: Any) -> str | None:
-    """The full check: the first thing wrong with ``value``, named, or None."""
-    if type(value) is not list or len(value) != len(WIRE_FIELDS):
-        return "event record is not a 7-item array"
-    seq, tid, api, args, err, outs, extra = value
-    if not (_is_int(seq) and seq >= 0):
-        return f"event field seq must be {RECORD_RULES['seq'].description}"
-    if not _is_int(tid):
-        return f"event field tid must be {RECORD_RULES['tid'].description}"
-    if not (_in_bounds(RECORD_RULES['seq'], seq) and _in_bounds(RECORD_RULES['tid'], tid)):
-        return "event field seq or tid is out of the 64-bit range"
-    if type(api) is not str or len(api) > MAX_API_NAME:
-        return f"event field api must be {RECORD_RULES['api'].description}"
+def _api_problem(api: str) -> str | None:
     if api not in CATALOGUE and api not in PSEUDO_EVENTS:
         return f"event field api names {api[:64]!r}, which is neither in this hrr's catalogue nor a pseudo-event"
-    if not _is_int(err):
-        return f"event field err must be {RECORD_RULES['err'].description}"
-    row = CATALOGUE.get(api)
-    for name, v in (("args", args), ("outs", outs)):
-        if type(v) is not list:
-            return f"event field {name} must be {RECORD_RULES[name].description}"
-        if name == "args" and row is not None and len(v) != len(row.params):
-            return f"event field args has {len(v)} items, {api} takes {len(row.params)}"
-        most = MAX_OUTS if name == "outs" else MAX_PSEUDO_ARGS
-        if len(v) > most:
-            return f"event field {name} has {len(v)} items, more than {most}"
-        for i, x in enumerate(v):
-            wire = _arg_type(row.params[i].role) if name == "args" and row is not None else None
-            if wire is not None and row is not None and not wire.ok(x):
-                return f"event field args[{i}] ({row.params[i].name}) must be {wire.description}"
-            if not _wire_value(x):
-                return (f"event field {name}[{i}] must be a number, string, bytes, null "
-                        f"or a list of them at most {MAX_WIRE_DEPTH} deep")
-    if type(extra) is not dict:
-        return f"event field extra must be {RECORD_RULES['extra'].description}"
+    return None
+
+
+def _items_problem(name: str, v: list, api: str | None) -> str | None:
+    """What is wrong with the items of args (``api``: the call they are for) or outs."""
+    row = CATALOGUE.get(api) if api is not None else None
+    if row is not None and len(v) != len(row.params):
+        return f"event field args has {len(v)} items, {api} takes {len(row.params)}"
+    most = MAX_OUTS if name == "outs" else MAX_PSEUDO_ARGS
+    if len(v) > most:
+        return f"event field {name} has {len(v)} items, more than {most}"
+    for i, x in enumerate(v):
+        wire = _arg_type(row.params[i].role) if row is not None else None
+        if wire is not None and row is not None and not wire.ok(x):
+            return f"event field args[{i}] ({row.params[i].name}) must be {wire.description}"
+        if not _wire_value(x):
+            return (f"event field {name}[{i}] must be a number, string, bytes, null "
+                    f"or a list of them at most {MAX_WIRE_DEPTH} deep")
+    return None
+
+
+def _extra_problem(extra: dict) -> str | None:
     for key, v in extra.items():
         if key not in EXTRA_KEYS:
             return f"event field extra has an unknown key {str(key)[:64]!r}"
@@ -260,6 +244,19 @@ def _schema_problem(value: Any) -> str | None:
                 return _launch_list_problem(v)
             return f"event field extra.{key} must be {description}"
     return None
+
+
+# The full check, naming the first bad field: each of the record's own fields checked by
+# its rule (RECORD_RULES) in order, then what it holds (the functions above).
+SCHEMA_PROBLEM_SOURCE = naming_source(
+    "schema_problem", tuple(RECORD_RULES.values()), "event field", "event record is not a 7-item array",
+    {"api": ("api_problem", ("api",)), "args": ("args_problem", ("api", "args")),
+     "outs": ("outs_problem", ("outs",)), "extra": ("extra_problem", ("extra",))})
+_schema_problem: Callable[[Any], str | None] = compile_function(
+    "schema_problem", SCHEMA_PROBLEM_SOURCE,
+    {"api_problem": _api_problem, "args_problem": lambda api, args: _items_problem("args", args, api),
+     "outs_problem": lambda outs: _items_problem("outs", outs, None), "extra_problem": _extra_problem},
+    "schema check of a record, naming the field")
 
 
 def event_from_wire(value: Any, where: str = "") -> Event:

@@ -87,7 +87,9 @@ def _runner(row: Api) -> str:
 
 def _checks(row: Api) -> str:
     parts = ["# the schema's fast check of a record, specialised per API from this factory",
-             codec.RECORD_CHECK_SOURCE]
+             codec.RECORD_CHECK_SOURCE,
+             "# the full check, naming the first bad field: the record's fields by their rules, then what they hold",
+             codec.SCHEMA_PROBLEM_SOURCE]
     if row.launch is not None:
         parts += ["# extra.launch (format 3's list): the fast check and the check naming the bad item,",
                   "# from its rules: " + ", ".join(f"{r.name} {r.kind}" for r in LAUNCH_RULES.values()),

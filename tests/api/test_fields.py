@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from hrr.api.codegen import compile_function, function_source, source_of
-from hrr.api.fields import Rule, fast_expr, refusing_source
+from hrr.api.fields import Rule, fast_expr, naming_source, refusing_source
 from hrr.api.roles.launch import DECODER_CHECK_SOURCE, LAUNCH_RULES
 from hrr.api.wire import RECORD_RULES, WIRE_FIELDS, Field
 from hrr.errors import EventRefused
@@ -58,6 +58,23 @@ def test_the_named_checks_name_the_field() -> None:
     refuse = compile_function("f", refusing_source("f", [RECORD_RULES["err"]], "event"), {"_bad": ValueError})
     with pytest.raises(ValueError, match="event.err must be an int"):
         refuse({"err": "0"})
+
+
+def test_the_check_naming_the_field_is_generated_from_the_record_rules() -> None:
+    """Each of the record's fields is refused by its rule, named with its description; a
+    changed rule changes the check (nothing about the fields is written by hand)."""
+    assert source_of(codec._schema_problem) == codec.SCHEMA_PROBLEM_SOURCE
+    good = [0, 7, "hipGetDevice", [], 0, [0], {}]
+    assert codec._schema_problem(good) is None
+    for i, (name, rule) in enumerate(RECORD_RULES.items()):
+        bad = list(good)
+        bad[i] = 1.5
+        assert codec._schema_problem(bad) == f"event field {name} must be {rule.description}"
+        assert f"return 'event field {name} must be {rule.description}'" in codec.SCHEMA_PROBLEM_SOURCE
+    rules = [Rule("n", "int", "a small int", low=0, high=4), Rule("s", "str", "a short string", most=2)]
+    problem = compile_function("p", naming_source("p", rules, "item", "not a pair"), {})
+    assert [problem(v) for v in ([3, "ab"], [4, "ab"], [0, "abc"], [0], None)] == [
+        None, "item n must be a small int", "item s must be a short string", "not a pair", "not a pair"]
 
 
 def test_the_record_positions_are_named() -> None:

@@ -26,6 +26,7 @@ def test_every_part_is_printed(name: str) -> None:
     assert "append_call(_num, wire, err, outs, extra)" in out
     assert "args[0] " in out                          # the replay plan, by parameter
     assert "def make(most_args" in out                # the schema's fast check
+    assert "def schema_problem(v):" in out            # the schema's check naming the field
 
 
 def test_a_launch_shows_its_runner_and_launch_checks() -> None:
