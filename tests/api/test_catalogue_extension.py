@@ -2,7 +2,9 @@
 catalogue extension) with a body on the sim, are captured, replayed byte for byte,
 validated by their roles and listed by ``hrr info``, with no other file touched. A new
 kind of value is a new role class, registered as every role is: a fake role and a fake
-family of rows using it are captured, replayed and listed the same way."""
+family of rows using it (its bodies declared as a backend's family module declares its
+own) are captured, replayed, listed, dumped and compared the same way, touching only the
+role's class, the catalogue's rows and the family's bodies."""
 from __future__ import annotations
 
 import inspect
@@ -18,6 +20,7 @@ from hrr.api.catalogue import CATALOGUE, STREAM, Api, O, P, Param, extended, get
 from hrr.api.roles.base import PARAM_ROLES, Check, Encoder, Role, View, WireType, bad, register, unregister
 from hrr.archive import Limits, open_archive, open_process_writer
 from hrr.backends import sim
+from hrr.backends.bodies import Bodies
 from hrr.cli.main import cli
 from hrr.pipeline.manager import make_plugin_manager
 from hrr.hiptypes import hipError_t
@@ -205,27 +208,45 @@ STAMP = Api("hipHrrTestStamp", "hrr_test_tags", (P("dst", "ptr", size="sizeBytes
                                                  P("sizeBytes")), sync=True)
 
 
+def stamp_family() -> Bodies:
+    """The fake family's sim bodies, written as a backend's family module writes its own."""
+    body = Bodies(STAMP.family)
+
+    @body
+    @irregular(raw=True)
+    def hipHrrTestStamp(dst: Any, tag: int, sizeBytes: int) -> tuple:
+        return sim.hip.hipMemset(dst, int(tag), sizeBytes)
+    return body
+
+
 @pytest.fixture
 def fake_role(monkeypatch):
     register(Tag)
     try:
         with extended(STAMP):
-            @irregular(raw=True)
-            def stamp(dst: Any, tag: int, sizeBytes: int) -> tuple:
-                return sim.hip.hipMemset(dst, int(tag), sizeBytes)
-            install_bodies(monkeypatch, {STAMP.name: stamp})
+            install_bodies(monkeypatch, stamp_family().bodies)
             yield
     finally:
         unregister(Tag)
     assert Tag.name not in PARAM_ROLES
 
 
-def stamp_app(hip, hiprtc, be):
+def test_a_fake_familys_bodies_are_only_its_own_rows():
+    with extended(STAMP):
+        family = stamp_family()
+        assert list(family.bodies) == [STAMP.name]
+        with pytest.raises(ValueError, match="not a catalogue row of hrr_test_tags"):
+            family(sim.hip.hipMalloc)
+    with pytest.raises(ValueError, match="hipHrrTestStamp is not a catalogue row"):
+        stamp_family()   # without the row: no family to hold it
+
+
+def stamp_app(hip, hiprtc, be, tag=9):
     d = hip.hipMalloc(64)[1]
-    assert hip.hipHrrTestStamp(d, 9, 64)[0] == 0
+    assert hip.hipHrrTestStamp(d, tag, 64)[0] == 0
     out = np.zeros(64, np.uint8)
     assert hip.hipMemcpyDtoH(out, d, 64)[0] == 0
-    assert (out == 9).all()
+    assert (out == tag).all()
     assert hip.hipFree(d)[0] == 0
 
 
@@ -248,6 +269,19 @@ def test_a_fake_role_and_family_are_captured_replayed_and_listed(tmp_path, fake_
     result = CliRunner().invoke(cli, ["dump", "--jsonl", str(tmp_path)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert '"tag:9"' in result.stdout
+
+
+def test_a_fake_role_is_compared_by_diff_as_it_renders(tmp_path, fake_role):
+    """hrr diff shows the fake role's values the way the role renders them, and finds two
+    captures equal or different by them."""
+    roots = {name: tmp_path / name for name in ("a", "b", "c")}
+    for name, root in roots.items():
+        capture(root, lambda hip, hiprtc, be, tag=10 if name == "c" else 9: stamp_app(hip, hiprtc, be, tag))
+    same = CliRunner().invoke(cli, ["diff", str(roots["a"]), str(roots["b"])], catch_exceptions=False)
+    assert same.exit_code == 0, same.output
+    other = CliRunner().invoke(cli, ["diff", str(roots["a"]), str(roots["c"])], catch_exceptions=False)
+    assert other.exit_code == 1, other.output
+    assert "tag:9" in other.output and "tag:10" in other.output
 
 
 def test_a_fake_roles_check_refuses_a_bad_value(tmp_path, fake_role):
