@@ -63,6 +63,9 @@ OPTIONAL: dict[str, tuple[Any, str]] = {
                    and all(_is_int(x) and x >= 0 for k, x in v.items() if k != "reason"),
                    "a map with a string reason and non-negative int counts"),
     "closed_on_signal": (lambda v: type(v) is str, "a signal name"),
+    # why content_mode is what it is: "--content", "--metadata-only", "plugin P vetoed content",
+    # "plugin P allowed content" or "no running plugin vetoed content" (older archives have none)
+    "content_why": (lambda v: type(v) is str and len(v) <= 1024, "a string of at most 1024 characters"),
     # hip-python's own modules the program reached past hrr: its calls through them are missing
     "bypassed_bindings": (lambda v: isinstance(v, list) and all(type(x) is str for x in v),
                           "a list of module names"),

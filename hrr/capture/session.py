@@ -92,6 +92,7 @@ class CaptureSession:
             "backend": self.backend.NAME,
             "plugins": dict(self.plugin_versions),
             "content_mode": self.ctx.content_mode,
+            "content_why": self.ctx.content_why,
             "host_snapshots": False,
         }
         device = self.backend.device_manifest()

@@ -81,6 +81,7 @@ class CaptureContext:
         #: nothing else is taken under it).
         self.watch_lock = threading.Lock()
         self._content: dict[str, bool] = {}
+        self.content_why = ""   # set by start()
         self.disabled: set[str] = set()
         self.plugin_failures: list[dict[str, str]] = []
         # Resolved once, in pluggy's call order: launches are a hot path.
@@ -96,12 +97,22 @@ class CaptureContext:
         """Decide the content policy once (``--content`` / ``--metadata-only`` override
         the stages' answers), then let every stage set itself up."""
         forced = self.config.content_mode
+        vetoes: list[str] = []
+        allowers: list[str] = []
         for kind in CONTENT_KINDS:
             if forced in ("content", "metadata-only"):
                 self._content[kind] = forced == "content"
                 continue
-            answer = self._first_answer("hrr_capture_content_allowed", ctx=self, kind=kind)
+            plugin, answer = self._first_answer_from("hrr_capture_content_allowed", ctx=self, kind=kind)
             self._content[kind] = True if answer is None else bool(answer)
+            said = vetoes if answer is not None and not answer else allowers if answer else []
+            if plugin is not None and plugin not in said:
+                said.append(plugin)
+        #: Why the content mode is what it is, in words (the manifest's ``content_why``).
+        self.content_why = (f"--{forced}" if forced in ("content", "metadata-only")
+                            else f"plugin {', '.join(vetoes)} vetoed content" if vetoes
+                            else f"plugin {', '.join(allowers)} allowed content" if allowers
+                            else "no running plugin vetoed content")
         self._call_each("hrr_capture_start", ctx=self)
 
     def watch(self, plugin: str, apis: Iterable[str], *, before: BeforeWatcher | None = None,
@@ -259,6 +270,10 @@ class CaptureContext:
 
     def _first_answer(self, hook: str, **kwargs: Any) -> Any:
         """firstresult: the first enabled implementation's non-None answer."""
+        return self._first_answer_from(hook, **kwargs)[1]
+
+    def _first_answer_from(self, hook: str, **kwargs: Any) -> tuple[str | None, Any]:
+        """firstresult: the first enabled implementation's non-None answer, and its plugin."""
         for plugin, fn, argnames in _impls(self.pm, hook):
             if plugin in self.disabled:
                 continue
@@ -268,8 +283,8 @@ class CaptureContext:
                 self.plugin_failed(plugin, hook, exc)
                 continue
             if answer is not None:
-                return answer
-        return None
+                return plugin, answer
+        return None, None
 
     # -- dispatch (called by the capture engine) ----------------------------------------
     def run_before(self, api: str, call: CallInfo, entries: Iterable[tuple[str, BeforeWatcher]] | None = None

@@ -92,6 +92,9 @@ class Outcome(str, enum.Enum):
 
     OK = "OK"
     SKIPPED = "SKIPPED"                # not replayed at all (see ProcessResult.skipped)
+    #: nothing failed, but nothing was verified either: no check passed, and the archive is
+    #: metadata-only or its device-to-host copies were unverifiable (exit 0, as OK)
+    UNVERIFIED = "UNVERIFIED"
     REFUSED = "REFUSED"                # only --strict failed it
     FAILED = "FAILED"
     DIVERGED = "DIVERGED"
@@ -103,7 +106,13 @@ class Outcome(str, enum.Enum):
         return _EXIT_CODES[self]
 
 
-_EXIT_CODES = {Outcome.OK: exitcodes.OK, Outcome.SKIPPED: exitcodes.OK,
+def nothing_verified(passed: int, unverifiable: int, content_mode: object) -> bool:
+    """Whether a replay with no failure earns UNVERIFIED rather than OK: no check passed,
+    and there were copies it could not verify or no content to verify them with."""
+    return passed == 0 and (unverifiable > 0 or content_mode == "metadata-only")
+
+
+_EXIT_CODES = {Outcome.OK: exitcodes.OK, Outcome.SKIPPED: exitcodes.OK, Outcome.UNVERIFIED: exitcodes.OK,
                Outcome.REFUSED: exitcodes.STRICT_REFUSED, Outcome.FAILED: exitcodes.FAILED,
                Outcome.DIVERGED: exitcodes.DIVERGED, Outcome.INTERRUPTED: exitcodes.INTERRUPTED}
 _RANK = {o: i for i, o in enumerate(Outcome)}
@@ -254,7 +263,8 @@ def render_process(p: ProcessResult, result: ReplayResult | None = None) -> list
         lines.append("Result: DIVERGED (replay stopped early)")
         return lines
     lines.extend(f"STRICT: {reason}" for reason in p.strict_reasons)
-    verdict = {Outcome.FAILED: "FAILED", Outcome.REFUSED: "REFUSED by --strict"}.get(p.outcome, "OK")
+    verdict = {Outcome.FAILED: "FAILED", Outcome.REFUSED: "REFUSED by --strict",
+               Outcome.UNVERIFIED: "UNVERIFIED"}.get(p.outcome, "OK")
     lines.append(f"Result: {verdict}")
     return lines
 
@@ -309,4 +319,4 @@ def _why_nothing_verified(p: ProcessResult) -> str:
 
 
 __all__ = ["Divergence", "Outcome", "PinnedSnapshots", "ProcessResult", "Refusal", "ReplayResult",
-           "ReplayStats", "SKIPPED_AFTER_INTERRUPT", "render", "render_process"]
+           "ReplayStats", "SKIPPED_AFTER_INTERRUPT", "nothing_verified", "render", "render_process"]

@@ -18,7 +18,8 @@ from hrr.errors import FormatError, UsageError
 from hrr.pipeline.manager import installed_plugins, load_plugins, warn_broken
 from hrr.replay.engine import ProcessReplayer, ReplayOptions
 from hrr.replay.ranges import describe as describe_range
-from hrr.replay.result import SKIPPED_AFTER_INTERRUPT, Outcome, ProcessResult, ReplayResult, ReplayStats, render_process
+from hrr.replay.result import (SKIPPED_AFTER_INTERRUPT, Outcome, ProcessResult, ReplayResult, ReplayStats,
+                               nothing_verified, render_process)
 
 EXIT_FAILED = exitcodes.FAILED
 _REFUSAL_CATEGORIES_SHOWN = 10
@@ -353,7 +354,10 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
                 reasons = ended_reasons + strict_reasons(stats, replayer.ctx, manifest, missing,
                                                          allow_abnormal_end)
             outcome = (Outcome.FAILED if stats.checks_failed or stats.failures
-                       else Outcome.REFUSED if reasons else Outcome.OK)
+                       else Outcome.REFUSED if reasons
+                       else Outcome.UNVERIFIED if nothing_verified(stats.checks_passed, stats.checks_unverifiable,
+                                                                  manifest.get("content_mode"))
+                       else Outcome.OK)
         finish(_process_result(proc.pid, backend_name, stats, replayer.ctx, manifest, outcome, plugin_lines,
                                strict=reasons, notes=device_notes + ended_notes))
     return ReplayResult(path, tuple(done))

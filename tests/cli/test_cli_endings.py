@@ -61,7 +61,8 @@ def test_a_signal_is_recorded_and_capture_names_repair(tmp_path):
         hrr_proc.send_signal(signal.SIGTERM)   # hrr passes it on to COMMAND
         _, err = hrr_proc.communicate(timeout=30)
     assert hrr_proc.returncode == 128 + signal.SIGTERM, err
-    assert "COMMAND was killed by SIGTERM" in err and f"hrr repair {root}" in err, err
+    # SIGTERM closes the archive on the program's way out: nothing to repair, and hrr says so
+    assert "COMMAND ended on SIGTERM" in err and "hrr repair" not in err, err
     assert _ended(root) == {"how": "signal", "signal": "SIGTERM"}
     assert "killed by SIGTERM" in hrr("info", root, check=0).stdout
 
@@ -86,5 +87,25 @@ def test_a_replay_that_verified_nothing_says_so(tmp_path):
     capture(root, *app("basic.py"), content=False)
     proc = hrr("replay", root, check=0)
     assert "Nothing was verified: the archive is metadata-only" in proc.stdout, describe(proc)
+    assert proc.stdout.splitlines()[-1] == "Result: UNVERIFIED", describe(proc)   # exit 0 all the same
+    assert replay_json(root, check=0)[1]["outcome"] == "UNVERIFIED"
     proc = hrr("replay", capture(tmp_path / "c", *app("basic.py")) and tmp_path / "c", check=0)
     assert "Nothing was verified" not in proc.stdout, describe(proc)
+    assert proc.stdout.splitlines()[-1] == "Result: OK", describe(proc)
+
+
+def test_capture_says_why_its_content_mode_is_what_it_is(tmp_path):
+    """Without the privacy plugin nothing vetoes content: capture records it and says so
+    (never silently), naming --metadata-only; a flag or privacy's veto is named too."""
+    for name, plugins, content, why in (("p", "pinned_snapshot", None, "no running plugin vetoed content"),
+                                        ("m", "privacy", None, "plugin privacy vetoed content"),
+                                        ("c", "privacy", True, "--content"),
+                                        ("x", "pinned_snapshot", False, "--metadata-only")):
+        args = ["capture", "-o", tmp_path / name, "--plugins", plugins]
+        args += [] if content is None else ["--content" if content else "--metadata-only"]
+        proc = hrr(*args, "--", *app("basic.py"), check=0)
+        (line,) = [ln for ln in proc.stderr.splitlines() if ln.startswith("hrr: archive ")]
+        assert f"({why})" in line, line
+        assert ("--metadata-only records none" in line) == (name == "p"), line
+        (pid,) = info_json(tmp_path / name)["processes"]
+        assert pid["manifest"]["content_why"] == why
