@@ -40,11 +40,12 @@ from hrr.archive.format import (EVENTS_FILE, FILE_MODE, FORMAT_VERSION, FRAME_EV
                                 encode_file_header, encode_frame, escape_record, BLOBS_DIR)
 from hrr.api.wire import API, ARGS, ERR, EXTRA, OUTS, SEQ, TID, WIRE_LEN
 from hrr.archive.fsutil import check_file_size_limit, make_private_dir, preallocate, replace_file, write_all
+from hrr.archive.limits import DEFAULT_MAX_RECORD_BYTES
 from hrr.config import config
 from hrr.errors import ArchiveError, LimitExceeded
 
-#: Largest payload the writer accepts; matches the reader's default Limits.max_record_bytes.
-MAX_RECORD_BYTES = 64 << 20
+#: Largest payload the writer accepts: the reader's default Limits.max_record_bytes.
+MAX_RECORD_BYTES = DEFAULT_MAX_RECORD_BYTES
 #: events.bin is reserved in steps that double from FIRST_STEP up to MAX_STEP (halved down
 #: to what one record needs when the disk or the file-size limit refuses a large step).
 FIRST_STEP = 256 << 10

@@ -254,6 +254,9 @@ def run(backend: str | None, kernel_timeout: float | None, command: tuple[str, .
               help="Comma list of plugins to run (default: those the archive recorded with).")
 @click.option("--max-file-bytes", type=int, default=None, help="Largest blob or code object read (bytes).")
 @click.option("--max-events", type=int, default=None, help="Most records replayed per process.")
+@click.option("--max-record-bytes", type=int, default=None,
+              help="Largest record decoded (bytes; default 8 MiB, which bounds one record's decoding at "
+                   "about 600 MiB of memory); a larger one is refused.")
 @click.option("--max-host-bytes", type=int, default=None, help="Most host memory replay allocates for the archive.")
 @click.option("--max-threads", type=int, default=None, help="Most replay threads the archive may ask for.")
 @click.option("--max-seconds", type=float, default=600.0, show_default=True,
@@ -276,8 +279,8 @@ def run(backend: str | None, kernel_timeout: float | None, command: tuple[str, .
 @progress_option
 @_friendly
 def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | None, plugins: str | None,
-           max_file_bytes: int | None, max_events: int | None, max_host_bytes: int | None,
-           max_threads: int | None, max_seconds: float, keep_going: bool,
+           max_file_bytes: int | None, max_events: int | None, max_record_bytes: int | None,
+           max_host_bytes: int | None, max_threads: int | None, max_seconds: float, keep_going: bool,
            float_tolerance: float | None, trust_kernels: bool, calls: str | None, as_json: bool,
            progress: bool | None) -> None:
     """Replay ARCHIVE and check every device-to-host copy. Exit 0: every check passed;
@@ -297,7 +300,8 @@ def replay(archive: str, strict: bool, allow_abnormal_end: bool, backend: str | 
     if not (math.isfinite(max_seconds) and max_seconds > 0):
         raise UsageError(f"--max-seconds must be a positive number of seconds, got {max_seconds}")
     overrides = {k: v for k, v in {"max_file_bytes": max_file_bytes, "max_events": max_events,
-                                   "max_host_bytes": max_host_bytes, "max_threads": max_threads}.items()
+                                   "max_record_bytes": max_record_bytes, "max_host_bytes": max_host_bytes,
+                                   "max_threads": max_threads}.items()
                  if v is not None}
     limits = attrs.evolve(Limits(), **overrides)
     options = ReplayOptions(strict=strict, keep_going=keep_going, float_tolerance=float_tolerance,
