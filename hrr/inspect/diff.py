@@ -27,6 +27,8 @@ from hrr.api.roles import out_role, param_role
 from hrr.archive import Limits, open_archive
 from hrr import exitcodes
 from hrr.events.launch import launch_map
+from hrr.inspect.dump import enum_name
+from hrr.inspect.kernelparams import KernelParams, show_args
 from hrr.inspect.records import Call, Skipped, calls
 
 # As diff(1) and cmp(1) (0 equal, 1 differ), trouble as every hrr command reports an unreadable archive.
@@ -57,7 +59,9 @@ class Norm:
 class _Normaliser:
     """Per-process state that turns capture-time values into run-independent ones."""
 
-    def __init__(self) -> None:
+    def __init__(self, read_code: Callable[[str], bytes] | None = None) -> None:
+        self.params = KernelParams(read_code)      # function handle → its parameters
+        self.layouts: dict[int, list] = {}         # function handle → kernarg layout
         self.bases: list[int] = []                 # sorted live allocation bases
         self.allocs: dict[int, tuple[int, int]] = {}   # base → (ordinal, size)
         self.alloc_count = 0
@@ -172,9 +176,14 @@ class _Normaliser:
             args["(more)"] = self.generic(c.args[len(row.params):])
         fields.update(args=args, err="(varies)" if row.volatile else c.err, outs=self._outs(c, row))
         extra = dict(c.extra)
+        if c.err == 0 and isinstance(extra.get("layout"), list) and c.outs and type(c.outs[0]) is int:
+            self.layouts[c.outs[0]] = extra["layout"]   # a function's layout (hipModuleGetFunction)
+        kernel = c.args[1] if len(c.args) >= 2 and "layout" in extra else None
+        self.params.observe(row, c.args, c.err, c.outs,
+                            kernel.decode(errors="replace") if isinstance(kernel, bytes) else kernel)
         launch = extra.pop("launch", None)
         if launch is not None:
-            fields["launch"] = self._launch(launch)
+            fields["launch"] = self._launch(launch, c.args[0] if c.args else None)
         if extra:
             fields["details"] = self.generic(extra)
         if c.err == 0:
@@ -188,7 +197,7 @@ class _Normaliser:
     text = plain
 
     def enum(self, v: Any, kind: str | None) -> Any:
-        return v
+        return enum_name(kind, v)   # by name, as dump shows it
 
     def address(self, v: Any) -> Any:
         return self.addr(v)
@@ -224,11 +233,18 @@ class _Normaliser:
                 out.append(out_role(o.role).show(self, row, i, v, c.args))
         return out
 
-    def _launch(self, launch: Any) -> Any:
+    def _launch(self, launch: Any, fn: Any) -> Any:
         launch = launch_map(launch)   # either wire form: the same fields
         if not isinstance(launch, dict):
             return self.generic(launch)
         out = {k: self.generic(v) for k, v in launch.items() if k not in ("kernargs", "ptrs")}
+        layout = self.layouts.get(fn) if type(fn) is int else None
+        if layout is not None and isinstance(launch.get("kernargs"), bytes):
+            # the arguments by name and type (a changed one shows as its two values), pointers
+            # as allocations; compared before the raw bytes, so a difference is named by them
+            shown = show_args(layout, launch["kernargs"], self.params.functions.get(fn))
+            out["args"] = {k: self.addr(int(v, 16)) if isinstance(v, str) and v.startswith("0x") else v
+                           for k, v in shown.items()}
         ptrs = launch.get("ptrs")
         masked = bytearray(launch["kernargs"]) if isinstance(launch.get("kernargs"), bytes) else None
         words = []
@@ -290,7 +306,7 @@ def render(n: Norm) -> str:
         line += f", outs {_short(f['outs'])}"
     launch = f.get("launch")
     if isinstance(launch, dict):
-        line += " | " + " ".join(f"{k}={_short(launch[k])}" for k in ("kernel", "grid", "block", "error")
+        line += " | " + " ".join(f"{k}={_short(launch[k])}" for k in ("kernel", "args", "grid", "block", "error")
                                  if k in launch)
     if f.get("details"):
         line += f" | {_short(f['details'])}"
@@ -325,7 +341,7 @@ class DiffResult:
 
 
 def _normalised(proc: Any, skipped: Skipped) -> Iterator[Norm]:
-    norm = _Normaliser()
+    norm = _Normaliser(getattr(proc, "read_code_object", None))
     for c in calls(proc, skipped):
         yield norm.record(c)
 

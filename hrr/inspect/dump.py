@@ -14,7 +14,7 @@ import math
 import os
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 import attrs
@@ -26,6 +26,7 @@ from hrr.errors import UsageError
 from hrr.events.launch import launch_map
 from hrr.events.model import EXTRA, WIRE_LEN
 from hrr.events.ranges import CallRange
+from hrr.inspect.kernelparams import KernelParams, param_names, show_args
 
 #: enum name -> {value: member name} (hip-python's enums or hrr's mirrors); see _enum_names.
 _ENUM_NAMES: dict[str, dict[int, str]] = {}
@@ -100,7 +101,8 @@ class DumpFilter:
 class _Names:
     """Per-process naming state: handle numbers, kernel names, thread numbers."""
 
-    def __init__(self) -> None:
+    def __init__(self, read_code: Callable[[str], bytes] | None = None) -> None:
+        self.params = KernelParams(read_code)           # function handle -> its parameters
         self._next: dict[str, int] = {}
         self._live: dict[tuple[str, int], int] = {}
         self.kernels: dict[int, str] = {}              # function handle -> kernel name
@@ -145,14 +147,17 @@ class _Names:
             out = out_role(o.role)
             if out.names_handle:
                 self.number(o.kind or out.name, v)
+        kernel = None
         if row.name == "hipModuleGetFunction" and len(args) >= 2 and outs and type(outs[0]) is int:
             name = args[1].decode(errors="replace") if isinstance(args[1], bytes) else args[1]
+            kernel = name if isinstance(name, str) else None
             if isinstance(name, str):
                 self.kernels[outs[0]] = name
                 if isinstance(extra.get("layout"), list):
                     self.layouts[outs[0]] = extra["layout"]
                 if type(args[0]) is int:
                     self._module_functions.setdefault(args[0], set()).add(outs[0])
+        self.params.observe(row, args, err, outs, kernel)
 
     def release(self, row: Api, args: list, err: Any) -> None:
         """Forget a handle the call destroyed: a new one with the same value gets a new number."""
@@ -163,6 +168,7 @@ class _Names:
             return
         self._live.pop((row.destroys, value), None)
         if row.destroys == "module":
+            self.params.forget_module(value, self._module_functions.get(value, ()))
             for fn in self._module_functions.pop(value, ()):
                 self.kernels.pop(fn, None)
                 self.layouts.pop(fn, None)
@@ -194,6 +200,12 @@ def _enum(kind: str | None, v: Any) -> Any:
     if type(v) is not int:
         return _plain(v)
     return (_ENUM_NAMES or _enum_names()).get(kind or "", {}).get(v, v)
+
+
+def enum_name(kind: str | None, v: Any) -> Any:
+    """An enum value by its member's name (``hipMemcpyHostToDevice``), as dump shows it; a
+    value its enum lacks stays the number."""
+    return _enum(kind, v)
 
 
 def _endpoint(v: Any) -> Any:
@@ -278,31 +290,11 @@ def _launch(names: _Names, launch: Any, fn: Any) -> dict[str, Any]:
         out["kernargs_bytes"] = len(k) if isinstance(k, (bytes, bytearray)) else _plain(k)
         layout = names.layouts.get(fn) if type(fn) is int else None
         if layout is not None and isinstance(k, (bytes, bytearray)):
-            out["args"] = _kernel_args(layout, bytes(k))
+            out["args"] = show_args(layout, bytes(k), names.params.functions.get(fn) if type(fn) is int else None)
     if "ptrs" in launch:
         out["pointers"] = len(launch["ptrs"]) if isinstance(launch["ptrs"], list) else _plain(launch["ptrs"])
     if "error" in launch:
         out["error"] = _plain(launch["error"])
-    return out
-
-
-def _kernel_args(layout: list, kernargs: bytes) -> dict[str, Any]:
-    """Each kernel parameter the function's layout names, read from the launch's kernarg
-    bytes: pointers in hex, scalars as unsigned ints, anything else as its size."""
-    out: dict[str, Any] = {}
-    for i, item in enumerate(layout):
-        if not (isinstance(item, list) and len(item) == 4 and type(item[0]) is int and type(item[1]) is int):
-            continue
-        offset, size, kind, name = item
-        key = name if isinstance(name, str) and name else f"param{i}"
-        if not (0 <= offset and 0 < size and offset + size <= len(kernargs)):
-            out[key] = "<outside the kernarg bytes>"
-        elif kind == "pointer" and size == 8:
-            out[key] = f"0x{int.from_bytes(kernargs[offset:offset + 8], 'little'):x}"
-        elif kind == "value" and size in (1, 2, 4, 8):
-            out[key] = int.from_bytes(kernargs[offset:offset + size], "little")
-        else:
-            out[key] = {"bytes": size}
     return out
 
 
@@ -334,8 +326,12 @@ def _event(names: _Names, thread: int, value: list) -> dict[str, Any]:
     if "records" in extra:
         entry["records"] = _snapshots(extra.pop("records"))
     if api == "hipModuleGetFunction" and isinstance(extra.get("layout"), list):
-        entry["layout"] = [_plain(p[3]) if isinstance(p, list) and len(p) == 4 else _plain(p)
-                           for p in extra.pop("layout")]
+        layout = extra.pop("layout")
+        sig = names.params.functions.get(outs[0]) if outs and type(outs[0]) is int and err == 0 else None
+        entry["layout"] = [_plain(n) if isinstance(p, list) and len(p) == 4 else _plain(p)
+                           for n, p in zip(param_names(layout, sig), layout, strict=False)]
+        if sig is not None:
+            entry["signature"] = [f"{p.ctype} {p.name}".strip() for p in sig]
     if api.startswith("@") and "blob" in extra:
         entry["blob"], entry["bytes"] = _plain(extra.pop("blob")), _plain(extra.pop("n", None))
     if extra:
@@ -389,7 +385,7 @@ def iter_dump(path: str | os.PathLike[str], filt: DumpFilter = DumpFilter(),
 
 
 def _process_entries(proc: Any, filt: DumpFilter, progress: Any = None) -> Iterator[dict[str, Any]]:
-    names = _Names()
+    names = _Names(proc.read_code_object)
     calls, apis, sel = filt.calls, filt.apis, filt.thread
     events = proc.events()
     try:
@@ -497,7 +493,9 @@ def format_line(entry: dict[str, Any]) -> str:
             parts.append(f"launch_error={_t(launch['error'])}")
         if "malformed" in launch:
             parts.append(f"launch={_t(launch['malformed'])}")
-    if "layout" in entry:
+    if "signature" in entry:
+        parts.append("params=" + json.dumps(", ".join(entry["signature"])))
+    elif "layout" in entry:
         parts.append("layout=" + ",".join(_t(x) for x in entry["layout"]))
     if "blob" in entry:
         parts.append(f"blob={_t(entry['blob'])} bytes={_t(entry['bytes'])}")

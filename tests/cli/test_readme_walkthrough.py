@@ -122,3 +122,32 @@ def test_the_readme_kernel_library_installs_and_replays(tmp_path):
     (replayed,) = json.loads(proc.stdout)["processes"]
     assert [(d["api"], d["replayed_name"].split()[0]) for d in replayed["divergences"]] == [
         ("hipModuleLoadData", "hipErrorNoBinaryForGpu")], proc.stdout
+
+
+def test_own_hiprtc_kernel_walkthrough_names_its_arguments(tmp_path):
+    """README's own hiprtc kernel (saxpy), captured, replayed and dumped with the README's
+    commands on the sim: dump names the kernel's parameters from its signature and shows
+    the float as a float; diff of a run with another ``a`` names the argument and both values."""
+    (tmp_path / "saxpy.py").write_text(block("rtc-app"))
+    commands = [shlex.split(ln.split("#", 1)[0]) for ln in block("rtc-commands").splitlines() if ln.strip()]
+    assert [c[:2] for c in commands] == [["hrr", "capture"], ["hrr", "replay"], ["hrr", "dump"]]
+    outputs = []
+    for cmd in commands:
+        proc = hrr(tmp_path, *cmd[1:])
+        assert proc.returncode == 0, f"{cmd}: exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
+        outputs.append(proc.stdout)
+    assert outputs[0].strip() == "saxpy: ok" and outputs[1].splitlines()[-1] == "Result: OK"
+    (launch,) = [ln for ln in outputs[2].splitlines() if "hipModuleLaunchKernel" in ln]
+    assert re.search(r"kernel=saxpy\(a=2\.5,x=0x[0-9a-f]+,y=0x[0-9a-f]+,n=1024\) ", launch), launch
+    dump = hrr(tmp_path, "dump", "saxpy.hrr", "--api", "hipModuleGetFunction").stdout
+    assert 'params="float a, float* x, float* y, unsigned int n"' in dump, dump
+
+    (tmp_path / "saxpy35.py").write_text(block("rtc-app").replace("n, a = 1024, 2.5", "n, a = 1024, 3.5"))
+    assert hrr(tmp_path, "capture", "--content", "-o", "b.hrr", "--", "python", "saxpy35.py").returncode == 0
+    diff = hrr(tmp_path, "diff", "saxpy.hrr", "b.hrr")
+    assert diff.returncode == 1, diff.stdout + diff.stderr
+    first = diff.stdout.splitlines()[0]
+    assert first.endswith("launch.args.a: 2.5 != 3.5"), diff.stdout
+    a_line, b_line = (ln for ln in diff.stdout.splitlines() if ln.startswith(("  A #", "  B #")))
+    assert "a: 2.5" in a_line and "a: 3.5" in b_line
+    assert "kind=hipMemcpyHostToDevice" in diff.stdout and "kind=1" not in diff.stdout

@@ -59,12 +59,16 @@ def test_changed_argument_is_the_first_divergence(tmp_path):
     assert "gridDimX=1" in lines[4] and "gridDimX=2" in lines[5]
 
 
-def test_changed_kernel_argument_is_found_in_the_kernarg_bytes(tmp_path):
+def test_changed_kernel_argument_is_named_with_both_values(tmp_path):
     hrrtest.capture(tmp_path / "a", make_app(value=7))
     hrrtest.capture(tmp_path / "b", make_app(value=8))
     result, lines = _diff(tmp_path / "a", tmp_path / "b")
     first_launch = _values(tmp_path / "a", "hipModuleLaunchKernel")[0][0]
-    assert (result.index_a, result.field) == (first_launch, "launch.kernargs"), lines
+    assert (result.index_a, result.field) == (first_launch, "launch.args.value"), lines
+    assert "launch.args.value: 7 != 8" in lines[0]
+    (a_line,) = [ln for ln in lines if ln.startswith("  A #")]
+    (b_line,) = [ln for ln in lines if ln.startswith("  B #")]
+    assert "value: 7" in a_line and "value: 8" in b_line and a_line != b_line
 
 
 def test_one_extra_call_is_the_first_divergence(tmp_path):
@@ -141,7 +145,8 @@ def test_a_pointer_to_another_place_in_the_buffer_is_a_divergence(tmp_path):
     _capture_shifted(tmp_path / "b", make_app(fill_offset=4))
     first_launch = _values(tmp_path / "a", "hipModuleLaunchKernel")[0][0]
     result, lines = _diff(tmp_path / "a", tmp_path / "b")
-    assert (result.index_a, result.field) == (first_launch, "launch.pointer_words[0][1]"), lines
+    # named by the kernel's parameter (dst), as an allocation and offset on each side
+    assert (result.index_a, result.field) == (first_launch, "launch.args.dst"), lines
     assert "alloc#1+0 != alloc#1+4" in lines[0]
 
 

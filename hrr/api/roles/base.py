@@ -492,6 +492,8 @@ class Role:
     copy_endpoint: ClassVar[bool] = False
     #: Recorded as null: a launch's arguments, which live in ``extra.launch``.
     in_launch_extra: ClassVar[bool] = False
+    #: The name of a code object the archive stores (readers find kernel signatures in it).
+    names_code_object: ClassVar[bool] = False
 
     def convert(self, p: Param, conv: Conversions) -> Callable[[Any], Any] | None:
         """The surface's conversion of an argument of this role (None: passed as given)."""

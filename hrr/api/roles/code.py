@@ -29,6 +29,7 @@ class Code(Role):
 
     name = "code"
     deferred = True   # an image given by address is read once the load succeeded
+    names_code_object = True
 
     def encoder(self, row: Api, i: int, cap: CaptureServices) -> Encoder:
         put = cap.put_code_object
