@@ -19,6 +19,9 @@ import attrs
 from hrr.api.codegen import compile_function, function_source
 
 KINDS = ("int", "str", "str?", "bytes", "list", "map", "ints", "words")
+#: The ints msgpack carries (int64 and uint64): a bound at or past these holds for every
+#: int an archive's record can hold, so a check of a decoded record leaves it out.
+WIRE_INT_LOW, WIRE_INT_HIGH = -(1 << 63), 1 << 64
 
 
 @attrs.frozen
@@ -47,7 +50,10 @@ class Rule:
             raise ValueError(f"field {self.name}: unknown kind {self.kind!r}")
 
 
-def _range(x: str, low: int | None, high: int | None) -> str | None:
+def _range(x: str, low: int | None, high: int | None, decoded: bool = False) -> str | None:
+    if decoded:
+        low = None if low is not None and low <= WIRE_INT_LOW else low
+        high = None if high is not None and high >= WIRE_INT_HIGH else high
     if low is not None and high is not None:
         return f"{low} <= {x} < {high}"
     if low is not None:
@@ -80,13 +86,15 @@ def shallow_expr(rule: Rule, x: str, at: dict[str, str] | None = None) -> str:
     return out
 
 
-def items_expr(rule: Rule, x: str, names: tuple[str, ...] | None = None, *, replay: bool = False) -> str | None:
+def items_expr(rule: Rule, x: str, names: tuple[str, ...] | None = None, *, replay: bool = False,
+               decoded: bool = False) -> str | None:
     """The items of a list field already shallow-checked (``names``: an ``ints`` list of
     fixed length unpacked into these names), with their bounds where the schema holds
-    them or ``replay``; for an ``int``, its bounds. None: nothing more to check."""
+    them or ``replay``; for an ``int``, its bounds (``decoded``: not those msgpack's range
+    implies). None: nothing more to check."""
     bounds = rule.bounded or replay
     if rule.kind == "int":
-        return _range(x, rule.low, rule.high) if bounds else None
+        return _range(x, rule.low, rule.high, decoded) if bounds else None
     if rule.kind == "words":
         return (f"all(type(w) is list and len(w) == 3 and type(w[0]) is int and type(w[1]) is int "
                 f"and type(w[2]) is int for w in {x})")
@@ -97,15 +105,17 @@ def items_expr(rule: Rule, x: str, names: tuple[str, ...] | None = None, *, repl
     items = names or tuple(f"{x}[{i}]" for i in range(rule.length))
     terms = [f"type({i}) is int" for i in items]
     if bounds:
-        terms += [r for r in (_range(i, rule.low, rule.high) for i in items) if r]
+        terms += [r for r in (_range(i, rule.low, rule.high, decoded) for i in items) if r]
     return " and ".join(terms)
 
 
-def fast_expr(rule: Rule, x: str, at: dict[str, str] | None = None, *, replay: bool = False) -> str:
+def fast_expr(rule: Rule, x: str, at: dict[str, str] | None = None, *, replay: bool = False,
+              decoded: bool = False) -> str:
     """The fast check of one field: a boolean expression of the name ``x``, its kind,
     length and items and, where the schema holds them (or ``replay``: the launch
-    runner's), its bounds. Raises nothing, calls nothing."""
-    more = items_expr(rule, x, replay=replay)
+    runner's), its bounds; ``decoded``: of a value msgpack decoded, so without the bounds
+    its int range implies. Raises nothing, calls nothing."""
+    more = items_expr(rule, x, replay=replay, decoded=decoded)
     shallow = shallow_expr(rule, x, at)
     return f"({shallow})" if more is None else f"({shallow} and {more})"
 
@@ -196,5 +206,5 @@ def ok_function(rule: Rule) -> Callable[[object], bool]:
                             f"check of {rule.name}")
 
 
-__all__ = ["KINDS", "Rule", "all_of", "described", "fast_expr", "items_expr", "naming_source", "ok_function",
-           "positional_source", "refusing_source", "shallow_expr"]
+__all__ = ["KINDS", "WIRE_INT_HIGH", "WIRE_INT_LOW", "Rule", "all_of", "described", "fast_expr", "items_expr",
+           "naming_source", "ok_function", "positional_source", "refusing_source", "shallow_expr"]

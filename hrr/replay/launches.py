@@ -201,7 +201,8 @@ _runner_factory: list[Callable[..., Callable[[list], bool]]] = []
 
 def runner_source() -> str:
     """The source of the launch runner's factory: its checks generated from the rules."""
-    record = all_of(fast_expr(RECORD_RULES[name], name, replay=True)
+    # the runner takes records the reader decoded (msgpack): only bounds inside its range are checked
+    record = all_of(fast_expr(RECORD_RULES[name], name, replay=True, decoded=True)
                     for name in ("seq", "err", "tid", "args", "outs", "extra"))
     rules = LAUNCH_RULES
     names = {name: name for name in rules}

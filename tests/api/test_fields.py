@@ -77,6 +77,17 @@ def test_the_check_naming_the_field_is_generated_from_the_record_rules() -> None
         None, "item n must be a small int", "item s must be a short string", "not a pair", "not a pair"]
 
 
+def test_a_check_of_a_decoded_record_leaves_out_only_the_bounds_msgpack_implies() -> None:
+    """The launch runner takes records msgpack decoded: seq keeps its lower bound (msgpack
+    carries negative ints), the bounds at msgpack's own range are not checked per record."""
+    seq, tid = RECORD_RULES["seq"], RECORD_RULES["tid"]
+    assert fast_expr(seq, "x", replay=True, decoded=True) == "(type(x) is int and x >= 0)"
+    assert fast_expr(tid, "x", replay=True, decoded=True) == "(type(x) is int)"
+    assert "tid <" in fast_expr(tid, "tid", replay=True)
+    record = next(line for line in runner_source().splitlines() if "type(seq)" in line)
+    assert "seq >= 0" in record and "tid <" not in record and "seq <" not in record
+
+
 def test_the_record_positions_are_named() -> None:
     assert WIRE_FIELDS == ("seq", "tid", "api", "args", "err", "outs", "extra")
     assert [int(f) for f in Field] == list(range(7)) and tuple(RECORD_RULES) == WIRE_FIELDS

@@ -198,7 +198,7 @@ BAD_RECORDS = [
 
 
 def _launch_record(a: HostileArchive, d: int, ptrs=None, grid=(1, 1, 1), form="map", cut=None, more=(),
-                   **change) -> int:
+                   seq=None, **change) -> int:
     """fill_u32(d, 7, 4) on the null stream, with the given pointer words and grid (``change``:
     other fields; ``form`` "list": format 3's list, cut to ``cut`` items, ``more`` appended)."""
     fn = a.function("fill_u32")
@@ -208,7 +208,7 @@ def _launch_record(a: HostileArchive, d: int, ptrs=None, grid=(1, 1, 1), form="m
     if "error" in change:
         del launch["kernargs"], launch["ptrs"]
     wire = launch if form == "map" else [*launch_list(launch)[:cut], *more]
-    return a.call("hipModuleLaunchKernel", [fn, *grid, 1, 1, 1, 0, 0, None, None], extra={"launch": wire})
+    return a.call("hipModuleLaunchKernel", [fn, *grid, 1, 1, 1, 0, 0, None, None], extra={"launch": wire}, seq=seq)
 
 
 @pytest.mark.parametrize("label,append,expected", BAD_RECORDS, ids=[b[0] for b in BAD_RECORDS])
@@ -224,6 +224,20 @@ def test_record_of_the_wrong_type_is_refused_and_named(tmp_path, label, append, 
     assert any(expected in r for r in refusals), (expected, text(result))
     assert result.exit_code == 1 and "1 records refused" in only(result).strict_reasons, text(result)
     assert only(result).outcome is Outcome.REFUSED
+
+
+@pytest.mark.parametrize("form", ["list", "map"])
+def test_a_launch_the_schema_refuses_is_not_replayed_by_the_fast_path(tmp_path, form):
+    """A launch in capture's common shape but numbered -1: the launch runner declines it
+    (its checks keep every bound an archive's int can break), the schema refuses it."""
+    a = HostileArchive(tmp_path / "a")
+    dev = a.device(64)
+    _launch_record(a, dev, form=form, seq=-1)
+    a.close()
+    result = replay(a.root, backend="sim", strict=True)
+    assert [r for r in _refusals(result) if "hipModuleLaunchKernel [bad_record]" in r
+            and "event field seq must be a non-negative int" in r], text(result)
+    assert result.exit_code == 1, text(result)
 
 
 def test_every_record_replays_after_refusals(tmp_path):
