@@ -1,5 +1,6 @@
 """Every shell command README.md shows in a fenced block runs as written, in order, in a
-fresh folder holding README's own app.py (the walkthrough's commands included). A command
+fresh folder holding README's own programs (app.py, saxpy.py, ...: each saved under the name
+README gives it), the walkthroughs' commands included. A command
 is skipped only for a reason listed in SKIPPED (a GPU, or the network); one that matches
 no rule fails the test, so a new command in README gets run here or a listed reason."""
 from __future__ import annotations
@@ -11,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -41,10 +41,12 @@ def readme_commands() -> list[str]:
     return out
 
 
-def _app() -> str:
-    found = re.search(r"<!-- readme-app:begin -->\n```python\n(.*?)```", README.read_text(), re.S)
-    assert found, "README.md has no readme-app block"
-    return found.group(1)
+def readme_programs() -> dict[str, str]:
+    """README's programs, by the file name it says to save each as ("Save it as `app.py`:"
+    just before its block)."""
+    found = re.findall(r"[Ss]ave it as `([\w.]+)`\)?:?\s*\n\s*<!-- readme-[\w-]+:begin -->\n```python\n(.*?)```",
+                       README.read_text(), re.S)
+    return dict(found)
 
 
 def _env() -> dict[str, str]:
@@ -81,7 +83,10 @@ def test_every_readme_shell_command_has_a_rule(tmp_path):
 
 
 def test_every_readme_shell_command_runs(tmp_path):
-    (tmp_path / "app.py").write_text(_app())
+    programs = readme_programs()
+    assert "app.py" in programs, programs.keys()
+    for name, source in programs.items():
+        (tmp_path / name).write_text(source)
     env, ran, skipped = _env(), [], []
     for cmd in readme_commands():
         argv, cwd, why = how_to_run(cmd, tmp_path)
@@ -92,7 +97,7 @@ def test_every_readme_shell_command_runs(tmp_path):
         assert proc.returncode == 0, f"{cmd}: exit {proc.returncode}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
         assert "Traceback" not in proc.stderr, f"{cmd}\n{proc.stderr}"
         ran.append(cmd)
-        if cmd == "hrr replay --strict app.hrr" or cmd == "bash scripts/demo.sh":
+        if cmd.startswith("hrr replay --strict") or cmd == "bash scripts/demo.sh":
             assert proc.stdout.splitlines()[-1] == "Result: OK", proc.stdout
         if cmd.startswith("python3 -m venv"):
             assert (tmp_path / ".venv" / "bin" / "activate").exists()
