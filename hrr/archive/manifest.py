@@ -107,9 +107,25 @@ def decode(data: bytes, where: str) -> dict[str, Any]:
     return value
 
 
+#: The most characters of a program's exception message ``describe_ended`` gives (capture keeps 1000).
+MAX_ENDED_MESSAGE = 1000
+
+
+def clip_words(text: str, limit: int, where: str = "") -> str:
+    """``text`` cut to about ``limit`` characters at a word boundary, ending with an
+    ellipsis (and `` where`` saying where the whole text is) when it was cut."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    if " " in cut[limit // 2:]:
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip() + " …" + (f" {where}" if where else "")
+
+
 def describe_ended(value: Any) -> str:
     """The manifest's ``ended`` in words ("exited with status 0", "killed by SIGTERM", ...).
-    The manifest is untrusted: anything malformed says so."""
+    The manifest is untrusted: anything malformed says so; a message is bounded (cut at a
+    word, saying where the whole one is)."""
     if not isinstance(value, dict):
         return "unknown (the manifest's ended is malformed)"
     how = value.get("how")
@@ -120,7 +136,8 @@ def describe_ended(value: Any) -> str:
     if how == "exception" and isinstance(value.get("exception"), str):
         message = value.get("message")
         return (f"ended by an uncaught {value['exception'][:100]}"
-                + (f": {str(message)[:200]}" if message else ""))
+                + (f": {clip_words(str(message), MAX_ENDED_MESSAGE, '(all of it: manifest.json, ended.message)')}"
+                   if message else ""))
     return "unknown (the manifest's ended is malformed)"
 
 

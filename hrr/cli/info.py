@@ -12,13 +12,14 @@ from __future__ import annotations
 import collections
 import io
 import math
+import textwrap
 from collections.abc import Callable, Iterator
 from typing import Any
 
 from hrr.api.catalogue import CATALOGUE
 from hrr.api.roles import param_role
 from hrr.archive import BadRecord, Limits, open_archive
-from hrr.archive.manifest import describe_ended
+from hrr.archive.manifest import clip_words, describe_ended
 from hrr.events.launch import launch_map
 
 MAX_PRINT_DEPTH = 8        # deeper values print as a placeholder
@@ -452,6 +453,7 @@ def _process_renderables(p: dict[str, Any]) -> Iterator[Any]:
                    ", ".join(f"{k} {v}" for k, v in plugins.items()) or "none",
                    "yes" if p["clean"] else "NO" + (", torn" if p["torn"] else ""),
                    p["records"], _ended(p.get("ended"))]])
+    yield from _ended_in_full(p.get("ended"))
     t = p["per_thread"]
     yield _table(f"Threads ({p['threads']})", ["thread id", "records"],
                  [[hex(r["tid"]) if type(r["tid"]) is int else r["tid"], r["calls"]] for r in t["rows"]],
@@ -512,8 +514,17 @@ def _parent(m: dict) -> str:
 
 
 def _ended(v: Any) -> str:
-    """The manifest's ``ended`` in words; "-" for an archive written before it was recorded."""
-    return "-" if v is None else describe_ended(v)[:MAX_NAME]
+    """The manifest's ``ended`` in words, cut at a word for the table (the whole of it
+    follows the table, see ``_ended_in_full``); "-" for an archive written before it was recorded."""
+    return "-" if v is None else clip_words(describe_ended(v), MAX_NAME, "(below)")
+
+
+def _ended_in_full(v: Any) -> list[str]:
+    """The lines after the Process table that give a long ``ended`` whole, wrapped."""
+    if v is None or len(describe_ended(v)) <= MAX_NAME:
+        return []
+    return textwrap.wrap(f"ended: {describe_ended(v)}", width=100, initial_indent="  ",
+                         subsequent_indent="    ", break_long_words=False, break_on_hyphens=False)
 
 
 def iter_event_lines(path: str, limits: Limits | None = None) -> Iterator[str]:

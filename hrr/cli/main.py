@@ -162,9 +162,11 @@ BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODU
               type=click.Path(), help="Archive directory to create (must not exist or be empty).")
 @click.option("--plugins", default=None, help="Comma list of plugins to run (default: every installed plugin).")
 @BACKEND_OPTION
-@click.option("--content/--metadata-only", "content", default=None,
-              help="Force content capture, or metadata only (default: content unless the "
+@click.option("--content", "content_flag", is_flag=True,
+              help="Record content: the bytes the program copies (default: content unless the "
                    "privacy plugin runs and HIP_HRR_CAPTURE_CONTENT is unset).")
+@click.option("--metadata-only", "metadata_only", is_flag=True,
+              help="Record no content: calls, sizes and shapes only (not with --content).")
 @click.option("--max-archive-bytes", type=click.IntRange(min=1), default=None, metavar="N",
               help="Stop recording a process once its pid directory would pass N bytes (each process "
                    "counts its own); its archive is marked incomplete, the program runs on. "
@@ -175,7 +177,7 @@ BACKEND_OPTION = click.option("--backend", type=click.Choice(sorted(BACKEND_MODU
 @KERNEL_TIMEOUT_OPTION
 @click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @_friendly
-def capture(archive: str, plugins: str | None, backend: str | None, content: bool | None,
+def capture(archive: str, plugins: str | None, backend: str | None, content_flag: bool, metadata_only: bool,
             max_archive_bytes: int | None, pack_blobs: bool | None, kernel_timeout: float | None,
             command: tuple[str, ...]) -> None:
     """Run COMMAND as a child process and record every HIP call of every Python process
@@ -189,6 +191,9 @@ def capture(archive: str, plugins: str | None, backend: str | None, content: boo
     from hrr.errors import PluginError
     from hrr.pipeline.manager import load_plugins, parse_plugin_list, warn_broken
 
+    if content_flag and metadata_only:
+        raise UsageError("--content and --metadata-only contradict each other", hint="pass one of them")
+    content = True if content_flag else False if metadata_only else None
     _check_sim_device()
     timeout_env = _kernel_timeout_env(kernel_timeout)
     try:  # a plugin named in --plugins that is unknown or broken: refuse to start, clearly
@@ -339,7 +344,7 @@ def info(archive: str, show_events: bool, as_json: bool, progress: bool | None) 
     """Describe ARCHIVE in tables: processes, threads, streams, calls and errors per API,
     kernels with launch counts and grid/block shapes, blobs and dedup savings, pinned
     snapshots, graphs, unreplayable calls. One pass over the records, in bounded memory.
-    Which HIP calls hrr records and how each replays: docs/api-coverage.md."""
+    Which HIP calls hrr records and how each replays: `hrr coverage`."""
     from hrr.cli.info import archive_info, iter_event_lines, render_info
     from hrr.cli.progress import progress_bar, wanted
 
@@ -441,6 +446,17 @@ def plugins() -> None:
         hooks = hook_implementations(loaded.pm)
         click.echo(f"{name} {loaded.versions.get(name, '?')} ({origin})")
         click.echo(f"    hooks: {', '.join(hooks.get(name, [])) or 'none'}")
+
+
+@cli.command(epilog=EPILOG)
+@_friendly
+def coverage() -> None:
+    """Print which HIP calls hrr records and how each replays, which backends offer them,
+    and the installed hip-python's functions it does not cover (what docs/api-coverage.md
+    holds, from this install). A call of one of those raises UncataloguedCall naming it."""
+    from hrr.cli.coverage import render
+
+    click.echo(render(), nl=False)
 
 
 # -- inspection: export (timeline) and diff; the code lives in hrr.inspect ----------------

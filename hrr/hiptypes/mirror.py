@@ -5,6 +5,8 @@ stand-in that raises ``UncataloguedCall`` when called.
 """
 from __future__ import annotations
 
+import builtins
+import sys
 import types
 from typing import Any
 
@@ -17,8 +19,25 @@ from hrr.hiptypes.structs import GRAPH_STRUCTS, POOL_STRUCTS, TYPE_ALIASES, VALU
 
 # How a program finds out which HIP calls hrr covers: an installed command, not a file
 # of the source tree (pip installs do not ship docs/).
-COVERAGE_COMMAND = "python -m hrr.cli.coverage --stdout"
+COVERAGE_COMMAND = "hrr coverage"
 UNCATALOGUED_MARK = "__hrr_uncatalogued__"
+
+# The stand-in's and the module ``__getattr__``'s raising frames are compiled under a name
+# that is no file of hrr's, so a program's traceback ends at its own line and then one
+# line saying what happened, not inside hrr's source.
+_RAISERS = compile(
+    "def standin(*args, **kwargs):\n"
+    "    raise UncataloguedCall(MODULE, NAME, BACKEND)\n"
+    "def __getattr__(name):\n"
+    "    raise AttributeError(message(name), name=name, obj=None)\n",
+    "<hrr: hip-python's name, as this backend offers it>", "exec")
+_STANDIN_CODE, _GETATTR_CODE = (c for c in _RAISERS.co_consts if isinstance(c, types.CodeType))
+
+
+def _renamed(code: types.CodeType, name: str) -> types.CodeType:
+    if sys.version_info >= (3, 11):
+        return code.replace(co_name=name, co_qualname=name)
+    return code.replace(co_name=name)
 
 
 class UncataloguedCall(HrrError, NotImplementedError):
@@ -47,12 +66,14 @@ def is_uncatalogued(fn: Any) -> bool:
 def uncatalogued_function(module: str, name: str, backend: str, real_fn: Any) -> Any:
     """A stand-in for hip-python's function ``module.name`` (``real_fn``): its name, its
     signature (through ``__wrapped__``), and a call that raises UncataloguedCall."""
-    def uncatalogued(*args: Any, **kwargs: Any) -> Any:
-        raise UncataloguedCall(module, name, backend)
-    uncatalogued.__name__ = uncatalogued.__qualname__ = name
+    uncatalogued: Any = types.FunctionType(
+        _renamed(_STANDIN_CODE, name),
+        {"__builtins__": builtins, "UncataloguedCall": UncataloguedCall, "MODULE": module, "NAME": name,
+         "BACKEND": backend}, name)
+    uncatalogued.__qualname__ = name
     uncatalogued.__doc__ = (f"hip-python's ``{name}``, which hrr's {backend} backend does not offer: "
                             "calling it raises UncataloguedCall.")
-    uncatalogued.__wrapped__ = real_fn  # type: ignore[attr-defined]  # inspect.signature: hip-python's
+    uncatalogued.__wrapped__ = real_fn  # inspect.signature: hip-python's
     setattr(uncatalogued, UNCATALOGUED_MARK, (module, name, backend))
     return uncatalogued
 
@@ -69,7 +90,7 @@ def _unknown_name(full_name: str, real: Any) -> Any:
     """The module ``__getattr__`` (PEP 562), asked only for names the module lacks, which
     hip-python's module lacks too (every name it has is on the module): the plain
     AttributeError, saying so, with the nearest HIP name for a misspelt one."""
-    def __getattr__(name: str) -> Any:
+    def message(name: str) -> str:
         text = f"module {full_name!r} has no attribute {name!r}"
         if not is_dunder(name):
             if real is None:
@@ -80,8 +101,8 @@ def _unknown_name(full_name: str, real: Any) -> Any:
                     import difflib   # start-up cost: only for a misspelt name
                     close = difflib.get_close_matches(name, [n for n in dir(real) if n.startswith("hip")], n=1)
                     text += f" (did you mean {close[0]!r}?)" if close else ""
-        raise AttributeError(text, name=name, obj=None)
-    return __getattr__
+        return text
+    return types.FunctionType(_GETATTR_CODE, {"__builtins__": builtins, "message": message}, "__getattr__")
 
 
 def _has_symbol(mod: types.ModuleType) -> Any:

@@ -9,6 +9,7 @@ verdict into a :class:`ProcessResult`.
 from __future__ import annotations
 
 import enum
+import textwrap
 from typing import Any
 
 import attrs
@@ -290,8 +291,9 @@ def _summary(p: ProcessResult) -> list[str]:
     if p.content_mode == "metadata-only":
         lines.append("Content: metadata-only archive: inputs were zero-filled and no "
                      "device-to-host check was possible")
-    if p.ended is not None:
-        lines.append(f"Program: {p.ended}")
+    if p.ended is not None:   # a long exception message wraps, never cut mid-word
+        lines.extend(textwrap.wrap(f"Program: {p.ended}", width=100, subsequent_indent="  ",
+                                   break_long_words=False, break_on_hyphens=False) or ["Program:"])
     if not (p.checks_passed or p.checks_failed):
         lines.append(f"Nothing was verified: {_why_nothing_verified(p)}")
     if p.refusals:

@@ -184,7 +184,7 @@ def gpu_unavailable_reason() -> str | None:
     try:
         from cuda.bindings import runtime as rt
     except Exception as exc:  # noqa: BLE001
-        return f"cuda-bindings not installed ({exc})"
+        return f"cuda-bindings not installed ({exc}): {NO_BINDINGS_HINT}"
     if getattr(rt, "HIP_PYTHON", False):
         return ("cuda.bindings is hip-python's interop layer here, not NVIDIA's cuda-bindings (the two "
                 "cannot share an environment: record on the sim, replay on cuda from another one)")
