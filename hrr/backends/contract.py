@@ -74,9 +74,11 @@ class Backend(Protocol):
         """A fresh device; outstanding handles become invalid (nothing where the backend
         cannot reset)."""
 
-    def archive_kernels(self, trusted: bool) -> AbstractContextManager[Any]:
+    def archive_kernels(self, trusted: bool, budget: Any = None,
+                        seconds_left: Callable[[], float] | None = None) -> AbstractContextManager[Any]:
         """While replay runs: the kernels an archive brings are a stranger's (sandboxed),
-        or, ``trusted``, run as they are; a backend that compiles none does nothing."""
+        or, ``trusted``, run as they are; their compiles and images are bounded by replay's
+        host ``budget`` and the ``seconds_left``; a backend that compiles none does nothing."""
 
     def bounded_stalls(self, seconds: float) -> AbstractContextManager[Any]:
         """While replay runs: a wait that cannot finish ends after ``seconds`` where the

@@ -121,10 +121,12 @@ def _not_clean(proc: Any, state: Any) -> list[str]:
     return why
 
 
-def archive_kernels(backend: Backend, trusted: bool) -> contextlib.AbstractContextManager:
+def archive_kernels(backend: Backend, trusted: bool, budget: Any = None,
+                    seconds_left: Callable[[], float] | None = None) -> contextlib.AbstractContextManager:
     """A backend that compiles an archive's kernel source (the sim) is told that the kernels
-    are a stranger's, to run sandboxed (or, ``trusted``, as they are); others need nothing."""
-    return backend.archive_kernels(trusted)
+    are a stranger's, to run sandboxed (or, ``trusted``, as they are), and what its compiles
+    and images may use (replay's host budget, the time left); others need nothing."""
+    return backend.archive_kernels(trusted, budget, seconds_left)
 
 
 def bounded_stalls(backend: Backend, seconds: float = REPLAY_STALL_SECONDS) -> contextlib.AbstractContextManager:
@@ -331,7 +333,8 @@ def replay_archive(path: str, *, backend: str | None = None, limits: Limits | No
             device_notes = device_notes + [LOST_DEVICE_NOTE]
         interrupted = False
         try:
-            with bounded_stalls(mod), fewer_collections(), archive_kernels(mod, options.trust_kernels):
+            with bounded_stalls(mod), fewer_collections(), archive_kernels(
+                    mod, options.trust_kernels, replayer.budget, lambda: deadline - options.clock()):
                 stats = replayer.run(prefix=parent, prefix_until=until, own_backend=own_backend)
         except KeyboardInterrupt:  # Ctrl-C: the result of what was done, then stop
             stats, interrupted = replayer.stats, True

@@ -137,7 +137,8 @@ def device_for_replay(recorded: Any) -> list[str]:
     return []
 
 
-def archive_kernels(trusted: bool) -> contextlib.AbstractContextManager[Any]:
+def archive_kernels(trusted: bool, budget: Any = None,
+                    seconds_left: Any = None) -> contextlib.AbstractContextManager[Any]:
     """An archive's code objects run on the GPU like any GPU program's: nothing to arrange."""
     return contextlib.nullcontext()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+import weakref
 from typing import Any, Callable
 
 import xxhash
@@ -12,7 +13,7 @@ from hrr.backends import devicemodels
 from hrr.config import SIM_KERNEL_TIMEOUT_ENV, config
 from hrr.hiptypes import kernelsource
 from hrr.backends.sim.kernels import CodeObjectError, DeviceFault, KernelDef, KernelLibrary, LaunchContext
-from hrr.backends.sim.native import abi, elfimage, policy, toolchain, worker
+from hrr.backends.sim.native import abi, compilebox, elfimage, policy, toolchain, worker
 
 PAGE = 4096
 
@@ -53,12 +54,18 @@ def load(dev: Any, data: bytes) -> NativeModule:
         raise CodeObjectError(refused, code="hipErrorNoBinaryForGpu")
     try:
         sandbox = policy.use_sandbox(worker.sandbox_support())
+        policy.compile_sandbox(compilebox.support())
     except policy.KernelsRefused as exc:
         raise CodeObjectError(str(exc), code="hipErrorNoBinaryForGpu") from None
     # compile_program parsed it: an image that does not parse is a failed compile
     image = compile_source(ks, dev.model)
+    try:   # the image is device memory, which on the sim is host memory
+        release = policy.charge_host(image.memory_size, "the module's native image")
+    except policy.HostBudgetExceeded as exc:
+        raise CodeObjectError(str(exc), code="hipErrorOutOfMemory") from None
     alloc = dev.memory.malloc(image.memory_size, align=PAGE)
     if alloc is None:
+        release()
         raise CodeObjectError(f"no device memory for the module's image ({image.memory_size} bytes)",
                               code="hipErrorOutOfMemory")
     base = alloc.base
@@ -68,6 +75,7 @@ def load(dev: Any, data: bytes) -> NativeModule:
                for name, k in image.kernels.items()}
     digest = xxhash.xxh3_64_hexdigest(data)
     library = KernelLibrary(f"native:{digest}", "1", kernels, {n: size for n, (_, size) in image.globals.items()})
+    weakref.finalize(library, release)   # given back with the module
     return NativeModule(library, {n: base + off for n, (off, _) in image.globals.items()}, base)
 
 

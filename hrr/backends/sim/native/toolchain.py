@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import os
 import platform
 import re
@@ -25,9 +26,11 @@ import attrs
 
 from hrr.config import untraced_env
 from hrr.hiptypes.kernelsource import SourceUnit
-from hrr.backends.sim.native.elfimage import ImageError, NativeImage, parse_image
+from hrr.backends.sim.native import compilebox, policy
+from hrr.backends.sim.native.elfimage import MAX_MEMORY, ImageError, NativeImage, parse_image
 
 DEVICE_HEADER = "hrr_device.h"
+OPTIONS_HEADER = "hrr_options.h"     # the program's -D/-U options, included after hrr_device.h
 RUNTIME_SOURCE = "hrr_runtime.c"
 ABI_HEADER = "hrr_abi.h"
 GROUPS_HEADER = "hrr_cooperative_groups.h"
@@ -81,11 +84,13 @@ _NVRTC_IGNORED = re.compile(
 
 @attrs.frozen
 class Toolchain:
-    """A C++ compiler that can build images: how to call it, and what it is (for cache keys)."""
+    """A C++ compiler that can build images: how to call it, what it is (for cache keys), and
+    the folders it must read to run (what its sandbox lets it open)."""
 
     argv: tuple[str, ...]
     ident: str
     kind: str
+    roots: tuple[str, ...] = ()
 
 
 @attrs.frozen
@@ -116,22 +121,62 @@ def _run_version(argv: list[str]) -> str | None:
     return (out.stdout or out.stderr).strip().splitlines()[0] if (out.stdout or out.stderr).strip() else ""
 
 
+#: What a system compiler (g++, clang++) reads besides its own folder: its programs (cc1plus,
+#: as, ld), its libraries and the dynamic loader's cache; never /usr/include, /etc, /home, /tmp.
+_SYSTEM_ROOTS = ("/usr/bin", "/bin", "/usr/lib", "/usr/lib64", "/usr/libexec", "/lib", "/lib64", "/lib32",
+                 "/usr/lib32", "/etc/ld.so.cache")
+
+
+def _identity(path: str) -> str:
+    """A binary's identity for cache keys: its real path, size and modification time."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return path
+    return f"{os.path.realpath(path)}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _roots_of(binary: str, system: bool) -> tuple[str, ...]:
+    real = os.path.realpath(binary)
+    roots = [os.path.dirname(real)]
+    if real == os.path.realpath(sys.executable):   # a compiler run through Python (python -m ...)
+        roots += [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    if system:
+        roots += [r for r in _SYSTEM_ROOTS if os.path.exists(r)]
+    return tuple(dict.fromkeys(roots))
+
+
+def _zig_binary() -> str | None:
+    """ziglang's own zig binary (run directly, not through ``python -m ziglang``)."""
+    spec = importlib.util.find_spec("ziglang")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        path = os.path.join(folder, "zig")
+        if os.access(path, os.X_OK):
+            return path
+    return None
+
+
 @functools.lru_cache(maxsize=None)
 def _find_toolchain(env_cxx: str | None) -> Toolchain | None:
     if env_cxx:
         argv = tuple(shlex.split(env_cxx))
         version = _run_version([*argv, "--version"])
-        return Toolchain(argv, f"env:{env_cxx}:{version}", "env") if version is not None else None
-    zig = [sys.executable, "-m", "ziglang"]
-    version = _run_version([*zig, "version"])
-    if version:
-        return Toolchain((*zig, "c++", "-target", _target()), f"zig {version} {_target()}", "zig")
+        binary = shutil.which(argv[0]) if argv else None
+        if version is None or binary is None:
+            return None
+        return Toolchain(argv, f"env:{env_cxx}:{version}:{_identity(binary)}", "env", _roots_of(binary, True))
+    zig = _zig_binary()
+    version = _run_version([zig, "version"]) if zig else None
+    if zig and version:
+        return Toolchain((zig, "c++", "-target", _target()), f"zig {version} {_target()} {_identity(zig)}", "zig",
+                         _roots_of(zig, False))
     for name, kind in (("clang++", "clang"), ("g++", "gcc")):
         path = shutil.which(name)
         if path:
             version = _run_version([path, "--version"])
             if version is not None:
-                return Toolchain((path,), f"{kind} {version} {platform.machine()}", kind)
+                return Toolchain((path,), f"{kind} {version} {platform.machine()} {_identity(path)}", kind,
+                                 _roots_of(path, True))
     return None
 
 
@@ -376,9 +421,27 @@ def _instrument(unit_index: int, text: str, name_expressions: tuple[str, ...] = 
 
 # ---- options -----------------------------------------------------------------------------------
 
-def _translate_options(options: list[str] | tuple[str, ...], header_dir: str) -> tuple[list[str], list[str]]:
-    """hiprtc options -> compiler flags, and log lines for what was ignored."""
+_MACRO = re.compile(r"[A-Za-z_]\w*(\([A-Za-z_\w\s,.]*\))?")
+
+
+def _macro_line(opt: str) -> str | None:
+    """``-DNAME[=value]`` / ``-UNAME`` as the line a header gives it, or None when the option is
+    not in a form hiprtc takes (a name that is not an identifier, a value with a line break)."""
+    body = opt[2:]
+    name, eq, value = body.partition("=")
+    if not _MACRO.fullmatch(name) or re.search(r"[\x00-\x08\x0a-\x1f\x7f]", value) or value.endswith("\\"):
+        return None
+    if opt.startswith("-U"):
+        return None if eq or "(" in name else f"#undef {name}"
+    return f"#define {name} {value if eq else '1'}"
+
+
+def _translate_options(options: list[str] | tuple[str, ...], header_dir: str) -> tuple[list[str], list[str], list[str]]:
+    """hiprtc options -> compiler flags, the lines of the header that gives the ``-D``/``-U``
+    options (force-included after hrr_device.h, so that nothing an option defines comes
+    before what the device header sets up), and log lines for what was ignored."""
     flags: list[str] = []
+    macros: list[str] = []
     notes: list[str] = []
     opt_level, std = "-O2", "-std=c++17"
     it = iter(options)
@@ -400,11 +463,15 @@ def _translate_options(options: list[str] | tuple[str, ...], header_dir: str) ->
                 notes.append(f"note: '{opt}' raised to c++14: hrr's device header needs it")
                 std = "-std=c++14"
         elif opt.startswith(("-D", "-U")) and len(opt) > 2:
-            flags.append(opt)
+            line = _macro_line(opt)
+            if line is None:
+                notes.append(f"note: option '{opt[:80]}' ignored: not a macro definition hiprtc takes")
+            else:
+                macros.append(line)
         elif opt.startswith("-I") and len(opt) > 2:
             path = opt[2:]
-            if _bad_path(path):
-                notes.append(f"note: option '{opt}' ignored: include paths must lie inside the program's headers")
+            if _bad_path(path) or re.search(r"[\x00-\x1f]", path):
+                notes.append(f"note: option '{opt[:80]}' ignored: include paths must lie inside the program's headers")
             else:
                 flags.append("-I" + os.path.join(header_dir, path))
         elif opt in ("-ffast-math", "-fno-fast-math", "-ffp-contract=fast", "-ffp-contract=on", "-ffp-contract=off",
@@ -415,8 +482,8 @@ def _translate_options(options: list[str] | tuple[str, ...], header_dir: str) ->
         elif _IGNORED.match(opt) or _NVRTC_IGNORED.match(opt):
             continue
         else:
-            notes.append(f"note: option '{opt}' ignored by hrr's CPU compiler")
-    return [std, opt_level, *flags], notes
+            notes.append(f"note: option '{opt[:80]}' ignored by hrr's CPU compiler")
+    return [std, opt_level, *flags], macros, notes
 
 
 # ---- compiling -------------------------------------------------------------------------------
@@ -434,37 +501,65 @@ def _write_tree(root: Path, files: dict[str, bytes]) -> None:
         path.write_bytes(data)
 
 
-def _runtime_object(tc: Toolchain, work: Path, include: Path, env: dict[str, str],
-                    use_cache: bool = True, wavefront: int = 64) -> tuple[Path | None, str]:
+#: A compile's bounds where replay sets none lower (its --max-seconds, --max-host-bytes).
+COMPILE_SECONDS = 600.0
+COMPILE_MEMORY = 4 << 30
+#: ... but never less than this: ziglang's clang needs about 300 MiB of address space to start.
+COMPILE_MEMORY_FLOOR = 512 << 20
+#: The largest file a compile may write (the image, an object file, its log).
+COMPILE_OUTPUT = MAX_MEMORY
+
+
+class _Run:
+    """The compiler calls of one compile: each in the sandbox (``mode``), within the time
+    and memory the compile was given, its log kept to its head and tail."""
+
+    def __init__(self, tc: Toolchain, work: Path, mode: str | None) -> None:
+        self.tc, self.work, self.mode = tc, work, mode
+        self.box = compilebox.Box(tc.roots, (str(work),), policy.seconds_for(COMPILE_SECONDS),
+                                  max(COMPILE_MEMORY_FLOOR, policy.host_room(COMPILE_MEMORY)),
+                                  policy.host_room(COMPILE_OUTPUT))
+        self.calls = 0
+        self.env = {"PATH": os.pathsep.join([os.path.dirname(tc.argv[0]), "/usr/bin", "/bin"]), "LC_ALL": "C",
+                    "HOME": str(work), "TMPDIR": str(work / "tmp"),
+                    "ZIG_GLOBAL_CACHE_DIR": str(work / "zig"), "ZIG_LOCAL_CACHE_DIR": str(work / "zig")}
+        (work / "tmp").mkdir(exist_ok=True)
+
+    def __call__(self, argv: list[str]) -> compilebox.Outcome:
+        self.calls += 1
+        extra = ["-fno-crash-diagnostics"] if self.tc.kind in ("zig", "clang") else []
+        return compilebox.run([*argv[:len(self.tc.argv)], *extra, *argv[len(self.tc.argv):]], self.box,
+                              cwd=str(self.work), env=self.env, mode=self.mode,
+                              log_path=str(self.work.parent / f"log{self.calls}"))
+
+
+def _runtime_object(run: _Run, include: Path, use_cache: bool = True,
+                    wavefront: int = 64) -> tuple[Path | None, str]:
     """hrr_runtime.c compiled for this toolchain and wavefront size (kept in the cache: it is
-    the same for every program of that size)."""
+    the same for every program of that size; copied into the compile's folder)."""
+    tc, work = run.tc, run.work
     runtime = _package_bytes(RUNTIME_SOURCE)
     key = hashlib.sha256(b"\0".join([tc.ident.encode(), runtime, _package_bytes(DEVICE_HEADER),
                                      _package_bytes(ABI_HEADER), b"wave%d" % wavefront])).hexdigest()[:32]
     cache = cache_dir()
-    if use_cache and cache is not None and (cache / f"runtime-{key}.o").is_file():
-        return cache / f"runtime-{key}.o", ""
+    obj = work / "hrr_runtime.o"
+    if use_cache and cache is not None:
+        try:
+            obj.write_bytes((cache / f"runtime-{key}.o").read_bytes())
+            return obj, ""
+        except OSError:
+            pass
     src = work / RUNTIME_SOURCE
     src.write_bytes(runtime)
-    obj = work / "hrr_runtime.o"
     argv = [*tc.argv, "-x", "c++", "-std=c++17", "-O2", *BASE_FLAGS, "-fno-builtin", "-DHRR_RUNTIME",
             f"-DHRR_WAVEFRONT_SIZE={wavefront}", "-isystem", str(include), "-include", str(include / DEVICE_HEADER),
             "-c", str(src), "-o", str(obj)]
-    proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, cwd=work, check=False)
-    if proc.returncode != 0:
-        return None, proc.stderr.decode(errors="replace")
+    out = run(argv)
+    if out.returncode != 0:
+        return None, out.log + (f"error: {out.stopped}\n" if out.stopped else "")
     if cache is not None:
         _atomic_write(cache / f"runtime-{key}.o", obj.read_bytes())
     return obj, ""
-
-
-def _compile_env(work: Path) -> dict[str, str]:
-    env = untraced_env()   # a Python-run compiler (ziglang) must not record itself under hrr capture
-    cache = cache_dir()
-    zig_cache = str(cache / "zig") if cache is not None else str(work / "zig-cache")
-    env.setdefault("ZIG_GLOBAL_CACHE_DIR", zig_cache)
-    env.setdefault("ZIG_LOCAL_CACHE_DIR", zig_cache)
-    return env
 
 
 def _clean_log(log: str, replacements: list[tuple[str, str]]) -> str:
@@ -538,18 +633,22 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
         except OSError:
             data = None
         if data is not None:
-            notes = "".join(n + "\n" for n in _translate_options(options, "")[1])
+            notes = "".join(n + "\n" for n in _translate_options(options, "")[2])
             try:
                 image = parse_image(data)
                 return CompileResult(True, notes + _unlaunchable_notes(image), data, _lowered(image, name_expressions),
                                      image)
             except ImageError:
                 pass
+    try:
+        mode = policy.compile_sandbox(compilebox.support())
+    except policy.KernelsRefused as exc:
+        return CompileResult(False, f"error: {exc}\n")
     with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:
         result = _compile_in(tc, Path(tmp).resolve(), units, options, relocatable, name_expressions,
-                             wavefront=wavefront)
+                             wavefront=wavefront, mode=mode)
     if result.ok and result.native is not None:
-        result = _reach_hidden_kernels(tc, units, options, name_expressions, result, wavefront)
+        result = _reach_hidden_kernels(tc, units, options, name_expressions, result, wavefront, mode)
     if result.ok and result.image is not None and cache is not None:
         _atomic_write(cache / f"{key}.so", result.image)
     return result
@@ -557,7 +656,7 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
 
 def _reach_hidden_kernels(tc: Toolchain, units: tuple[SourceUnit, ...], options: tuple[str, ...],
                           name_expressions: tuple[str, ...], result: CompileResult,
-                          wavefront: int = 64) -> CompileResult:
+                          wavefront: int = 64, mode: str | None = None) -> CompileResult:
     """Kernels the source scan missed (defined through a macro): an extern "C" one of a
     one-unit program gets its entry at the unit's end in a second build; any other is named in
     the log, since it cannot be launched."""
@@ -567,7 +666,7 @@ def _reach_hidden_kernels(tc: Toolchain, units: tuple[SourceUnit, ...], options:
     if c_names and len(units) == 1:
         with tempfile.TemporaryDirectory(prefix="hrr-cc-") as tmp:
             again = _compile_in(tc, Path(tmp).resolve(), units, options, False, name_expressions, c_names,
-                                wavefront=wavefront)
+                                wavefront=wavefront, mode=mode)
         if again.ok and again.native is not None:
             return attrs.evolve(again, log=again.log + _unlaunchable_notes(again.native))
     return attrs.evolve(result, log=result.log + _unlaunchable_notes(result.native))
@@ -588,23 +687,24 @@ def _lowered(image: NativeImage, name_expressions: tuple[str, ...]) -> dict[str,
     return out
 
 
-def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], options: tuple[str, ...],
+def _compile_in(tc: Toolchain, tmp: Path, units: tuple[SourceUnit, ...], options: tuple[str, ...],
                 relocatable: bool, name_expressions: tuple[str, ...] = (),
-                extra: tuple[str, ...] = (), *, wavefront: int = 64) -> CompileResult:
+                extra: tuple[str, ...] = (), *, wavefront: int = 64, mode: str | None = None) -> CompileResult:
+    work = tmp / "w"   # the sandbox's own folder; its logs and namespace root lie beside it
+    work.mkdir()
     include = work / "sys"
     headers = work / "h"
+    flags, macros, notes = _translate_options(options, str(headers))
     _write_tree(include, {DEVICE_HEADER: _package_bytes(DEVICE_HEADER), ABI_HEADER: _package_bytes(ABI_HEADER),
-                          GROUPS_HEADER: _package_bytes(GROUPS_HEADER),
+                          GROUPS_HEADER: _package_bytes(GROUPS_HEADER), OPTIONS_HEADER: _options_header(macros),
                           **{name: b"#pragma once\n" for name in STUB_HEADERS}, **HEADER_TEXTS})
     headers.mkdir()
-    flags, notes = _translate_options(options, str(headers))
     replacements: list[tuple[str, str]] = []
     sources = []
     for u_index, unit in enumerate(units):
         udir = work / f"u{u_index}"
         udir.mkdir()
-        hfiles = {name: data for name, data in unit.headers}
-        _write_tree(headers, hfiles)
+        _write_tree(headers, dict(unit.headers))
         fname = _safe_name(unit.name, f"unit{u_index}.hip")
         path = udir / fname
         last = u_index == len(units) - 1
@@ -614,61 +714,80 @@ def _compile_in(tc: Toolchain, work: Path, units: tuple[SourceUnit, ...], option
         path.write_bytes(text.encode("utf-8", "surrogateescape"))
         sources.append(path)
         replacements.append((str(udir) + "/", ""))
-    env = _compile_env(work)
-    replacements += [(str(headers) + "/", ""), (str(include) + "/", "<hrr>/"), (str(work) + "/", ""),
-                     (env["ZIG_LOCAL_CACHE_DIR"] + "/", "")]
+    run = _Run(tc, work, mode)
+    replacements += [(str(headers) + "/", ""), (str(include) + "/", "<hrr>/"), (str(work) + "/", "")]
     # zig defines NDEBUG when optimising; hiprtc does not (a kernel's assert works on a GPU)
     compile_argv = [*tc.argv, "-x", "c++", "-UNDEBUG", f"-DHRR_WAVEFRONT_SIZE={wavefront}", *flags, *BASE_FLAGS,
-                    "-isystem", str(include),
-                    "-iquote", str(headers), "-I", str(headers), "-include", str(include / DEVICE_HEADER)]
+                    "-isystem", str(include), "-iquote", str(headers), "-I", str(headers),
+                    "-include", str(include / DEVICE_HEADER), "-include", str(include / OPTIONS_HEADER)]
     log_head = "".join(n + "\n" for n in notes)
     roots = [str(work)]
     if relocatable:
         outs = []
         for i, src in enumerate(sources):
-            proc = subprocess.run([*compile_argv, "-c", str(src), "-o", str(work / f"u{i}.o")],
-                                  capture_output=True, timeout=600, env=env, cwd=work, check=False)
-            outs.append(proc.stderr.decode(errors="replace"))
-            if proc.returncode != 0:
-                return _failed(log_head, "".join(outs), roots, replacements)
+            out = run([*compile_argv, "-c", str(src), "-o", str(work / f"u{i}.o")])
+            outs.append(out.log)
+            if out.returncode != 0:
+                return _failed(log_head, "".join(outs), roots, replacements, out.stopped)
         return CompileResult(True, log_head + _clean_log("".join(outs), replacements), None)
-    runtime, rt_log = _runtime_object(tc, work, include, env, wavefront=wavefront)
+    runtime, rt_log = _runtime_object(run, include, wavefront=wavefront)
     if runtime is None:
         return CompileResult(False, log_head + "error: hrr's kernel runtime does not compile with "
                              f"{tc.ident}:\n" + _clean_log(rt_log, replacements))
-    out = work / "image.so"
+    image_path = work / "image.so"
     argv = [*compile_argv, "-MD", "-MF", str(work / "deps"), *map(str, sources), "-x", "none", str(runtime),
-            *LINK_FLAGS, "-o", str(out)]
-    proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, cwd=work, check=False)
-    if proc.returncode != 0 and runtime.parent != work and str(runtime) in proc.stderr.decode(errors="replace"):
+            *LINK_FLAGS, "-o", str(image_path)]
+    out = run(argv)
+    if out.returncode != 0 and not out.stopped and "hrr_runtime.o" in out.log:
         # the cached runtime object is damaged: build it again (and replace it) and link again
-        runtime, rt_log = _runtime_object(tc, work, include, env, use_cache=False, wavefront=wavefront)
+        runtime, rt_log = _runtime_object(run, include, use_cache=False, wavefront=wavefront)
         if runtime is None:
             return CompileResult(False, log_head + "error: hrr's kernel runtime does not compile with "
                                  f"{tc.ident}:\n" + _clean_log(rt_log, replacements))
-        argv[argv.index("none") + 1] = str(runtime)
-        proc = subprocess.run(argv, capture_output=True, timeout=600, env=env, cwd=work, check=False)
-    log = proc.stderr.decode(errors="replace")
-    if proc.returncode != 0:
-        return _failed(log_head, log, roots, replacements)
-    deps = [work / f for f in os.listdir(work) if f == "deps" or f.endswith(".d")]
-    for dep in deps:
+        out = run(argv)
+    if out.returncode != 0:
+        return _failed(log_head, out.log, roots, replacements, out.stopped)
+    log = out.log
+    for dep in [work / f for f in os.listdir(work) if f == "deps" or f.endswith(".d")]:
         # "target: dep dep ...": only the dependencies are files the compiler read
         text = "\n".join(re.split(r":\s", part, maxsplit=1)[-1]
-                         for part in dep.read_text(errors="replace").split("\n\n"))
-        if _outside(text, [str(work)]):
+                         for part in _read_bounded(dep, 1 << 20).decode(errors="replace").split("\n\n"))
+        if _outside(_normalised(text, str(work)), [str(work)]):
             return CompileResult(False, log_head + "error: the program read a file outside its own headers; refused\n")
-    image = out.read_bytes()
     try:
-        parsed = parse_image(image)
-    except ImageError as e:
+        size = image_path.stat().st_size
+        if size > run.box.output:
+            raise ImageError(f"the image is {size} bytes, more than the {run.box.output} a compile may write")
+        parsed = parse_image(image_path.read_bytes())
+    except (ImageError, OSError) as e:
         return CompileResult(False, log_head + _clean_log(log, replacements) + f"error: {e}\n")
-    return CompileResult(True, log_head + _clean_log(log, replacements), image, _lowered(parsed, name_expressions),
-                         parsed)
+    return CompileResult(True, log_head + _clean_log(log, replacements), parsed.data,
+                         _lowered(parsed, name_expressions), parsed)
 
 
-def _failed(head: str, log: str, roots: list[str], replacements: list[tuple[str, str]]) -> CompileResult:
-    """A failed compile's log, unless it quotes a file outside the program (then only that)."""
+def _options_header(macros: list[str]) -> bytes:
+    return ("#pragma once\n" + "".join(line + "\n" for line in macros)).encode("utf-8", "surrogateescape")
+
+
+def _read_bounded(path: Path, limit: int) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(limit)
+
+
+def _normalised(text: str, cwd: str) -> str:
+    """Every absolute path in a dependency list with its ``.``/``..`` resolved (so that
+    ``<work>/u0/../../etc/x`` is seen for where it is); relative ones made absolute first."""
+    words = re.split(r"(\s+)", text.replace("\\\n", " "))
+    return "".join(os.path.normpath(w if w.startswith("/") else os.path.join(cwd, w))
+                   if w.strip() and w not in ("\\",) else w for w in words)
+
+
+def _failed(head: str, log: str, roots: list[str], replacements: list[tuple[str, str]],
+            stopped: str = "") -> CompileResult:
+    """A failed compile's log, unless it quotes a file outside the program (then only that);
+    when a limit stopped the compiler, that first."""
+    if stopped:
+        head += f"error: {stopped}\n"
     if _outside(log, roots, locations=True):
         return CompileResult(False, head + "error: the program refers to a file outside its own headers; refused\n")
     return CompileResult(False, head + _clean_log(log, replacements))

@@ -9,6 +9,7 @@ import platform
 import numpy as np
 import pytest
 
+from hrr.archive.limits import Limits
 from hrr.backends.sim.native import policy, toolchain, worker
 from hrrtest import archive_calls, capture, only, replay, text
 
@@ -137,3 +138,28 @@ def test_a_native_kernel_reading_pinned_memory_replays_with_the_snapshots(tmp_pa
     assert result.exit_code == 0, text(result)
     assert only(result).checks_passed == 3, text(result)
     assert "Pinned host snapshots: 3 restored, 0 refused" in text(result)
+
+
+BIG_IMAGE = (b'__device__ char big[96 << 20];\n'
+             b'extern "C" __global__ void touch(char *x) { big[1] = 1; x[0] = big[1]; }\n')
+
+
+def _big_app(hip, hiprtc, be):
+    prog = hiprtc.hiprtcCreateProgram(BIG_IMAGE, b"big.hip", 0, [], [])[1]
+    assert int(hiprtc.hiprtcCompileProgram(prog, 0, [])[0]) == 0
+    code = bytearray(hiprtc.hiprtcGetCodeSize(prog)[1])
+    hiprtc.hiprtcGetCode(prog, code)
+    err, module = hip.hipModuleLoadData(code)
+    assert int(err) == 0
+    hip.hipModuleUnload(module)
+
+
+def test_a_native_image_is_charged_to_the_host_budget(tmp_path, monkeypatch):
+    """A small source whose image needs 96 MiB of device memory: under --max-host-bytes of
+    32 MiB hipModuleLoadData fails (the replay says why); with room it replays."""
+    monkeypatch.setenv("HRR_CACHE_DIR", str(tmp_path / "cache"))
+    capture(tmp_path / "a", _big_app)
+    refused = replay(tmp_path / "a", backend="sim", limits=Limits(max_host_bytes=32 << 20))
+    assert refused.exit_code != 0
+    assert "over --max-host-bytes" in text(refused) and "native image" in text(refused)
+    assert replay(tmp_path / "a", backend="sim", limits=Limits(max_host_bytes=256 << 20)).exit_code == 0

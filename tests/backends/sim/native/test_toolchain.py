@@ -170,8 +170,7 @@ def test_include_of_host_files_is_refused(include):
 def test_include_through_a_macro_is_refused_without_quoting_the_file():
     src = b'#define P "/etc/passwd"\n#include P\nextern "C" __global__ void k(int *x) { x[0] = 1; }\n'
     result = compile_program([SourceUnit("evil.hip", src)], [])
-    assert not result.ok
-    assert "outside its own headers" in result.log
+    assert not result.ok   # the compiler's sandbox cannot open it (test_compile_sandbox.py has more)
     assert "root" not in result.log
 
 
