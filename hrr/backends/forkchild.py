@@ -77,7 +77,8 @@ class LostDevice:
     def reset_device(self) -> None:
         """Nothing: there is no device to reset."""
 
-    def archive_kernels(self, trusted: bool) -> contextlib.AbstractContextManager[Any]:
+    def archive_kernels(self, trusted: bool, budget: Any = None,
+                        seconds_left: Any = None) -> contextlib.AbstractContextManager[Any]:
         return contextlib.nullcontext()
 
     def bounded_stalls(self, seconds: float) -> contextlib.AbstractContextManager[Any]:
