@@ -30,6 +30,45 @@ class KernelSourceError(ValueError):
     """Bytes that start like a kernel source code object but are not a valid one."""
 
 
+#: A header name: at most this long, this many folders deep, each part at most NAME_PART long.
+MAX_HEADER_NAME = 1024
+MAX_HEADER_DEPTH = 32
+MAX_HEADER_PART = 255
+
+
+def header_name_problem(name: str) -> str | None:
+    """Why ``name`` cannot be a header's name (a relative path of plain parts, within the
+    limits above), or None when it can."""
+    if not name or len(name) > MAX_HEADER_NAME:
+        return f"is empty or longer than {MAX_HEADER_NAME} characters"
+    if any(ord(c) < 32 or c in "\\\x7f" for c in name):
+        return "holds a control character or a backslash"
+    parts = name.split("/")
+    if name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        return "is not a relative path of plain names (no '/' first, no '.', '..' or empty part)"
+    if len(parts) > MAX_HEADER_DEPTH:
+        return f"is more than {MAX_HEADER_DEPTH} folders deep"
+    if any(len(p.encode()) > MAX_HEADER_PART for p in parts):
+        return f"has a part longer than {MAX_HEADER_PART} bytes"
+    return None
+
+
+def headers_problem(names: list[str] | tuple[str, ...]) -> str | None:
+    """Why a unit's header names cannot all be files of one folder tree (a bad name, or one
+    that is another's folder: ``a`` beside ``a/b``), or None."""
+    for name in names:
+        why = header_name_problem(name)
+        if why is not None:
+            return f"header name {name[:80]!r} {why}"
+    files = set(names)
+    for name in files:
+        parts = name.split("/")
+        for i in range(1, len(parts)):
+            if "/".join(parts[:i]) in files:
+                return f"header name {'/'.join(parts[:i])[:80]!r} is both a header and the folder of {name[:80]!r}"
+    return None
+
+
 @attrs.frozen
 class SourceUnit:
     """One translation unit: its name, its source and the headers hiprtcCreateProgram gave it."""
@@ -119,6 +158,9 @@ def decode(data: bytes) -> KernelSource:
             if not (isinstance(h, list) and len(h) == 2):
                 raise KernelSourceError(f"malformed kernel source code object: a header of unit {i}")
             headers.append((_text(h[0], "a header name"), _blob(h[1], "a header's text")))
+        why = headers_problem([n for n, _ in headers])
+        if why is not None:
+            raise KernelSourceError(f"kernel source code object: unit {i}'s {why}")
         units.append(SourceUnit(_text(unit[0], "a unit name"), _blob(unit[1], "a unit's source"), tuple(headers)))
     options = tuple(_text(o, "an option") for o in body.get("options", []))
     names = body.get("names", [])

@@ -9,7 +9,7 @@ from typing import Any
 from hrr.api.catalogue import Api
 from hrr.api.roles.base import Action, CaptureServices, Check, Encoder, ReplayServices, Role, _digest, register, scalar
 from hrr.hiptypes.codefile import buffer_or_address, image_at, read_code_file
-from hrr.hiptypes import PointerConversionError, address_or_zero
+from hrr.hiptypes import PointerConversionError, address_or_zero, kernelsource
 from hrr.errors import EventRefused
 
 
@@ -57,7 +57,15 @@ class Code(Role):
         return check
 
     def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
-        return lambda call: rep.read_code_object(call.raw[i])
+        def read(call: Any) -> Any:
+            data = rep.read_code_object(call.raw[i])
+            if isinstance(data, bytes) and kernelsource.is_kernel_source(data):
+                try:   # a program's source that the sim would write out as files: checked first
+                    kernelsource.decode(data)
+                except kernelsource.KernelSourceError as exc:
+                    raise EventRefused(f"code object {call.raw[i]}: {exc}", category="bad_record") from None
+            return data
+        return read
 
 
 # hiprtc rows replay as no-ops (the code object is recorded at hipModuleLoadData): these

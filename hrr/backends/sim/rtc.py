@@ -401,6 +401,8 @@ def hiprtcCreateProgram(src: Any, name: Any, numHeaders: int = 0, headers: Any =
     names = list(includeNames or [])[:len(texts)]
     included = tuple((_text(n), t.encode() if isinstance(t, str) else bytes(t).split(b"\0", 1)[0])
                      for n, t in zip(names, texts, strict=False))
+    if kernelsource.headers_problem([n for n, _ in included]) is not None:   # hrr writes them as files
+        raise RtcError("HIPRTC_ERROR_INVALID_INPUT")
     prog = Program(dev.new_handle("program"), _text(src), _text(name), raw=raw, headers=included)
     dev.programs[prog.handle] = prog
     return (SUCCESS, hiprtcProgram(prog.handle))

@@ -25,7 +25,7 @@ from pathlib import Path
 import attrs
 
 from hrr.config import untraced_env
-from hrr.hiptypes.kernelsource import SourceUnit
+from hrr.hiptypes.kernelsource import SourceUnit, headers_problem
 from hrr.backends.sim.native import compilebox, policy
 from hrr.backends.sim.native.elfimage import MAX_MEMORY, ImageError, NativeImage, parse_image
 
@@ -613,11 +613,12 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
     errors: list[str] = []
     for u_index, unit in enumerate(units):
         errors += _include_errors(unit.name or f"unit{u_index}", unit.source.decode(errors="replace"))
+        why = headers_problem([hname for hname, _ in unit.headers])
+        if why is not None:
+            errors.append(f"error: {why}")
+            continue
         for hname, hdata in unit.headers:
-            if _bad_path(hname) or not hname.strip():
-                errors.append(f"error: header name '{hname}' refused (absolute or with '..')")
-            else:
-                errors += _include_errors(hname, hdata.decode(errors="replace"))
+            errors += _include_errors(hname, hdata.decode(errors="replace"))
     for expr in name_expressions:
         if not expr.strip() or re.search(r"[\n\r#;{}]", expr):
             errors.append(f"error: name expression '{expr}' is not a name")

@@ -163,3 +163,33 @@ def test_a_native_image_is_charged_to_the_host_budget(tmp_path, monkeypatch):
     assert refused.exit_code != 0
     assert "over --max-host-bytes" in text(refused) and "native image" in text(refused)
     assert replay(tmp_path / "a", backend="sim", limits=Limits(max_host_bytes=256 << 20)).exit_code == 0
+
+
+BAD_HEADER_NAMES = [(".",), ("a", "a/b"), ("x" * 300,), ("/".join(["d"] * 3000),), ("a//b",), ("../up.h",)]
+
+
+@pytest.mark.parametrize("names", BAD_HEADER_NAMES, ids=["dot", "file-and-folder", "300-chars", "3000-deep",
+                                                         "empty-part", "dotdot"])
+def test_bad_header_names_are_a_hip_error_at_capture(tmp_path, names):
+    def app(hip, hiprtc, be):
+        return hiprtc.hiprtcCreateProgram(b"__global__ void k() {}", b"k.hip", len(names),
+                                          [b"#define X 1\n"] * len(names), [n.encode() for n in names])[0]
+    err = capture(tmp_path, app)
+    assert getattr(err, "name", "") == "HIPRTC_ERROR_INVALID_INPUT"
+
+
+@pytest.mark.parametrize("names", BAD_HEADER_NAMES, ids=["dot", "file-and-folder", "300-chars", "3000-deep",
+                                                         "empty-part", "dotdot"])
+def test_bad_header_names_in_an_archive_are_a_bad_record(tmp_path, names, monkeypatch):
+    """An archive whose kernel source names headers that cannot be files (edited after
+    capture): the load is refused as a bad record, never an exception out of replay."""
+    from hrr.hiptypes import kernelsource
+    capture(tmp_path, _app)
+    code = next(p for p in tmp_path.rglob("*") if p.is_file() and kernelsource.is_kernel_source(p.read_bytes()[:8]))
+    ks = kernelsource.decode(code.read_bytes())
+    unit = kernelsource.SourceUnit(ks.units[0].name, ks.units[0].source, tuple((n, b"") for n in names))
+    bad = kernelsource.encode(kernelsource.KernelSource((unit,), ks.options))
+    monkeypatch.setattr("hrr.archive.reader.ProcessArchive.read_code_object", lambda self, name: bad)
+    result = replay(tmp_path, backend="sim")
+    assert result.exit_code == 1, text(result)
+    assert "header name" in text(result), text(result)

@@ -378,3 +378,10 @@ CPP_KERNEL(cpp_made)
     assert prog.image.unlaunchable == ("_Z8cpp_madePi",)
     assert "kernel '_Z8cpp_madePi' cannot be launched" in result.log
     assert compile_program([SourceUnit("m.hip", src)], []).log == result.log   # the same from the cache
+
+
+@pytest.mark.parametrize("names", [(".",), ("a", "a/b"), ("x" * 300,), ("/".join(["d"] * 3000),)])
+def test_header_names_that_cannot_be_files_are_a_compile_error(names):
+    unit = SourceUnit("k.hip", b'extern "C" __global__ void k(int *x) { x[0] = 1; }\n', tuple((n, b"") for n in names))
+    result = compile_program([unit], [])
+    assert not result.ok and "error: header name" in result.log
