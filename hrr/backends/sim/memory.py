@@ -10,8 +10,8 @@ maps the same arena at DEVICE_BASE. Freeing gives whole pages back to the system
 Pinned host memory (hipHostMalloc, and managed memory) is real memory of the process
 from the pinned arena, page aligned, at ``PINNED_BASE`` where the kernel allows, so the
 worker sees it at the same addresses; hipHostRegister records a range of the caller's
-own memory (not shared with the worker: a native kernel touching it faults). Kernels and
-copies reach all of them through ``resolve``.
+own memory, which native kernels see through the worker's windows over it
+(``native.windows``). Kernels and copies reach all of them through ``resolve``.
 """
 from __future__ import annotations
 
@@ -115,6 +115,7 @@ class Memory:
         self._device: dict[int, Allocation] = {}
         self._device_starts: list[int] = []  # sorted (bump allocation appends in order)
         self._host: dict[int, Allocation] = {}
+        self._registered: dict[int, Allocation] = {}   # the HOST_REGISTERED ones of _host
         self._host_starts: list[int] = []  # sorted bases of _host, for bisect
         self.pinned_bytes_used = 0
         self._pinned_holes: list[tuple[int, int]] = []   # (offset, bytes) freed, sorted
@@ -264,13 +265,19 @@ class Memory:
             raise MemoryError_("already registered")
         alloc = Allocation(HOST_REGISTERED, addr, size, None, flags)
         self._add_host(alloc)
+        self._registered[addr] = alloc
         return alloc
+
+    def registered_ranges(self) -> list[tuple[int, int]]:
+        """(address, bytes) of every registered host range."""
+        return [(a.base, a.size) for a in self._registered.values()]
 
     def free_host(self, base: int, kind: str) -> Allocation:
         alloc = self._host.get(base)
         if alloc is None or alloc.kind != kind:
             raise MemoryError_(f"0x{base:x} is not a live {kind.replace('_', ' ')} range")
         del self._host[base]
+        self._registered.pop(base, None)
         self._host_starts.remove(base)
         if kind == HOST_PINNED:
             self.pinned_bytes_used -= max(alloc.size, 1)

@@ -85,8 +85,9 @@ def worker_for(dev: Any, sandbox: bool) -> Callable[[], worker.KernelWorker]:
     def get() -> worker.KernelWorker:
         w = dev.native_workers.get(sandbox)
         if w is None:
-            w = dev.native_workers[sandbox] = worker.KernelWorker(dev.memory.device_arena, dev.memory.pinned_arena,
-                                                                  sandbox=sandbox)
+            w = dev.native_workers[sandbox] = worker.KernelWorker(
+                dev.memory.device_arena, dev.memory.pinned_arena, sandbox=sandbox,
+                registered=lambda: dev.memory.registered_ranges())   # the current memory's
         return w
     return get
 
@@ -98,6 +99,8 @@ def _runner(get_worker: Callable[[], worker.KernelWorker], launch_fn: int, entry
         try:
             out = get_worker().launch(launch_fn, entry, ctx.args, ctx.grid, ctx.block, ctx.shared,
                                       timeout=config().sim_kernel_timeout)
+        except worker.WorkerError as exc:
+            raise DeviceFault("hipErrorLaunchFailure", f"kernel {name}: {exc}") from None
         except KeyboardInterrupt:   # the worker is stopped already; the program gets the interrupt
             sys.stderr.write(f"hrr: interrupted (Ctrl-C): the sim's kernel {name} was stopped after "
                              f"{time.monotonic() - started:.1f} s\n")

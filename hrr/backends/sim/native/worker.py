@@ -57,6 +57,7 @@ import attrs
 
 from hrr.backends.sim.native import abi, toolchain
 from hrr.backends.sim.native.arena import DEVICE_BASE, Arena
+from hrr.backends.sim.native.windows import HostWindows
 from hrr.config import untraced_env
 
 MAX_KERNARGS = 4096
@@ -301,8 +302,12 @@ class KernelWorker:
     """The sim's handle on its kernel worker: started on the first launch, restarted on
     the launch after one that ended it. One launch at a time (thread-safe)."""
 
-    def __init__(self, device_arena: Arena | None, pinned_arena: Arena | None, sandbox: bool = True) -> None:
+    def __init__(self, device_arena: Arena | None, pinned_arena: Arena | None, sandbox: bool = True,
+                 registered: Callable[[], list[tuple[int, int]]] | None = None) -> None:
+        """``registered``: the program's registered host ranges now, (address, bytes) each."""
         self.device_arena, self.pinned_arena, self.sandbox = device_arena, pinned_arena, sandbox
+        self._registered = registered
+        self._windows = HostWindows()
         self._lock = threading.Lock()
         self._pid: int | None = None
         self._pidfd = self._cmd = self._res = self._err = self._syscall = -1
@@ -332,6 +337,9 @@ class KernelWorker:
         pinned = self.pinned_arena if self.pinned_shared else None
         if pinned is not None:
             wanted[FD_PINNED] = pinned.fd
+        windows = self._windows.windows
+        if windows:
+            wanted[FD_WINDOWS] = self._windows.fd
         high: dict[int, int] = {}
         try:   # above every target number, so that no dup2 in the child overwrites a source
             for target, fd in wanted.items():
@@ -353,7 +361,8 @@ class KernelWorker:
         setup = _SETUP.pack(MSG_SETUP, SETUP_VERSION, os.getpid(), 1 if self.sandbox else 0,
                             DEVICE_BASE, dev.size if dev is not None else 0,
                             pinned.address if pinned is not None else 0, pinned.size if pinned is not None else 0,
-                            0, PRINTF_CAP, MAX_FIBERS, STACK_BYTES, DYN_SHARED_CAP, 0)
+                            len(windows), PRINTF_CAP, MAX_FIBERS, STACK_BYTES, DYN_SHARED_CAP, 0)
+        setup += b"".join(_WINDOW.pack(*w) for w in windows)
         try:
             _write_all(self._cmd, setup)
         except OSError:
@@ -429,8 +438,11 @@ class KernelWorker:
         with self._lock:
             if self._pid is not None and self._exited():
                 self._stop()   # it died between launches (killed from outside): not this kernel's doing
+            if self._windows.update(self._registered() if self._registered is not None else []):
+                self._stop()   # registered memory changed: a worker maps its windows when it starts
             if self._pid is None:
                 self._start()
+            self._windows.copy_in()
             try:
                 return self._exchange(command, timeout)
             except BaseException:
@@ -438,6 +450,8 @@ class KernelWorker:
                 # taken for the next launch's, so this worker goes
                 self._stop()
                 raise
+            finally:
+                self._windows.copy_out()
 
     def _exchange(self, command: bytes, timeout: float | None) -> LaunchOutcome:
         """Send one launch and read its reply (the lock held)."""
@@ -521,6 +535,7 @@ class KernelWorker:
                 os.close(fd)
         self._cmd = self._res = self._err = self._pidfd = self._syscall = -1
         self._pid = None
+        self._windows = HostWindows()   # the parent's memfd is the parent's: lay out our own
 
 
 # -- the sandbox probe ---------------------------------------------------------------------------
