@@ -173,3 +173,33 @@ def test_a_reply_followed_by_more_bytes_is_a_failed_launch(monkeypatch):
         assert (out.status, out.fault) == (-1, FORGED) and w.pid is None
     finally:
         w.close()
+
+
+BLOCKS = b"""
+extern "C" __global__ void mark(unsigned* out) {
+  if (threadIdx.x == 0) out[blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z)] = 1 + blockIdx.x;
+}
+"""
+
+
+@pytest.mark.skipif(not X86_LINUX or toolchain.find_toolchain() is None,
+                    reason="needs Linux and a C++ compiler for the sim")
+def test_a_launch_can_run_a_range_of_its_blocks_in_linear_order():
+    """The runner's block range (what spreading a launch over several workers needs)."""
+    result = toolchain.compile_program([toolchain.SourceUnit("mark.hip", BLOCKS)])
+    assert result.ok and result.native is not None, result.log
+    image = result.native
+    memory = sim_device.current().memory
+    alloc = memory.malloc(image.memory_size, align=4096)
+    alloc.storage[:image.memory_size] = np.frombuffer(image.relocated(alloc.base), np.uint8)
+    out = memory.malloc(4 * 24)
+    w = KernelWorker(arena.device_arena(), arena.pinned_arena(), sandbox=sandbox_support()[0])
+    try:
+        launch = w.launch(alloc.base + image.launch, alloc.base + image.kernels["mark"].entry,
+                          struct.pack("<Q", out.base), (4, 3, 2), (8, 1, 1), 0, blocks=(5, 11))
+        assert (launch.status, launch.fault) == (0, None)
+        got = out.storage[:96].view(np.uint32)
+        assert [i for i in range(24) if got[i]] == list(range(5, 11))
+        assert [int(got[i]) for i in range(5, 11)] == [2, 3, 4, 1, 2, 3]   # blockIdx.x of blocks 5..10
+    finally:
+        w.close()
