@@ -33,7 +33,7 @@ def untraced_env(extra: dict[str, str] | None = None) -> dict[str, str]:
 
 
 def env_flag_on(value: str | None, *, default: bool) -> bool:
-    """The brief's rule: on when unset (if ``default``), ``true`` or a non-zero number."""
+    """The environment flags' rule: on when unset (if ``default``), ``true`` or a non-zero number."""
     if value is None:
         return default
     text = value.strip().lower()

@@ -23,6 +23,14 @@ def _gpu_unavailable_reason() -> str | None:
     return gpu_unavailable_reason()
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """The venvs the session built under the temp dir go with it (HRR_KEEP_TEST_VENVS=1 keeps
+    them for the next run); a few hundred MB each, they must not pile up."""
+    from hippython7 import MADE_HERE, remove_test_venvs
+
+    remove_test_venvs(MADE_HERE)
+
+
 def pytest_addoption(parser):
     parser.addoption("--shuffle", metavar="SEED", default=None,
                      help="run the tests in a random order drawn from SEED (an integer, or "

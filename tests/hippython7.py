@@ -1,12 +1,39 @@
 """hip-python 7.x in a virtual environment of its own (the 7.x and 10.x releases cannot
-share one), kept between runs; shared by the conformance test and the examples test."""
+share one), made once per test session; shared by the conformance test and the examples
+test. ``venv_root`` says where every such venv of the tests goes: the temp dir, removed
+when the session ends (tests/conftest.py) unless HRR_KEEP_TEST_VENVS=1 keeps them for the
+next run, or the folder its own variable names, never removed."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+#: The test venvs made under the temp dir: removed at the end of the session.
+MADE_HERE: set[Path] = set()
+
+
+def venv_root(name: str, variable: str) -> Path:
+    """Where the test venv ``name`` goes: the folder ``variable`` names (kept), else
+    ``<tmp>/<name>-<uid>`` (listed in ``MADE_HERE``)."""
+    given = os.environ.get(variable)
+    if given:
+        return Path(given)
+    root = Path(tempfile.gettempdir()) / f"{name}-{os.getuid()}"
+    MADE_HERE.add(root)
+    return root
+
+
+def remove_test_venvs(roots: set[Path]) -> None:
+    """Remove the venvs the session made under the temp dir (HRR_KEEP_TEST_VENVS=1: keep)."""
+    if os.environ.get("HRR_KEEP_TEST_VENVS") == "1":
+        return
+    for root in sorted(roots):
+        shutil.rmtree(root, ignore_errors=True)
+    roots.clear()
 
 HP7_SPEC = "hip-python>=7,<8"
 HP7_DEPS = ["numpy", "attrs", "msgpack", "pluggy", "xxhash", "click", "rich"]
@@ -17,8 +44,7 @@ def venv_with_hip_python7(root: Path | None = None) -> tuple[Path | None, str]:
     itself comes from PYTHONPATH), at ``root`` (default: HRR_HIP_PYTHON7_VENV, else under
     the temp dir); (None, pip's last words) when it cannot be installed."""
     if root is None:
-        default = Path(tempfile.gettempdir()) / f"hrr-hip-python7-venv-{os.getuid()}"
-        root = Path(os.environ.get("HRR_HIP_PYTHON7_VENV") or default)
+        root = venv_root("hrr-hip-python7-venv", "HRR_HIP_PYTHON7_VENV")
     py, ready = root / "bin" / "python", root / "hrr-ready"
     if ready.exists():
         return py, ""

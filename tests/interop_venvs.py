@@ -1,5 +1,5 @@
 """hip-python's CUDA interop layer (``hip-python-interop``) in virtual environments of
-their own, one per hip-python release, kept between runs.
+their own, one per hip-python release, made once per test session (``venv_root``).
 
 The interop installs ``cuda/bindings/`` (and, for 7.x, ``cuda/cudart``...), the very paths
 NVIDIA's cuda-bindings owns, so neither can share a venv with hrr's ``[cuda]`` extra; and
@@ -7,13 +7,11 @@ hip-python 7.x and 10.x cannot share one either. hrr itself comes from PYTHONPAT
 ``hrr run``/``hrr capture`` bootstrap puts it there for every child process)."""
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
-from hippython7 import HP7_DEPS
+from hippython7 import HP7_DEPS, venv_root
 
 # release -> what pip installs beside hrr's runtime dependencies
 INTEROP_SPECS: dict[str, list[str]] = {
@@ -36,8 +34,7 @@ def venv_with_interop(release: str, root: Path | None = None) -> tuple[Path | No
     with ``UNREACHABLE`` when pip could not reach its package index."""
     specs = INTEROP_SPECS[release]
     if root is None:
-        default = Path(tempfile.gettempdir()) / f"hrr-interop{release}-venv-{os.getuid()}"
-        root = Path(os.environ.get(f"HRR_INTEROP{release}_VENV") or default)
+        root = venv_root(f"hrr-interop{release}-venv", f"HRR_INTEROP{release}_VENV")
     py, ready = root / "bin" / "python", root / "hrr-ready"
     if ready.exists():
         return py, ""

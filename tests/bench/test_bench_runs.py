@@ -6,6 +6,7 @@ import importlib.util
 import json
 import math
 import os
+import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -17,7 +18,10 @@ def _bench():
     return module
 
 
-def test_tiny_run_writes_every_cpu_key_as_a_number(tmp_path):
+def test_tiny_run_writes_every_cpu_key_as_a_number(tmp_path, monkeypatch):
+    scratch = tmp_path / "tmp"   # the bench's temp folders (archives, compile caches) go with tmp_path
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     bench = _bench()
     out = tmp_path / "results.json"
     lines: list[str] = []

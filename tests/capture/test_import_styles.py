@@ -8,13 +8,12 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import pytest
 
 from hrr.hiptypes import real_modules
-from hippython7 import HP7_DEPS, HP7_SPEC
+from hippython7 import HP7_DEPS, HP7_SPEC, venv_root
 from hrrtest import cpu_backends
 
 APPS = Path(__file__).resolve().parent / "apps"
@@ -210,10 +209,9 @@ BOTH_SPECS = (["hip-python>=10,<11", *HP7_DEPS], [HP7_SPEC])
 
 def venv_with_both_releases() -> tuple[Path | None, str]:
     """The python of a venv holding hip-python 7.x's `hip` package beside 10.x's
-    `rocm.bindings` (installed in that order, as a user would), kept between runs under
-    HRR_HIP_PYTHON_BOTH_VENV or the temp dir; (None, pip's last words) when pip cannot."""
-    default = Path(tempfile.gettempdir()) / f"hrr-hip-python-both-venv-{os.getuid()}"
-    root = Path(os.environ.get("HRR_HIP_PYTHON_BOTH_VENV") or default)
+    `rocm.bindings` (installed in that order, as a user would), under HRR_HIP_PYTHON_BOTH_VENV
+    (kept) or the temp dir (removed when the session ends); (None, pip's last words) when pip cannot."""
+    root = venv_root("hrr-hip-python-both-venv", "HRR_HIP_PYTHON_BOTH_VENV")
     py, ready = root / "bin" / "python", root / "hrr-ready"
     if ready.exists():
         return py, ""

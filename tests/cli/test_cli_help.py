@@ -32,7 +32,7 @@ def test_help_names_every_option(name):
 
 
 def test_contract_options_exist():
-    """The options the brief fixes (contract 3)."""
+    """The options the command-line contract fixes."""
     opts = {name: {o for p in cli.commands[name].params for o in (*p.opts, *p.secondary_opts)}
             for name in COMMANDS}
     assert {"-o", "--plugins", "--backend", "--content", "--metadata-only"} <= opts["capture"]

@@ -36,7 +36,7 @@ def test_defaults(env):
     assert cfg.backend == "sim"
 
 
-# The brief: on unless set to something other than `true` or a non-zero number.
+# The contract: on unless set to something other than `true` or a non-zero number.
 ON = ["true", "TRUE", "True", "1", "2", "-1", "0.5", " 1 ", "1e3", "inf"]
 OFF = ["false", "0", "0.0", "-0", "no", "off", "yes", "", "nan", "0x1", "truee"]
 
