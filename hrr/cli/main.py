@@ -15,7 +15,7 @@ from hrr import __version__
 from hrr.backends import BACKEND_MODULES
 from hrr.config import ARCHIVE_ENV, CONTENT_MODE_ENV, PLUGINS_ENV
 from hrr import exitcodes
-from hrr.cli import launch
+from hrr.cli import cache as cache_commands, launch
 from hrr.cli.progress import progress_option
 from hrr.errors import ArchiveError, HrrError, UsageError
 
@@ -554,6 +554,9 @@ def dump(archive: str, calls: str | None, apis: tuple[str, ...], thread: str | N
     with progress_bar(wanted(progress, streaming_stdout=True)) as bar:
         code = dump_to_stdout(archive, jsonl=jsonl, filt=filt, progress=bar)
     sys.exit(code)
+
+
+cli.add_command(cache_commands.cache)
 
 
 if __name__ == "__main__":

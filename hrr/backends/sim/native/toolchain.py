@@ -9,7 +9,6 @@ include only its own headers and hrr's stubs: nothing of the host it is compiled
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import os
 import platform
@@ -26,7 +25,7 @@ import attrs
 
 from hrr.config import untraced_env
 from hrr.hiptypes.kernelsource import SourceUnit, headers_problem
-from hrr.backends.sim.native import compilebox, policy
+from hrr.backends.sim.native import compilebox, imagecache, policy
 from hrr.backends.sim.native.elfimage import MAX_MEMORY, ImageError, NativeImage, parse_image
 
 DEVICE_HEADER = "hrr_device.h"
@@ -190,33 +189,8 @@ def _package_bytes(name: str) -> bytes:
     return resources.files(__package__).joinpath(name).read_bytes()
 
 
-def cache_dir() -> Path | None:
-    """Where compiled images are kept: $HRR_CACHE_DIR, else $XDG_CACHE_HOME/hrr/kernels, else
-    ~/.cache/hrr/kernels; None when it cannot be made."""
-    env = os.environ.get("HRR_CACHE_DIR")
-    if env:
-        path = Path(env)
-    else:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        path = Path(base) / "hrr" / "kernels"
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError:
-        return None
-    return path if os.access(path, os.W_OK) else None
-
-
-def _atomic_write(path: Path, data: bytes) -> None:
-    try:
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except (OSError, UnboundLocalError):
-            pass
+#: Where images are cached (imagecache.py; kept here by this name for the worker's build).
+cache_dir = imagecache.cache_dir
 
 
 # ---- source scanning -------------------------------------------------------------------------
@@ -539,16 +513,14 @@ def _runtime_object(run: _Run, include: Path, use_cache: bool = True,
     the same for every program of that size; copied into the compile's folder)."""
     tc, work = run.tc, run.work
     runtime = _package_bytes(RUNTIME_SOURCE)
-    key = hashlib.sha256(b"\0".join([tc.ident.encode(), runtime, _package_bytes(DEVICE_HEADER),
-                                     _package_bytes(ABI_HEADER), b"wave%d" % wavefront])).hexdigest()[:32]
-    cache = cache_dir()
+    key = imagecache.key([("kind", "runtime object"), ("toolchain", tc.ident), ("runtime", runtime),
+                          ("device header", _package_bytes(DEVICE_HEADER)), ("abi header", _package_bytes(ABI_HEADER)),
+                          ("wavefront", str(wavefront))])
     obj = work / "hrr_runtime.o"
-    if use_cache and cache is not None:
-        try:
-            obj.write_bytes((cache / f"runtime-{key}.o").read_bytes())
-            return obj, ""
-        except OSError:
-            pass
+    cached = imagecache.get(key, run.box.output) if use_cache else None
+    if cached is not None:
+        obj.write_bytes(cached)
+        return obj, ""
     src = work / RUNTIME_SOURCE
     src.write_bytes(runtime)
     argv = [*tc.argv, "-x", "c++", "-std=c++17", "-O2", *BASE_FLAGS, "-fno-builtin", "-DHRR_RUNTIME",
@@ -557,8 +529,7 @@ def _runtime_object(run: _Run, include: Path, use_cache: bool = True,
     out = run(argv)
     if out.returncode != 0:
         return None, out.log + (f"error: {out.stopped}\n" if out.stopped else "")
-    if cache is not None:
-        _atomic_write(cache / f"runtime-{key}.o", obj.read_bytes())
+    imagecache.put(key, obj.read_bytes())
     return obj, ""
 
 
@@ -579,19 +550,22 @@ def _outside(text: str, roots: list[str], *, locations: bool = False) -> bool:
     return False
 
 
-def _cache_key(tc: Toolchain, units: tuple[SourceUnit, ...], options: tuple[str, ...], relocatable: bool) -> str:
-    h = hashlib.sha256()
-    for part in (tc.ident.encode(), _package_bytes(DEVICE_HEADER), _package_bytes(ABI_HEADER),
-                 _package_bytes(RUNTIME_SOURCE), _package_bytes(GROUPS_HEADER), b"reloc" if relocatable else b"image"):
-        h.update(len(part).to_bytes(8, "little") + part)
+def _cache_key(tc: Toolchain, units: tuple[SourceUnit, ...], options: tuple[str, ...],
+               name_expressions: tuple[str, ...], wavefront: int) -> str:
+    """Everything that decides an image, each part typed (units, their headers, options and
+    name expressions never read as one another)."""
+    parts: list[tuple[str, bytes | str]] = [
+        ("kind", "image"), ("toolchain", tc.ident), ("toolchain argv", "\0".join(tc.argv)),
+        ("device header", _package_bytes(DEVICE_HEADER)), ("abi header", _package_bytes(ABI_HEADER)),
+        ("runtime", _package_bytes(RUNTIME_SOURCE)), ("groups header", _package_bytes(GROUPS_HEADER)),
+        ("instrumenter", _package_bytes("toolchain.py")), ("wavefront", str(wavefront)), ("units", str(len(units)))]
     for unit in units:
-        for part in (unit.name.encode(), unit.source):
-            h.update(len(part).to_bytes(8, "little") + part)
+        parts += [("unit name", unit.name), ("unit source", unit.source), ("headers", str(len(unit.headers)))]
         for name, data in unit.headers:
-            h.update(len(name.encode()).to_bytes(8, "little") + name.encode() + len(data).to_bytes(8, "little") + data)
-    for opt in options:
-        h.update(len(opt.encode()).to_bytes(8, "little") + opt.encode())
-    return h.hexdigest()
+            parts += [("header name", name), ("header text", data)]
+    parts += [("options", str(len(options)))] + [("option", o) for o in options]
+    parts += [("name expressions", str(len(name_expressions)))] + [("name expression", e) for e in name_expressions]
+    return imagecache.key(parts)
 
 
 def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: list[str] | tuple[str, ...] = (),
@@ -624,15 +598,9 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
             errors.append(f"error: name expression '{expr}' is not a name")
     if errors:
         return CompileResult(False, "\n".join(errors) + "\n")
-    key = _cache_key(tc, units, options + tuple("\0ne:" + e for e in name_expressions) + (f"\0wave:{wavefront}",),
-                     relocatable)
-    cache = cache_dir()
-    if cache is not None and not relocatable:
-        cached = cache / f"{key}.so"
-        try:
-            data = cached.read_bytes()
-        except OSError:
-            data = None
+    key = _cache_key(tc, units, options, name_expressions, wavefront)
+    if not relocatable:
+        data = imagecache.get(key, policy.host_room(COMPILE_OUTPUT))
         if data is not None:
             notes = "".join(n + "\n" for n in _translate_options(options, "")[2])
             try:
@@ -650,8 +618,8 @@ def compile_program(units: list[SourceUnit] | tuple[SourceUnit, ...], options: l
                              wavefront=wavefront, mode=mode)
     if result.ok and result.native is not None:
         result = _reach_hidden_kernels(tc, units, options, name_expressions, result, wavefront, mode)
-    if result.ok and result.image is not None and cache is not None:
-        _atomic_write(cache / f"{key}.so", result.image)
+    if result.ok and result.image is not None:
+        imagecache.put(key, result.image)
     return result
 
 
