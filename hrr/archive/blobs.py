@@ -3,12 +3,12 @@ small blobs may instead live in blobs/pack-<n>.dat (see pack.py). Loose files ar
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, Callable
 
 from hrr.archive.format import BLOBS_DIR, CODE_DIR, content_name, is_valid_name
 from hrr.archive.fsutil import atomic_write, make_private_dir, open_dir_nofollow, open_file_nofollow, read_exact
 from hrr.archive.pack import PackEntry, PackIndex
-from hrr.errors import BlobError
+from hrr.errors import BlobError, LimitExceeded
 
 
 class _Missing(Exception):
@@ -45,9 +45,19 @@ def store(pid_dir: str, kind: str, name: str, data: Any, made_dirs: set[str]) ->
 class StoreReader:
     """Verified reads from one process directory's blob and code stores (never follows links)."""
 
-    def __init__(self, pid_dir_fd: int, pid_dir: str, max_file_bytes: int) -> None:
+    def __init__(self, pid_dir_fd: int, pid_dir: str, max_file_bytes: int, max_host_bytes: int = 1 << 62) -> None:
         self._dir_fd, self._dir, self._max = pid_dir_fd, pid_dir, max_file_bytes
+        self._max_host, self._held = max_host_bytes, 0
         self._packs: PackIndex | None = None   # loaded at the first blob not found loose
+        #: what the pack indexes' memory is charged to (replay's host budget); by default a
+        #: cap of ``max_host_bytes`` for this process's indexes
+        self.charge: Callable[[int, str], Any] = self._within_cap
+
+    def _within_cap(self, n: int, what: str) -> int:
+        if self._held + n > self._max_host:
+            raise LimitExceeded(f"{what} needs {n} bytes of host memory, over max_host_bytes={self._max_host}")
+        self._held += n
+        return n
 
     def _pack_index(self) -> PackIndex | None:
         if self._packs is None:
@@ -56,7 +66,7 @@ class StoreReader:
             except OSError:
                 return None
             try:
-                self._packs = PackIndex(fd, self._max)
+                self._packs = PackIndex(fd, self._max, lambda n, what: self.charge(n, what))
             finally:
                 os.close(fd)
         return self._packs
@@ -66,12 +76,13 @@ class StoreReader:
         index = self._pack_index()
         if index is None:
             raise missing
-        entry = index.entries.get(name)
+        entry = index.get(name)
         if entry is not None:
             return entry
         where = os.path.join(self._dir, BLOBS_DIR)
-        if name in index.bad:
-            raise BlobError(f"blob {name}: {index.bad[name]}", where=where,
+        refused = index.why_refused(name)
+        if refused is not None:
+            raise BlobError(f"blob {name}: {refused}", where=where,
                             hint="the archive is corrupt or was tampered with")
         if index.problems:
             raise BlobError(f"blob {name} is missing; {'; '.join(index.problems)}", where=where,

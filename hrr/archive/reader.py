@@ -174,7 +174,7 @@ class ProcessArchive:
         except OSError as exc:
             raise ArchiveError(f"cannot open the process directory ({exc})", where=self.path,
                                hint="symlinked pid directories are refused") from None
-        self._store = StoreReader(self._dir_fd, self.path, limits.max_file_bytes)
+        self._store = StoreReader(self._dir_fd, self.path, limits.max_file_bytes, limits.max_host_bytes)
         self._state: StreamState | None = None
         self.version = 0
         self._apis: list[str] = []
@@ -540,6 +540,11 @@ class ProcessArchive:
     def blob_size(self, name: str) -> int:
         """A blob's size in bytes, without reading it."""
         return self._store.size("blob", name)
+
+    def set_host_charge(self, charge: Callable[[int, str], Any]) -> None:
+        """Charge the memory the pack indexes take when loaded to ``charge`` (replay's host
+        budget) instead of a cap of their own."""
+        self._store.charge = charge
 
     def read_code_object(self, name: str) -> bytes:
         """A code object's bytes, checked like a blob."""

@@ -87,6 +87,8 @@ class ProcessReplayer:
         self.pm = pm
         self._checks: dict[int, _Check] = {}
         self.budget = HostBudget(limits.max_host_bytes)
+        if hasattr(process, "set_host_charge"):   # pack indexes, when a packed blob is first read
+            process.set_host_charge(self.budget.charge)
         # The sim's device memory is host RAM, so it is charged too; a GPU's is not.
         self.charges_device_memory = backend.DEVICE_MEMORY_IS_HOST_MEMORY
         self._queued_bytes = 0         # blobs that host functions hold until a device sync

@@ -8,7 +8,7 @@ import struct
 import pytest
 
 from hrr.archive import open_archive, open_process_writer
-from hrr.archive.pack import ENTRY, IDX_MAGIC, encode_entry, pack_archive
+from hrr.archive.pack import ENTRY, ENTRY_COST, IDX_MAGIC, encode_entry, pack_archive
 from hrr.errors import ArchiveError, BlobError
 
 
@@ -199,3 +199,45 @@ def test_failed_pack_write_indexes_nothing_and_stops_recording(tmp_path, monkeyp
         assert p.read_blob(first) == _blob(0)
         with pytest.raises(BlobError, match="missing"):
             p.read_blob(second)
+
+
+def _huge_index(root, entries: int) -> str:
+    """pid-7 with one real packed blob and a pack index of ``entries`` entries (the others
+    name blobs of one byte each)."""
+    names = _write(root, n=1)
+    blobs = os.path.join(root, "pid-7", "blobs")
+    start = os.path.getsize(os.path.join(blobs, "pack-0.dat"))
+    with open(os.path.join(blobs, "pack-0.dat"), "ab") as f:
+        f.write(b"x" * entries)
+    with open(os.path.join(blobs, "pack-0.idx"), "ab") as f:
+        f.write(b"".join(encode_entry(f"{i:032x}", start + i, 1) for i in range(1, entries)))
+    return names[0]
+
+
+def test_a_pack_index_costs_a_bounded_amount_per_entry(tmp_path):
+    """Each entry costs at most what is charged for it while checked (about 330 bytes of
+    Python objects each before, uncharged), and is held as 32 bytes of arrays."""
+    import tracemalloc
+    real = _huge_index(tmp_path, 200_000)
+    with open_archive(tmp_path) as a:
+        (p,) = a.processes
+        tracemalloc.start()
+        assert p.read_blob(real) == _blob(0)
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+    assert peak <= 200_000 * ENTRY_COST, peak
+
+
+def test_a_pack_index_is_charged_to_the_host_budget(tmp_path):
+    from hrr.archive.limits import Limits
+    real = _huge_index(tmp_path, 200_000)
+    with open_archive(tmp_path, Limits(max_host_bytes=1 << 20)) as a:
+        (p,) = a.processes
+        with pytest.raises(BlobError, match="max_host_bytes"):
+            p.read_blob(real)
+    charged = []
+    with open_archive(tmp_path) as a:
+        (p,) = a.processes
+        p.set_host_charge(lambda n, what: charged.append((n, what)))
+        assert p.read_blob(real) == _blob(0)
+    assert charged and charged[0][0] >= 200_000 * ENTRY_COST - ENTRY_COST and "pack-0.idx" in charged[0][1]
