@@ -609,6 +609,49 @@ def _pack_index_entry(self: "Mutator") -> None:
     self.note(f"{os.path.relpath(path, self.root)} entry {i} -> offset {off} length {length}")
 
 
+_KERNEL = ('#define P "{path}"\nstatic const unsigned char d[] = {{\n#embed P suffix(,)\n0}};\n'
+           'extern "C" __global__ void k(int *x) {{ printf("%s\\n", (const char *)d); }}\n')
+
+
+def _kernel_source(self: "Mutator") -> None:
+    """Replace a code object with a kernel source container (HIP C++ that replay compiles)
+    that tries to read a canary file into its image and print it, mutated: hostile options,
+    header names that cannot be files, wrong types, many or huge parts, a bad length."""
+    import struct
+    from hrr.hiptypes import kernelsource as ks
+
+    canary = os.path.join(self.outside, "canary.bin")
+
+    def change(_: bytes) -> bytes:
+        op = self.rng.choice(["embed", "embed_up", "options", "headers", "types", "many", "huge", "length"])
+        self.note(f"kernel source: {op}")
+        path = canary if op != "embed_up" else "../" * 30 + canary.lstrip("/")
+        unit = ks.SourceUnit("k.hip", _KERNEL.format(path=path).encode())
+        options: tuple[str, ...] = ()
+        if op == "options":
+            options = tuple(self.rng.sample(["-DASM=__asm__", "-DX=1\n#include \"/etc/hostname\"", "-I../../..",
+                                             "-I/", "-D" + "A" * 5000, "-U", "-D", "--include-path=/etc",
+                                             "-include/etc/hostname", "-DP=\"" + canary + "\""], 4))
+        elif op == "headers":
+            unit = ks.SourceUnit("k.hip", unit.source, tuple((n, b"#define H 1\n") for n in self.rng.choice(
+                [[".", "a"], ["a", "a/b"], ["x" * 300], ["/".join(["d"] * 3000)], ["../x.h"], ["a//b"]])))
+        elif op == "types":
+            body = msgpack.packb(self.rng.choice([
+                {"units": [["k.hip", "text, not bytes", []]]}, {"units": [["k.hip", b"", [[1, b""]]]]},
+                {"units": [], "options": [b"-DX"]}, {"units": [["k.hip", b"", [["h"]]]], "names": "k"},
+                {"units": [["k.hip", b"", []]], "options": [["-DX"]]}]), use_bin_type=True)
+            return ks.MAGIC + struct.pack("<I", len(body)) + body
+        elif op == "many":
+            return ks.encode(ks.KernelSource(tuple(unit for _ in range(self.rng.choice([2, 300]))), options))
+        elif op == "huge":
+            unit = ks.SourceUnit("k.hip", unit.source + b"//" + b"x" * (3 << 20) + b"\n")
+        elif op == "length":
+            data = ks.encode(ks.KernelSource((unit,)))
+            return data[:8] + struct.pack("<I", self.rng.choice([0, 1, len(data), 0xFFFFFFFF])) + data[12:]
+        return ks.encode(ks.KernelSource((unit,), options))
+    self._restore_store("code", change)
+
+
 MUTATIONS: list[tuple[str, Callable[[Mutator], None]]] = [
     ("flip", Mutator.flip), ("truncate", Mutator.truncate), ("append", Mutator.append_junk),
     ("frame", Mutator.frame_op), ("frame", Mutator.frame_op), ("huge_length", Mutator.huge_length),
@@ -617,6 +660,7 @@ MUTATIONS: list[tuple[str, Callable[[Mutator], None]]] = [
     ("manifest", Mutator.manifest), ("manifest", Mutator.manifest), ("swap", Mutator.swap_files),
     ("rename_pid", Mutator.rename_pid), ("link", Mutator.link), ("link_pid_dir", Mutator.link_pid_dir),
     ("blob", Mutator.edit_blob), ("code", Mutator.edit_code), ("pack_index", _pack_index_entry),
+    ("kernel_source", _kernel_source), ("kernel_source", _kernel_source),
 ]
 
 
@@ -654,6 +698,8 @@ def run_commands(archive: str) -> list[str]:
         out = result.output + (getattr(result, "stderr", "") or "")
         if "Traceback" in out:
             findings.append(f"{name}: traceback in the output:\n{out[-3000:]}")
+        if "canary canary" in out:
+            findings.append(f"{name}: a canary file's content reached the output:\n{out[-1000:]}")
         if "this is a bug in hrr" in out:
             findings.append(f"{name}: internal error: {out.strip()[-500:]}")
         if result.exit_code not in allowed:

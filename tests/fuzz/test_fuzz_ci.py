@@ -4,6 +4,10 @@ area). The long run is `bash scripts/fuzz.sh N`."""
 from __future__ import annotations
 
 import os
+import random
+import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -62,3 +66,34 @@ def test_mutator_batches_v2_records_again_with_numbers_and_valid_checksums(tmp_p
     assert state.bad_checksums == 0 and not state.stopped and state.frames == 21
     assert got == values
     assert len(open(path, "rb").read()) < len(header) + sum(len(p) + 16 for _, p in frames)   # batched, numbered
+
+
+@pytest.fixture(scope="module")
+def serving_seed(tmp_path_factory):
+    out = tmp_path_factory.mktemp("seeds")
+    hrr = [sys.executable, "-m", "hrr.cli.main"]
+    path = str(out / "serving")
+    subprocess.run(hrr + ["capture", "-o", path, "--content", "--backend", "sim", "--", sys.executable,
+                          os.path.join(mutate.REPO, "examples", "serving_step.py")],
+                   env=dict(os.environ, HRR_BACKEND="sim"), check=True, capture_output=True, cwd=str(out))
+    return path
+
+
+@pytest.mark.parametrize("rng", range(12))
+def test_mutated_kernel_source_containers_end_cleanly_and_read_no_host_file(serving_seed, tmp_path, monkeypatch, rng):
+    """Each mutation of the kernel-source container (hostile options, header names that
+    cannot be files, wrong types, many or huge parts, bad lengths; its kernel tries to
+    #embed a canary file and print it): info and replay end cleanly and print no canary."""
+    from hrr.backends.sim.native import toolchain
+    if toolchain.find_toolchain() is None:
+        pytest.skip("no C++ compiler for the sim")
+    monkeypatch.setenv("HRR_CACHE_DIR", str(tmp_path / "cache"))
+    root, outside = str(tmp_path / "archive"), str(tmp_path / "outside")
+    shutil.copytree(serving_seed, root, symlinks=True)
+    os.makedirs(outside)
+    with open(os.path.join(outside, "canary.bin"), "wb") as f:
+        f.write(b"canary " * 100)
+    m = mutate.Mutator(random.Random(rng), root, outside)
+    mutate._kernel_source(m)
+    assert "kernel source" in m.what
+    assert mutate.run_commands(root) == [], m.what
