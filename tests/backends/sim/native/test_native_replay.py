@@ -193,3 +193,63 @@ def test_bad_header_names_in_an_archive_are_a_bad_record(tmp_path, names, monkey
     result = replay(tmp_path, backend="sim")
     assert result.exit_code == 1, text(result)
     assert "header name" in text(result), text(result)
+
+
+PRINTER = (b'static const unsigned char d[] = {\'o\', \'k\', 0};\n'
+           b'extern "C" __global__ void k(int *x) { printf("printed: %s\\n", (const char *)d); x[0] = 1; }\n')
+
+
+def _printer_app(hip, hiprtc, be):
+    prog = hiprtc.hiprtcCreateProgram(PRINTER, b"p.hip", 0, [], [])[1]
+    assert int(hiprtc.hiprtcCompileProgram(prog, 0, [])[0]) == 0
+    code = bytearray(hiprtc.hiprtcGetCodeSize(prog)[1])
+    hiprtc.hiprtcGetCode(prog, code)
+    module = hip.hipModuleLoadData(code)[1]
+    fn = hip.hipModuleGetFunction(module, b"k")[1]
+    out = hip.hipMalloc(4)[1]
+    hip.hipModuleLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, None, None, (out,))
+    assert int(hip.hipDeviceSynchronize()[0]) == 0
+
+
+def _attack_archive(root, canary: str, source: str, options=()) -> None:
+    """The printer's archive with its kernel source swapped for ``source`` (as a stranger
+    would edit an archive), stored under its new name."""
+    import random
+    import sys
+    from pathlib import Path
+    from hrr.hiptypes import kernelsource
+    sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "fuzz"))
+    import mutate
+
+    def swap(data: bytes) -> bytes:
+        ks = kernelsource.decode(data)
+        unit = kernelsource.SourceUnit(ks.units[0].name, source.replace("CANARY", canary).encode())
+        return kernelsource.encode(kernelsource.KernelSource((unit,), tuple(options)))
+    mutate.Mutator(random.Random(0), str(root), str(root))._restore_store("code", swap)
+
+
+EMBED_ATTACK = ('#define P "CANARY"\nstatic const unsigned char d[] = {\n#embed P suffix(,)\n0};\n'
+                'extern "C" __global__ void k(int *x) { printf("printed: %s\\n", (const char *)d); x[0] = 1; }\n')
+INCBIN_ATTACK = ('ASM(".section .rodata\\n.globl leak\\nleak: .incbin \\"CANARY\\"\\n.byte 0\\n.text");\n'
+                 'extern "C" const char leak[];\n'
+                 'extern "C" __global__ void k(int *x) { printf("printed: %s\\n", leak); x[0] = 1; }\n')
+
+
+@pytest.mark.parametrize("attack", ["embed", "incbin"])
+def test_replaying_an_attack_archive_prints_no_host_file(tmp_path, monkeypatch, capfd, attack):
+    monkeypatch.setenv("HRR_CACHE_DIR", str(tmp_path / "cache"))
+    canary = tmp_path / "canary.txt"
+    canary.write_bytes(b"hrr-canary-0d4f " * 4)
+    capture(tmp_path / "a", _printer_app)
+    source, options = (EMBED_ATTACK, ()) if attack == "embed" else (INCBIN_ATTACK, ("-DASM=__asm__",))
+    _attack_archive(tmp_path / "a", str(canary), source, options)
+    capfd.readouterr()
+    replay(tmp_path / "a", backend="sim")
+    assert "hrr-canary" not in capfd.readouterr().out
+    if attack == "embed":   # what the sandbox stops: unconfined and unchecked, the file is printed
+        from hrr.backends.sim.native import compilebox
+        monkeypatch.setattr(compilebox, "support", lambda: (None, "test"))
+        monkeypatch.setattr(toolchain, "_outside", lambda *a, **k: False)
+        monkeypatch.setenv("HRR_CACHE_DIR", str(tmp_path / "cache2"))
+        replay(tmp_path / "a", backend="sim", trust_kernels=True)
+        assert "hrr-canary" in capfd.readouterr().out
