@@ -117,11 +117,12 @@ def test_a_null_extra_or_kernel_params_given_as_zero_is_absent():
 
 
 def test_nvrtc_options_become_the_cpu_compilers_or_are_accepted():
-    flags, notes = _translate_options(["--fmad=false", "-use_fast_math", "--gpu-architecture=compute_90",
+    flags, macros, notes = _translate_options(["--fmad=false", "-use_fast_math", "--gpu-architecture=compute_90",
                                        "-arch=sm_80", "-default-device", "-lineinfo", "-rdc=true",
                                        "--ptxas-options=-v", "--maxrregcount=32", "--not-an-option"], "")
     assert "-ffp-contract=off" in flags and "-ffast-math" in flags
     assert notes == ["note: option '--not-an-option' ignored by hrr's CPU compiler"]
+    assert macros == []
 
 
 def test_the_cuda_backends_hiprtc_writes_into_a_read_only_buffer_too():
