@@ -3,7 +3,7 @@
 A ``Rule`` says what one field must be: its kind (``int``, ``str``, ``str?`` for a string
 or null, ``bytes``, ``list``, ``map``, ``ints`` for a list of ints, ``words`` for a list of
 ``[int, int, int]``), its bounds and what a bad value is called. From the rules of a
-record, written once, hrr generates (through :mod:`hrr.api.codegen`) the fast check (a
+record, written once, hrr generates (through :mod:`hrr.codegen`) the fast check (a
 boolean expression, no exception raised, no call made), the check that names the first
 bad field (:func:`naming_source`, :func:`positional_source`), and the launch runner's
 checks (the kind and the bounds replay needs).
@@ -16,7 +16,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import attrs
 
-from hrr.api.codegen import compile_function, function_source
+from hrr.codegen import compile_function, function_source
 
 KINDS = ("int", "str", "str?", "bytes", "list", "map", "ints", "words")
 #: The ints msgpack carries (int64 and uint64): a bound at or past these holds for every

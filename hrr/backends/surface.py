@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Mapping, TypeVar
 import attrs
 
 from hrr.api.catalogue import Api, get, rows
-from hrr.api.codegen import compile_function, function_source
+from hrr.codegen import compile_function, function_source
 from hrr.api.roles import param_role
 from hrr.hiptypes import ENUM_TYPES, as_address, hipError_t, surface_module
 

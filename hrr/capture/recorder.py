@@ -20,7 +20,7 @@ import types
 from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE, Api, rows
-from hrr.api.codegen import compile_function, function_source
+from hrr.codegen import compile_function, function_source
 from hrr.api.roles import INLINE_NAMESPACE, LAUNCH, OUT_ROLES, PARAM_ROLES, OutRole, Role, out_role, param_role
 from hrr.hiptypes.kernargs import packed_extra
 from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON

@@ -30,7 +30,7 @@ from typing import Any, Callable
 from hrr.api.catalogue import CATALOGUE
 from hrr.api.roles import PARAM_ROLES, WireType
 from hrr.errors import FormatError
-from hrr.api.codegen import compile_function, function_source
+from hrr.codegen import compile_function, function_source
 from hrr.api.fields import all_of, fast_expr, naming_source, ok_function, positional_source
 from hrr.api.wire import MAX_API_NAME, RECORD_RULES
 from hrr.events.launch import LAUNCH_FORMS, LAUNCH_RULES, MAX_LAUNCH_PARAMS

@@ -17,7 +17,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 
 import attrs
 
-from hrr.api.codegen import compile_function
+from hrr.codegen import compile_function
 from hrr.hiptypes import (HIP_LAUNCH_PARAM_BUFFER_POINTER, HIP_LAUNCH_PARAM_BUFFER_SIZE,
                                    HIP_LAUNCH_PARAM_END, Pointer, address_or_zero, as_address)
 

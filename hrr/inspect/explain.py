@@ -5,7 +5,7 @@ capture's wrapper around it (``hrr.capture.recorder``, as a session with no plug
 it), replay's plan for its records and, for a launch row, the launch runner with its
 argument check (``hrr.replay.launches``), and the schema's checks generated from the
 declared rules (``hrr.events.codec``, ``hrr.api.fields``). Every source shown is the one
-compiled (``hrr.api.codegen.source_of``), or the template it was specialised from.
+compiled (``hrr.codegen.source_of``), or the template it was specialised from.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import tempfile
 import attrs
 
 from hrr.api.catalogue import Api, get
-from hrr.api.codegen import source_of
+from hrr.codegen import source_of
 from hrr.api.roles import out_role, param_role
 from hrr.backends import load_backend
 from hrr.capture.session import CaptureSession

@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any, Callable, NamedTuple
 
 from hrr.api.catalogue import CATALOGUE, Api
-from hrr.api.codegen import compile_function, function_source
+from hrr.codegen import compile_function, function_source
 from hrr.api.fields import all_of, fast_expr, items_expr, shallow_expr
 from hrr.api.roles import byte_counts, launch_placer, launch_positions, param_role
 from hrr.api.roles.launch import LAUNCH_RULES

@@ -1,10 +1,10 @@
 """Fields declared once (hrr.api.fields): the checks generated from a rule agree with it,
-and every generated function keeps its source (hrr.api.codegen)."""
+and every generated function keeps its source (hrr.codegen)."""
 from __future__ import annotations
 
 import pytest
 
-from hrr.api.codegen import compile_function, function_source, source_of
+from hrr.codegen import compile_function, function_source, source_of
 from hrr.api.fields import Rule, fast_expr, naming_source, refusing_source
 from hrr.api.roles.launch import DECODER_CHECK_SOURCE, LAUNCH_RULES
 from hrr.api.wire import RECORD_RULES, WIRE_FIELDS, Field

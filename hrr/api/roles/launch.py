@@ -6,7 +6,7 @@ import ctypes
 from typing import Any, Callable, NamedTuple
 
 from hrr.api.catalogue import CATALOGUE, Api
-from hrr.api.codegen import compile_function
+from hrr.codegen import compile_function
 from hrr.api.fields import Rule, refusing_source
 from hrr.api.roles.base import (
     DEVICE,

@@ -8,7 +8,7 @@ template; all of them write their source with :func:`function_source` and compil
 that ``python -m hrr.api.explain NAME`` can print what runs for a row. The source is hrr's
 own, built from the catalogue and the roles, never from an archive's content.
 
-Ground floor: this module imports nothing of hrr.
+Ground floor: this module imports nothing of hrr, so every layer (hiptypes included) may use it.
 """
 from __future__ import annotations
 
