@@ -8,6 +8,7 @@ from typing import Any, Callable
 import attrs
 import pytest
 
+from hrr.hiptypes.mathlibs import LIBRARIES
 from hrr.archive import open_archive
 from hrr.backends import load_backend
 from hrr.capture.session import CaptureSession
@@ -24,6 +25,9 @@ def fresh_backend(name: str) -> Any:
     return backend
 
 
+_SESSIONS: list[Any] = []   # the sessions ``capture`` is running (innermost last)
+
+
 def capture(root: str | os.PathLike, app: Callable[[Any, Any, Any], Any], *, backend: str = "sim",
             plugins: list[str] | None = None, content: bool = True, **config_overrides: Any) -> Any:
     """Run ``app(hip, hiprtc, backend_module)`` recorded into ``root``; returns app's result."""
@@ -31,10 +35,27 @@ def capture(root: str | os.PathLike, app: Callable[[Any, Any, Any], Any], *, bac
     cfg = attrs.evolve(config(), backend=backend, content_mode="content" if content else None,
                        **config_overrides)
     session = CaptureSession(be, cfg, str(root), plugins=[] if plugins is None else plugins)
+    _SESSIONS.append(session)
     try:
         return app(session.hip, session.hiprtc, be)
     finally:
+        _SESSIONS.remove(session)
         session.close()
+
+
+def libraries_of(backend: Any) -> dict[str, Any]:
+    """The math libraries' modules an app under ``capture`` reaches (the session's, recorded),
+    or ``backend``'s own outside a capture, by name."""
+    if _SESSIONS:
+        return dict(_SESSIONS[-1].libraries)
+    return {name: backend.library(name) for name in LIBRARIES if backend.library(name) is not None}
+
+
+def capture_libraries(root: str | os.PathLike, app: Callable[[Any, dict[str, Any]], Any], *,
+                      backend: str = "sim") -> Any:
+    """Run ``app(hip, libraries)`` recorded into ``root`` (``libraries``: the session's math
+    library modules by name, ``hipblas``...); returns app's result."""
+    return capture(root, lambda hip, rtc, be: app(hip, _SESSIONS[-1].libraries), backend=backend)
 
 
 def replay(root: str | os.PathLike, *, backend: str | None = None, strict: bool = True,

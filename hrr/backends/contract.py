@@ -15,6 +15,16 @@ from typing import Any, Callable, Protocol
 from hrr.hiptypes.kernargs import KernelLayout
 
 
+def api_module(backend: Backend, module: str) -> ModuleType | None:
+    """The backend's module a catalogue row's ``module`` names: ``hip``, ``hiprtc`` or a math
+    library's (None when the backend offers no such library)."""
+    if module == "hip":
+        return backend.hip
+    if module == "hiprtc":
+        return backend.hiprtc
+    return backend.library(module)
+
+
 class Backend(Protocol):
     """A backend module as capture and replay use it."""
 
@@ -50,6 +60,10 @@ class Backend(Protocol):
         """``(function, grid, block, shared, stream, kernargs) -> result``: a launch of packed
         kernel arguments without the hip surface in between, used by replay while its
         ``stands_for`` is the surface function replay would call; None when there is none."""
+
+    def library(self, name: str) -> ModuleType | None:
+        """hip-python's math-library module ``name`` (``hipblas``, ...: ``hrr.hiptypes.mathlibs``)
+        on this backend, or None when the backend offers none of that name."""
 
     def kernel_layout(self, function: Any) -> KernelLayout:
         """The parameter layout of a function handle this backend's ``hipModuleGetFunction`` returned."""

@@ -59,6 +59,10 @@ class LostDevice:
         self.hiprtc = backend.hiprtc
         self.DEVICE_MEMORY_IS_HOST_MEMORY: bool = backend.DEVICE_MEMORY_IS_HOST_MEMORY
 
+    def library(self, name: str) -> types.ModuleType | None:
+        """None: a lost device runs no math library either."""
+        return None
+
     def kernel_layout(self, function: Any) -> KernelLayout:
         return self._backend.kernel_layout(function)
 

@@ -157,12 +157,14 @@ def make_function(row: Api, body: Callable, frame: Frame, converters: list[Calla
 def build(name: str, doc: str, bodies: Mapping[str, Callable], frame: Frame,
           handle: Callable[[str], Callable], *, enum_errors: Mapping[str, str] | None = None,
           uncatalogued: Mapping[str, tuple[Callable, int]] | None = None,
-          catalogue: Iterable[Api] | None = None) -> types.ModuleType:
+          catalogue: Iterable[Api] | None = None, library: Any = None) -> types.ModuleType:
     """hip-python's module: one function per catalogue row that has a body, plus the
     enums, constants and helper classes. ``handle(kind)`` converts a handle argument,
     ``enum_errors`` names the error for a bad value of an enum (default invalid value);
     ``uncatalogued`` adds calls that are not rows yet (name -> (body, number of outputs)):
-    framed, but with their arguments as passed since no row gives their roles."""
+    framed, but with their arguments as passed since no row gives their roles. ``library``:
+    a math library's ``LibraryTypes`` (its module holds only its own names; its frame's
+    namespace sets ``_OK`` to the library's success status)."""
     def function(row: Api, body: Callable) -> Callable:
         return make_function(row, body, frame, _converters(row, handle, enum_errors or {}))
     functions = {row.name: function(row, bodies[row.name])
@@ -172,7 +174,7 @@ def build(name: str, doc: str, bodies: Mapping[str, Callable], frame: Frame,
         functions[extra] = _compile(extra, ["*args", "**kwargs"], "(_body(*args, **kwargs) or _OK)",
                                     frame, ns, Irregular(raw=True))
         functions[extra].__doc__ = body.__doc__
-    module = surface_module(name, doc, functions)
+    module = surface_module(name, doc, functions, library=library)
     module.__hrr_function__ = function  # type: ignore[attr-defined]  # for add_body
     return module
 

@@ -1,4 +1,5 @@
-"""Making ``from hip import hip, hiprtc`` resolve to an hrr backend, recorded or not.
+"""Making ``from hip import hip, hiprtc`` (and ``hipblas``, ...) resolve to an hrr backend,
+recorded or not.
 
 ``hrr run`` and ``hrr capture`` put ``bootstrap/`` on PYTHONPATH; its sitecustomize
 calls ``activate_from_env`` in every Python process started under them.
@@ -13,6 +14,7 @@ from hrr.backends.releases import release_modules
 from hrr.capture.bindings import install_hip_package
 from hrr.capture.exits import install_exit_handlers, setting_up
 from hrr.config import config
+from hrr.hiptypes.mathlibs import LIBRARIES
 
 _active: dict[str, Any] = {}
 
@@ -28,6 +30,7 @@ def activate(mode: str, backend_name: str | None = None) -> Any:
     backend = load_backend(backend_name or cfg.backend)
     session = None
     hip_module, hiprtc_module = backend.hip, backend.hiprtc
+    libraries = {name: module for name in LIBRARIES if (module := backend.library(name)) is not None}
     if mode == "capture":
         if not cfg.archive:
             raise RuntimeError("HRR_CAPTURE_ARCHIVE is not set")
@@ -35,14 +38,14 @@ def activate(mode: str, backend_name: str | None = None) -> Any:
             session = CaptureSession(backend, cfg, cfg.archive)
             os.register_at_fork(after_in_child=session.after_fork_in_child)
             install_exit_handlers(session)   # exit, SIGTERM/SIGHUP/SIGINT, multiprocessing children
-        hip_module, hiprtc_module = session.hip, session.hiprtc
+        hip_module, hiprtc_module, libraries = session.hip, session.hiprtc, session.libraries
     # Each spelling mirrors the release installed under it (7.x's ``hip`` beside 10.x's
     # ``rocm.bindings``: one each). hip-python's own modules (the hip backend) need adapting
     # only to a release they are not; their calls hrr does not implement stay hip-python's.
     itself = backend.HIP_PYTHON_ITSELF
     passthrough = _passthrough(session) if itself else None
     spellings = release_modules(hip_module, hiprtc_module, itself=itself, passthrough=passthrough)
-    install_hip_package(*spellings["rocm.bindings"], classic=spellings["hip"])
+    install_hip_package(*spellings["rocm.bindings"], classic=spellings["hip"], libraries=libraries)
     _active["session"] = session
     return session
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 import types
-from typing import Any
+from typing import Any, Mapping
 
 from hrr.hiptypes import CLASSIC, RELEASES, real_modules
 
@@ -34,11 +34,13 @@ def _package(name: str) -> Any:
 
 
 def install_hip_package(hip_module: types.ModuleType, hiprtc_module: types.ModuleType, *,
-                        classic: tuple[types.ModuleType, types.ModuleType] | None = None) -> None:
+                        classic: tuple[types.ModuleType, types.ModuleType] | None = None,
+                        libraries: Mapping[str, types.ModuleType] | None = None) -> None:
     """Make ``hip``, ``hip.hip`` and ``hip.hiprtc``, and hip-python 10's ``rocm.bindings.hip``
     and ``rocm.bindings.hiprtc``, these modules, even where hip-python is installed;
     ``classic``: other modules for the ``hip`` package's names (hip-python 7.x's spelling,
-    where 7.x's ``hip`` package sits beside 10.x's ``rocm.bindings``)."""
+    where 7.x's ``hip`` package sits beside 10.x's ``rocm.bindings``); ``libraries``: the math
+    libraries' modules by name (``hip.hipblas`` and ``rocm.bindings.hipblas``, ...)."""
     util = real_util_module()
     real_pkg = _real_hip_package()
     classic_hip, classic_hiprtc = classic or (hip_module, hiprtc_module)
@@ -65,6 +67,10 @@ def install_hip_package(hip_module: types.ModuleType, hiprtc_module: types.Modul
     if isinstance(ext, types.ModuleType):   # hip-python's hiprtc_pyext, over these calls
         pkg.hiprtc_pyext = bindings.hiprtc_pyext = ext
         sys.modules["hip.hiprtc_pyext"] = sys.modules["rocm.bindings.hiprtc_pyext"] = ext
+    for name, module in (libraries or {}).items():
+        setattr(pkg, name, module)
+        setattr(bindings, name, module)
+        sys.modules[f"hip.{name}"] = sys.modules[f"rocm.bindings.{name}"] = module
     _installed.update({name: sys.modules[name] for name in BINDING_NAMES})
 
 

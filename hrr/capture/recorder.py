@@ -21,6 +21,7 @@ from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE, Api, rows
 from hrr.codegen import compile_function, function_source
+from hrr.backends.contract import api_module
 from hrr.api.roles import INLINE_NAMESPACE, LAUNCH, OUT_ROLES, PARAM_ROLES, OutRole, Role, out_role, param_role
 from hrr.hiptypes.kernargs import packed_extra
 from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON
@@ -66,12 +67,12 @@ def _chain(fns: list[Any]) -> Any:
 
 
 class Recorder:
-    """Builds a recording module (``hip`` or ``hiprtc``) for one capture session."""
+    """Builds a recording module (``hip``, ``hiprtc`` or a math library's) for one capture session."""
 
     def __init__(self, session: Any, module: str = "hip") -> None:
         self.session = session
         self.module = module
-        self.real = getattr(session.backend, module)
+        self.real = api_module(session.backend, module)
 
     def wrapped_module(self) -> types.ModuleType:
         """A module with everything the backend's ``hip`` (or ``hiprtc``) has, the calls of

@@ -21,6 +21,7 @@ from hrr.backends.contract import Backend
 from hrr.backends.hiprtc_ext import attach as attach_hiprtc_ext
 from hrr.hiptypes import HANDLE_TYPES, address_or_zero, buffer_nbytes, handle_or_zero
 from hrr.hiptypes.kernargs import KernelLayout, WordOffsets, pointer_word_offsets
+from hrr.hiptypes.mathlibs import LIBRARIES
 from hrr.archive import open_process_writer
 from hrr.archive.forking import RANK_SESSION, register_fork_lock, unregister_fork_lock
 from hrr.capture.bindings import bypassed_bindings
@@ -80,6 +81,9 @@ class CaptureSession:
         # hip-python's hiprtc extensions over the recorded calls: hiprtcLinkCreate2 is
         # recorded as the hiprtcLinkCreate it makes
         self.hiprtc = attach_hiprtc_ext(Recorder(self, "hiprtc").wrapped_module())
+        # each math library the backend offers (``from hip import hipblas``), recorded alike
+        self.libraries = {name: Recorder(self, name).wrapped_module() for name in LIBRARIES
+                          if backend.library(name) is not None}
 
     # ------------------------------------------------------------------ archive
     def _open_writer(self) -> Any:

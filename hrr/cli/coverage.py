@@ -18,6 +18,7 @@ from typing import Any
 from hrr.api.catalogue import NOOP, REAL, UNREPLAYABLE, Api, rows
 from hrr.backends import sim
 from hrr.hiptypes import HIP_PYTHON_MAJOR, is_uncatalogued, real_modules
+from hrr.hiptypes.mathlibs import LIBRARIES, TYPES
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "api-coverage.md"
 COMMAND = "python -m hrr.cli.coverage"
@@ -56,18 +57,26 @@ def backend_bodies() -> dict[str, set[str] | None]:
     backend cannot be inspected here). The ``hip`` backend is hip-python itself: it passes
     each catalogued call to hip-python's own function, so it has those hip-python has."""
     catalogued = {r.name for r in rows()}
-    out: dict[str, set[str] | None] = {"sim": (_names(sim.hip) | _names(sim.hiprtc)) & catalogued}
+    out: dict[str, set[str] | None] = {"sim": _backend_names(sim) & catalogued}
     try:
         cuda = importlib.import_module("hrr.backends.cuda")
-        out["cuda"] = (_names(cuda.hip) | _names(cuda.hiprtc)) & catalogued
+        out["cuda"] = _backend_names(cuda) & catalogued
     except Exception:  # noqa: BLE001 - the cuda extra is absent
         out["cuda"] = None
     if importlib.util.find_spec("hrr.backends.hip") is None:
         out["hip"] = set()
     else:   # what hip-python itself has, where it is installed here
         real = hip_python_functions()
-        out["hip"] = catalogued if real is None else catalogued & {n for fs in real[1].values() for n in fs}
+        libraries = {r.name for r in rows() if r.module in LIBRARIES and r.name in _names(TYPES[r.module].real)}
+        out["hip"] = catalogued if real is None else \
+            catalogued & ({n for fs in real[1].values() for n in fs} | libraries)
     return out
+
+
+def _backend_names(backend: Any) -> set[str]:
+    """Every name of a backend's ``hip``, ``hiprtc`` and math-library modules."""
+    return _names(backend.hip) | _names(backend.hiprtc) | {
+        n for name in LIBRARIES for n in _names(backend.library(name))}
 
 
 def hip_python_functions() -> tuple[str, dict[str, list[str]]] | None:
@@ -122,7 +131,7 @@ def render() -> str:
     """The whole of docs/api-coverage.md."""
     all_rows = tuple(rows())
     bodies = backend_bodies()
-    by_module = {m: sum(r.module == m for r in all_rows) for m in ("hip", "hiprtc")}
+    by_module = {m: sum(r.module == m for r in all_rows) for m in ("hip", "hiprtc", *LIBRARIES)}
     by_replay = {k: sum(r.replay == k for r in all_rows) for k in (REAL, NOOP, UNREPLAYABLE)}
     lines = [
         "# HIP API coverage",
@@ -130,8 +139,11 @@ def render() -> str:
         f"Generated from `hrr/api/catalogue.py` by `{COMMAND}` (do not edit by hand; "
         "`tests/api/test_coverage_doc.py` fails when this file is stale).",
         "",
-        f"hrr catalogues **{len(all_rows)}** functions: {by_module['hip']} of hip-python's `hip` "
-        f"and {by_module['hiprtc']} of its `hiprtc`. Capture records exactly these. Every other "
+        f"hrr catalogues **{len(all_rows)}** functions: {by_module['hip']} of hip-python's `hip`, "
+        f"{by_module['hiprtc']} of its `hiprtc`"
+        + "".join(f", {by_module[m]} of its `{m}`" for m in LIBRARIES)
+        + " (the math libraries: [math-libraries.md](math-libraries.md)). Capture records exactly "
+        "these. Every other "
         "name of hip-python's modules is on hrr's too, but a program that calls another HIP "
         "function fails on the sim and cuda backends with `UncataloguedCall` (a "
         "`NotImplementedError`) naming the function and `" + COMMAND + " --stdout`, which prints "

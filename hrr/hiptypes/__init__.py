@@ -51,3 +51,5 @@ __all__ = ["DeviceArray", "NDBuffer", "CONSTANTS", "CONSTANTS_MANAGED", "ENUM_SO
            "ReplayMemsetParams", "as_text", "device_arch", "device_uuid", "dim3", "hipDeviceProp_t",
            "hipFuncAttributes", "hipGraphInstantiateParams", "hipHostNodeParams", "hipKernelNodeParams",
            "hipMemLocation", "hipMemPoolProps", "hipMemsetParams", "hipPointerAttribute_t"]
+# The math libraries' enums join ENUM_TYPES once the HIP ones are there.
+from hrr.hiptypes import mathlibs  # noqa: E402,F401

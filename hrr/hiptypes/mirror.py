@@ -13,6 +13,7 @@ from typing import Any
 from hrr.errors import HrrError
 from hrr.hiptypes.enums import CONSTANTS, ENUM_TYPES
 from hrr.hiptypes.installed import _real
+from hrr.hiptypes.mathlibs import LIBRARY_ENUMS, LibraryTypes
 from hrr.hiptypes.pointers import HANDLE_TYPES
 from hrr.hiptypes.structs import GRAPH_STRUCTS, POOL_STRUCTS, TYPE_ALIASES, VALUE_TYPES
 
@@ -128,16 +129,20 @@ def mirrored_names(real: Any, leaf: str, backend: str, offered: Any = ()) -> dic
     return out
 
 
-def surface_module(name: str, doc: str, functions: dict[str, Any], backend: str | None = None) -> types.ModuleType:
+def surface_module(name: str, doc: str, functions: dict[str, Any], backend: str | None = None,
+                   library: LibraryTypes | None = None) -> types.ModuleType:
     """A module with hip-python's surface: ``functions``, and every other name hip-python's
     module has, as hip-python's own object (its types, structs, handle classes, enums and
     constants) or, for a function, a stand-in raising UncataloguedCall naming ``backend``
     (default: the package above ``name``) when called. hrr's look-alikes and constants fill
     the names hip-python lacks (all of them where it is absent), with the members of the
-    enums hrr uses at module level. Backends build their ``hip`` and ``hiprtc`` with it."""
+    enums hrr uses at module level. Backends build their ``hip`` and ``hiprtc`` with it, and
+    each math library's module (``library``: its types) with only that library's names."""
     mod = types.ModuleType(name, doc)
     leaf = name.rsplit(".", 1)[-1]
     backend = backend or (name.split(".")[-2] if name.count(".") else name)
+    if library is not None:
+        return _library_module(mod, leaf, backend, library, functions)
     real = None if _real is None else (_real[1] if leaf == "hiprtc" else _real[0])
     names = mod.__dict__
     names["__getattr__"] = _unknown_name(name, real)
@@ -148,6 +153,8 @@ def surface_module(name: str, doc: str, functions: dict[str, Any], backend: str 
         # refuses any class but hip-python's own (its size and vtable are checked).
         names.update(mirrored_names(real, leaf, backend, functions))
     for enum_type in ENUM_TYPES.values():
+        if enum_type.__name__ in LIBRARY_ENUMS:
+            continue
         names.setdefault(enum_type.__name__, enum_type)
         for member in enum_type:
             names.setdefault(member.name, member)
@@ -163,5 +170,24 @@ def surface_module(name: str, doc: str, functions: dict[str, Any], backend: str 
     if real is not None and hasattr(real, "has_symbol"):
         names["has_symbol"] = _has_symbol(mod)
     if real is not None and hasattr(real, "__all__"):   # ``from hip.hip import *`` takes hip-python's names
+        names["__all__"] = list(real.__all__)
+    return mod
+
+
+def _library_module(mod: types.ModuleType, leaf: str, backend: str, library: LibraryTypes,
+                    functions: dict[str, Any]) -> types.ModuleType:
+    """A math library's module: ``functions``, hip-python's other names of it (stand-ins for
+    its functions the backend does not offer), and the library's enums and their members."""
+    names, real = mod.__dict__, library.real
+    names["__getattr__"] = _unknown_name(mod.__name__, real)
+    if real is not None:
+        names.update(mirrored_names(real, leaf, backend, functions))
+    for enum_type in library.enums:
+        names.setdefault(enum_type.__name__, enum_type)
+        for member in enum_type:
+            names.setdefault(member.name, member)
+    names.update(functions)
+    names["SUPPORTED_APIS"] = tuple(functions)
+    if real is not None and hasattr(real, "__all__"):
         names["__all__"] = list(real.__all__)
     return mod

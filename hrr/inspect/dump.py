@@ -19,6 +19,7 @@ from typing import IO, Any
 
 import attrs
 
+from hrr.hiptypes.mathlibs import TYPES as LIBRARY_TYPES
 from hrr.api.catalogue import CATALOGUE, Api
 from hrr.api.roles import out_role, param_role
 from hrr.archive import Limits, open_archive
@@ -42,7 +43,8 @@ def _enum_names() -> dict[str, dict[int, str]]:
     return _ENUM_NAMES
 
 
-_ERROR_ENUM = {"hip": "hipError_t", "hiprtc": "hiprtcResult"}
+_ERROR_ENUM = {"hip": "hipError_t", "hiprtc": "hiprtcResult",
+               **{name: types.status.__name__ for name, types in LIBRARY_TYPES.items()}}
 #: A copy's direction by the API's own name, where it has no ``kind`` parameter.
 _DIRECTION_BY_API = {"HtoD": "H2D", "DtoH": "D2H", "DtoD": "D2D", "Peer": "D2D"}
 _DIRECTION_BY_KIND = {0: "H2H", 1: "H2D", 2: "D2H", 3: "D2D", 4: "default", 1024: "D2D"}

@@ -19,7 +19,7 @@ import numpy as np
 
 from hrr.api.catalogue import CATALOGUE, NOOP, UNREPLAYABLE, Api
 from hrr.api.roles import LAUNCH, Call, byte_counts, out_role, param_role
-from hrr.backends.contract import Backend
+from hrr.backends.contract import Backend, api_module
 from hrr.errors import ArchiveError, BlobError, DivergenceError, FormatError, HrrError, LimitExceeded
 from hrr.events import PSEUDO_D2H_CHECK, event_from_wire
 from hrr.events.model import (API, ARGS, ERR, EXTRA, OUTS, PSEUDO_UNCATALOGUED, SEQ, TID, UNCATALOGUED_REASON, WIRE_LEN,
@@ -643,7 +643,7 @@ class _Plan:
         self.launch = LAUNCH.decoder(row, rep) if row.launch is not None else None
         self.stream = row.param_index(row.stream) if row.stream else None
         self.target = row.replays_as or row.name
-        self.fn = getattr(rep.hip, self.target, None)
+        self.fn = getattr(rep.hip if row.module == "hip" else api_module(rep.backend, row.module), self.target, None)
         self.before = rep.event_hook("hrr_replay_before_event", row.name)
         self.after = rep.event_hook("hrr_replay_after_event", row.name)
         self.after_failed = rep.event_hook("hrr_replay_after_event", row.name, failed=True)

@@ -11,6 +11,8 @@ import pytest
 
 from dump_archive_gen import DEV, PINNED, TID, write_archive
 from hrr.api.catalogue import CATALOGUE
+from hrr.hiptypes import ENUM_TYPES
+from hrr.hiptypes.mathlibs import TYPES as LIBRARY_TYPES
 from hrr.archive import open_process_writer
 from hrr.archive.reader import ProcessArchive
 from hrr.errors import UsageError
@@ -57,11 +59,13 @@ def test_every_catalogue_row_of_a_real_capture_prints_named(tmp_path):
             assert e["api"] == "@d2h" and set(e["args"]) == {"copy_seq"}
             continue
         assert list(e["args"]) == [p.name for p in row.params][:len(e["args"])], e
-        assert isinstance(e["err"], str) and e["err"].startswith("hip" if row.module == "hip" else "HIPRTC_"), e
+        status = {"hip": ENUM_TYPES["hipError_t"], "hiprtc": ENUM_TYPES["hiprtcResult"]}.get(row.module) \
+            or LIBRARY_TYPES[row.module].status
+        assert isinstance(e["err"], str) and e["err"] in status.__members__, e
         for p in row.params:
             v = e["args"].get(p.name)
             if p.role == "enum" and v is not None:
-                assert isinstance(v, str) and v.startswith(("hip", "HIPRTC_")), e
+                assert isinstance(v, str) and v in ENUM_TYPES[p.kind].__members__, e
             if p.role == "handle":
                 assert isinstance(v, str) and v.startswith(f"{p.kind}#"), e
             if p.role == "ptr":

@@ -7,6 +7,8 @@ import ctypes
 import numpy as np
 
 from device_api_app import exercise_device
+from hrrtest import libraries_of
+from mathlib_app import exercise_libraries
 from rtc_app import exercise_rtc
 
 KERNEL_SOURCE = b"""
@@ -99,6 +101,7 @@ def exercise(hip, hiprtc, backend) -> dict:
     hiprtc.hiprtcGetCode(prog, code)
     hiprtc.hiprtcDestroyProgram(prog)
     out["rtc"] = exercise_rtc(hip, hiprtc)   # the rest of hiprtc, the link API included
+    out["libraries"] = exercise_libraries(hip, libraries_of(backend))   # hipBLAS, ...
     mod = ok(hip.hipModuleLoadData(bytes(code)))
     fill = ok(hip.hipModuleGetFunction(mod, b"fill_u32"))
     add = ok(hip.hipModuleGetFunction(mod, b"add_u32"))

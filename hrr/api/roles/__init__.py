@@ -18,13 +18,14 @@ bytes and replay's rebuilding of the call, side by side.
 One module per family of roles: ``base`` (the interfaces, ``Call``, the shared checks,
 the base classes and the tables), ``scalars``, ``addresses`` (pointers, handles, copy
 endpoints, host ranges), ``strided``, ``code`` (code objects and hiprtc), ``graphs``,
-``pools``, ``outputs`` and ``launch``; ``structs`` holds what the roles of structures and
+``pools``, ``mathlibs`` (the math libraries' arrays and scalars), ``outputs`` and ``launch``;
+``structs`` holds what the roles of structures and
 of word arrays share. A role class is registered with ``@register``
 (``base``): importing its module puts it in ``PARAM_ROLES`` or ``OUT_ROLES``.
 """
 from __future__ import annotations
 
-from hrr.api.roles import addresses, code, graphs, outputs, pools, scalars, strided  # noqa: F401 - registers
+from hrr.api.roles import addresses, code, graphs, mathlibs, outputs, pools, scalars, strided  # noqa: F401 - registers
 from hrr.api.roles.base import (
     INLINE_NAMESPACE,
     LAUNCH_ALL,

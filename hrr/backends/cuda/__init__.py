@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from hrr.backends import hiprtc_ext as _hiprtc_ext
 from hrr.backends import surface as _surface
 from hrr.backends.cuda import hip_api as _hip_api
+from hrr.backends.cuda import mathlibs as _mathlibs
 from hrr.backends.cuda import hiprtc_api as _hiprtc_api
 from hrr.backends.cuda._errors import CUDA_TO_HIP_NAME, to_hip, to_hiprtc
 from hrr.backends.cuda._runtime import driver_present, gpu_unavailable_reason, lost_in_fork_child, require_driver
@@ -31,6 +32,8 @@ PASSTHROUGH_UNCATALOGUED = False
 HIP_PYTHON_ITSELF = False
 DEVICE_MEMORY_IS_HOST_MEMORY = False   # a GPU's memory is its own
 hip = _hip_api.build_module()
+#: hip-python's math-library modules (``hipblas``, ...) over NVIDIA's libraries
+library = _mathlibs.library
 hiprtc = _hiprtc_ext.attach(_hiprtc_api.build_module())
 SUPPORTED_APIS = hip.SUPPORTED_APIS  # every catalogue row that has a body
 SUPPORTED_HIPRTC_APIS = _hiprtc_api.HIPRTC_APIS
@@ -102,7 +105,7 @@ def reset_device() -> None:
         hip.hipDeviceReset()
         hip.hipGetLastError()  # and this thread's last error (CUDA keeps it across a reset)
 
-__all__ = ["NAME", "hip", "hiprtc", "kernel_layout", "builtin_code_object", "builtin_source",
+__all__ = ["NAME", "hip", "hiprtc", "library", "kernel_layout", "builtin_code_object", "builtin_source",
            "BUILTIN_KERNELS", "BUILTIN_LAYOUTS", "SUPPORTED_APIS", "SUPPORTED_HIPRTC_APIS",
            "CUDA_TO_HIP_NAME", "to_hip", "to_hiprtc", "driver_present", "require_driver", "gpu_unavailable_reason",
            "reset_device", "add_body", "launch_kernargs", "PASSTHROUGH_UNCATALOGUED", "HIP_PYTHON_ITSELF",

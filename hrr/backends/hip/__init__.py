@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from hrr.backends.hip.modules import Layouts, file_bytes
 from hrr.hiptypes import HIP_PYTHON_MAJOR, real_modules
 from hrr.hiptypes.kernargs import KernelLayout
+from hrr.hiptypes.mathlibs import LIBRARIES, real_library
 
 if not real_modules():
     raise ImportError("the hip backend needs hip-python (pip install hip-python)")
@@ -105,6 +106,12 @@ def _build() -> types.ModuleType:
 hip = _build()
 
 
+def library(name: str) -> types.ModuleType | None:
+    """hip-python's own module ``name`` (``hipblas``, ...), as it is: capture wraps it as it
+    wraps ``hip``, a call hrr does not catalogue passing through unreplayable."""
+    return real_library(name) if name in LIBRARIES else None
+
+
 def kernel_layout(function: Any) -> KernelLayout:
     """The user-argument layout (hidden arguments left out) of a function handle that this
     backend's ``hipModuleGetFunction`` returned, from its module's code object."""
@@ -171,7 +178,7 @@ def runtime_unavailable_reason() -> str | None:
     return None
 
 
-__all__ = ["NAME", "hip", "hiprtc", "kernel_layout", "runtime_library_path", "runtime_unavailable_reason",
+__all__ = ["NAME", "hip", "hiprtc", "library", "kernel_layout", "runtime_library_path", "runtime_unavailable_reason",
            "PASSTHROUGH_UNCATALOGUED", "HIP_PYTHON_ITSELF", "RUNTIME_LIBRARY", "DEVICE_MEMORY_IS_HOST_MEMORY",
            "launch_kernargs", "last_error_detail", "device_manifest", "reset_device", "device_for_replay",
            "lost_in_fork_child",

@@ -21,6 +21,7 @@ from hrr.backends.sim.device import reset_device
 from hrr.backends.sim.native.policy import archive_kernels
 from hrr.backends.sim.kernels import KernelDef, KernelLibrary, LaunchContext
 from hrr.backends.sim.libraries import register_library, unregister_library
+from hrr.backends.sim.mathlibs import library
 
 NAME = "sim"
 PASSTHROUGH_UNCATALOGUED = False
@@ -108,7 +109,7 @@ def device_for_replay(recorded: Any) -> list[str]:
     return []
 
 
-__all__ = ["NAME", "hip", "hiprtc", "add_body", "builtin_code_object", "kernel_layout", "reset_device",
+__all__ = ["NAME", "hip", "hiprtc", "library", "add_body", "builtin_code_object", "kernel_layout", "reset_device",
            "SUPPORTED_APIS", "SUPPORTED_RTC_APIS", "last_error_detail", "KernelDef",
            "KernelLibrary", "LaunchContext", "register_library", "unregister_library",
            "BUILTIN_LIBRARY", "archive_kernels", "device_manifest", "device_for_replay", "lost_in_fork_child",

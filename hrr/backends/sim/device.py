@@ -92,6 +92,7 @@ class Device:
         self.graph_nodes: dict[int, Any] = {}
         self.programs: dict[int, Any] = {}
         self.links: dict[int, Any] = {}   # hiprtc link states
+        self.libraries: dict[str, dict[int, Any]] = {}   # math-library handles by kind (``mathlibs``)
         self.captures: list = []   # active CaptureSessions
         self.settings = DeviceSettings()   # limits, cache and scheduling settings (reset too)
         self.contexts: dict[int, Any] = {PRIMARY_CONTEXT: self.settings}
