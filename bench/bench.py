@@ -19,6 +19,9 @@ process and takes the median of the rounds. It prints one line per figure and wr
                             the CPU (enqueue, the kernel worker's round trip, sync amortised)
   native_ns_per_thread      sim only: per thread of a 64 x 256 launch of a small C++ kernel
   native_ns_per_thread_sync sim only: the same for a block reduction with __syncthreads
+  native_ns_per_thread_w1,  sim only: per thread of a 1024 x 256 axpy launch on 1, 2 and N
+  _w2, _wN                  kernel workers (HRR_SIM_WORKERS; N = the CPUs here, meta's
+                            native_workers_n), beyond one launch's cost
   native_compile_s          sim only: wall time to compile and link a new small program for the CPU
   native_cached_compile_ms  sim only: CPU time of compile_program when the image is cached
   h200_capture_ratio        --backend cuda only: captured / uncaptured, 100k small launches
@@ -67,7 +70,11 @@ CPU_KEYS = ("call_overhead_us", "launch_overhead_us", "snapshot_unchanged_ratio"
             "archive_bytes_per_event", "replay_events_per_s")
 GPU_KEYS = ("h200_capture_ratio", "h200_replay_ratio", "h200_replay_ratio_warm")
 NATIVE_KEYS = ("native_launch_us", "native_ns_per_thread", "native_ns_per_thread_sync", "native_compile_s",
-               "native_cached_compile_ms")
+               "native_cached_compile_ms", "native_ns_per_thread_w1", "native_ns_per_thread_w2",
+               "native_ns_per_thread_wN")
+#: the launch the worker counts are measured on: 16 times the 64 x 256 one, so that each of
+#: 16 workers gets at least HRR_SIM_WORKERS_MIN_THREADS' default (16384 threads)
+SPREAD_GRID = 1024
 
 
 @attrs.define
@@ -439,6 +446,59 @@ def bench_native(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str],
         f"{out['native_ns_per_thread']:.1f} ns per thread beyond it (64 x 256 axpy), "
         f"{out['native_ns_per_thread_sync']:.1f} ns with __syncthreads (block reduction); a new program compiles "
         f"in {out['native_compile_s']:.2f} s, a cached one in {out['native_cached_compile_ms']:.2f} ms CPU")
+    bench_native_workers(be, sz, out, say)
+
+
+def bench_native_workers(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:
+    """native_ns_per_thread_w1/_w2/_wN: one SPREAD_GRID x 256 axpy launch on 1, 2 and N workers."""
+    from hrr.backends.sim import device as sim_device
+    from hrr.backends.sim.native import module as native_module
+    from hrr.backends.sim.native import pool
+    hip, rtc = be.hip, be.hiprtc
+    prog = rtc.hiprtcCreateProgram(NATIVE_SOURCE, b"bench.hip", 0, [], [])[1]
+    assert int(rtc.hiprtcCompileProgram(prog, 0, [])[0]) == 0
+    code = bytearray(rtc.hiprtcGetCodeSize(prog)[1])
+    rtc.hiprtcGetCode(prog, code)
+    module = hip.hipModuleLoadData(code)[1]
+    bump, axpy = (hip.hipModuleGetFunction(module, name)[1] for name in (b"bump", b"axpy"))
+    n = SPREAD_GRID * 256
+    counter, x, y = hip.hipMalloc(4)[1], hip.hipMalloc(4 * n)[1], hip.hipMalloc(4 * n)[1]
+    args = (x, y, ctypes.c_float(2.0), ctypes.c_uint32(n))
+    dev = sim_device.current()
+    wide = pool.available_cpus()
+    launches = max(1, sz.native_launches // 25)
+
+    def on(workers: int) -> Callable[[], float]:
+        def timed_run() -> float:
+            native_module.use_workers(dev, pool.Settings(workers))
+            hip.hipModuleLaunchKernel(axpy, SPREAD_GRID, 1, 1, 256, 1, 1, 0, None, None, args)   # workers start
+            hip.hipModuleLaunchKernel(bump, 1, 1, 1, 1, 1, 1, 0, None, None, (counter,))
+            hip.hipDeviceSynchronize()
+            t = time.perf_counter()
+            for _ in range(launches):
+                hip.hipModuleLaunchKernel(bump, 1, 1, 1, 1, 1, 1, 0, None, None, (counter,))
+            hip.hipDeviceSynchronize()
+            one = (time.perf_counter() - t) / launches
+            t = time.perf_counter()
+            for _ in range(launches):
+                hip.hipModuleLaunchKernel(axpy, SPREAD_GRID, 1, 1, 256, 1, 1, 0, None, None, args)
+            hip.hipDeviceSynchronize()
+            return max((time.perf_counter() - t) / launches - one, 0.0) / n * 1e9
+        return timed_run
+
+    try:
+        med = alternate({"w1": on(1), "w2": on(2), "wN": on(wide)}, sz.rounds)
+    finally:
+        native_module.use_workers(dev, None)
+    for key, value in med.items():
+        out[f"native_ns_per_thread_{key}"] = value
+    out["native_workers_n"] = wide
+    hip.hipModuleUnload(module)
+    for d in (counter, x, y):
+        hip.hipFree(d)
+    say(f"native C++ kernels on several workers (median of {sz.rounds}, {SPREAD_GRID} x 256 axpy): "
+        f"{med['w1']:.1f} ns per thread on 1 worker, {med['w2']:.1f} on 2, {med['wN']:.1f} on {wide} (N, the "
+        f"CPUs here): {med['w1'] / max(med['w2'], 1e-9):.2f}x and {med['w1'] / max(med['wN'], 1e-9):.2f}x")
 
 
 TREE_COMMIT = "TREE_COMMIT"   # a copy's commit, written where the copy was made
@@ -513,6 +573,8 @@ def run(argv: list[str] | None = None, say: Callable[[str], None] = print) -> di
         bench_native(be, sz, out, say)
     if args.backend == "cuda":
         bench_gpu(be, sz, out, say, args.backend)
+    if "native_workers_n" in out:   # what N of native_ns_per_thread_wN was here
+        meta["native_workers_n"] = int(out.pop("native_workers_n"))
     out = {k: float(v) for k, v in out.items()}
     out["meta"] = {**meta, "backend": args.backend, "mode": mode_name,
                    "command": " ".join(["bench/bench.py", *(argv if argv is not None else sys.argv[1:])])}

@@ -18,6 +18,8 @@ DEFAULT_WARN_ARCHIVE_BYTES = 1 << 30
 PACK_BLOBS_ENV = "HRR_PACK_BLOBS"                  # small blobs into pack files during capture
 SIM_DEVICE_ENV = "HRR_SIM_DEVICE"                  # the AMD GPU the sim is (hrr.backends.devicemodels)
 SIM_KERNEL_TIMEOUT_ENV = "HRR_SIM_KERNEL_TIMEOUT"  # seconds a native sim kernel may run (unset: no limit)
+SIM_WORKERS_ENV = "HRR_SIM_WORKERS"                # kernel workers one native launch may use (native.pool)
+SIM_WORKERS_MIN_THREADS_ENV = "HRR_SIM_WORKERS_MIN_THREADS"   # threads per worker before a launch is split
 
 
 # What marks a process as one ``hrr run``/``hrr capture`` started (the bootstrap acts on it).
@@ -61,6 +63,8 @@ class Config:
     pack_blobs: bool
     sim_device: str | None           # HRR_SIM_DEVICE as set (None: unset, the default model)
     sim_kernel_timeout: float | None = None   # HRR_SIM_KERNEL_TIMEOUT in seconds (None: no limit)
+    sim_workers: str | None = None             # HRR_SIM_WORKERS as set (native.pool checks it)
+    sim_workers_min_threads: str | None = None   # HRR_SIM_WORKERS_MIN_THREADS as set (likewise)
 
 
 def _byte_count(value: str | None, default: int | None) -> int | None:
@@ -114,4 +118,6 @@ def config() -> Config:
         pack_blobs=env_flag_on(env.get(PACK_BLOBS_ENV), default=True),
         sim_device=(env.get(SIM_DEVICE_ENV) or "").strip() or None,
         sim_kernel_timeout=seconds_or_none(env.get(SIM_KERNEL_TIMEOUT_ENV)),
+        sim_workers=env.get(SIM_WORKERS_ENV),
+        sim_workers_min_threads=env.get(SIM_WORKERS_MIN_THREADS_ENV),
     )

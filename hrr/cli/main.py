@@ -64,13 +64,16 @@ def _friendly(fn: Callable) -> Callable:
 
 def _check_sim_device() -> None:
     """Before anything starts: HRR_SIM_DEVICE naming no sim device model is a usage error
-    (one line naming the models)."""
+    (one line naming the models); so is a bad HRR_SIM_WORKERS or HRR_SIM_WORKERS_MIN_THREADS."""
     from hrr.backends import devicemodels
     from hrr.config import config
 
     name = config().sim_device
     if name is not None:
         devicemodels.lookup(name)
+    if config().sim_workers is not None or config().sim_workers_min_threads is not None:
+        from hrr.backends.sim.native import pool   # start-up cost: only when one is set
+        pool.settings()   # a bad HRR_SIM_WORKERS(_MIN_THREADS) is a usage error, before anything runs
 
 
 def _no_archive(path: str) -> ArchiveError:

@@ -35,6 +35,9 @@ def test_tiny_run_writes_every_cpu_key_as_a_number(tmp_path, monkeypatch):
     assert not [k for k in data if k.endswith("_format1")]   # hrr writes one format: nothing else is timed
     assert data["archive_bytes_per_event"] > 0 and data["snapshot_changed_bytes"] > 0
     assert data["meta"]["mode"] == "tiny" and data["meta"]["nproc"] >= 1
+    if native:   # N of native_ns_per_thread_wN: the CPUs this process may use
+        from hrr.backends.sim.native import pool
+        assert data["meta"]["native_workers_n"] == pool.available_cpus()
     assert lines[-1] == f"wrote {out}"
 
 

@@ -78,6 +78,10 @@ class Device:
         # native kernel workers by sandboxed or not: they outlive hipDeviceReset (the memory
         # they map is the process's, whatever Memory is current)
         self.native_workers: dict[bool, Any] = {}
+        # native images' private pages by image base: (address, bytes) (native.pool)
+        self.native_private: dict[int, tuple[int, int]] = {}
+        # the workers' settings (native.pool.Settings); None: HRR_SIM_WORKERS's
+        self.native_settings: Any = None
         self._fresh_state(Memory(total_bytes=self.model.total_global_mem))
 
     def _fresh_state(self, memory: Memory) -> None:

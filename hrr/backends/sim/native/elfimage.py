@@ -31,6 +31,7 @@ DT_INIT_ARRAY, DT_FINI_ARRAY, DT_INIT_ARRAYSZ, DT_PREINIT_ARRAY, DT_PREINIT_ARRA
 DT_RELRSZ, DT_RELR = 35, 36
 KINDS = {0: POINTER, 1: VALUE, 2: STRUCT}
 KERNEL_SECTION = "hrr_kernels"   # where hrr_device.h's __global__ puts kernels (clang only)
+PRIVATE_SECTION = "hrr_private"  # the runtime's state and __shared__ (toolchain.PRIVATE_SCRIPT)
 #: Symbols of an image that are not the program's globals.
 _OWN = {"threadIdx", "blockIdx", "blockDim", "gridDim", "_DYNAMIC", "_GLOBAL_OFFSET_TABLE_", "__dso_handle"}
 
@@ -77,6 +78,10 @@ class NativeImage:
     #: __global__ functions (clang builds put them in their own section) that got no entry: a
     #: kernel defined where toolchain.py could not see it (through a macro, say)
     unlaunchable: tuple[str, ...] = ()
+    #: [start, end) of the pages that hold what a launch changes besides device memory (the
+    #: runtime's state, __shared__): zeros, nothing else on them; None when the image has no
+    #: such pages (then its launches are never spread over several workers)
+    private: tuple[int, int] | None = None
 
     def relocated(self, base: int) -> bytes:
         """The image's memory (memory_size bytes) as it must lie at the page-aligned ``base``."""
@@ -210,9 +215,27 @@ def parse_image(data: bytes) -> NativeImage:
                 raise ImageError(f"bad image: symbol {name} lies outside the image")
             globals_[name] = (value, size)
     defined = {name for name, (value, _size, kind, _) in symbols.items() if kind == STT_FUNC and start <= value < end}
+    private = _private_pages(_section_range(r, e_shoff, e_shnum, e_shstrndx, PRIVATE_SECTION), segments,
+                             [o for o, _ in relocs], memory_size)
+    if private is not None:   # __shared__ and the runtime's own: no global a program can look up
+        globals_ = {n: (v, size) for n, (v, size) in globals_.items() if not private[0] <= v < private[1]}
     return NativeImage(data, e_machine, memory_size, tuple(segments), tuple(o for o, _ in relocs),
                        tuple(a for _, a in relocs), launch, kernels, globals_, entries,
-                       tuple(sorted(defined - set(kernels))))
+                       tuple(sorted(defined - set(kernels))), private)
+
+
+def _private_pages(span: tuple[int, int], segments: list[Segment], relocations: list[int],
+                   memory_size: int) -> tuple[int, int] | None:
+    """The private section's pages, if they are whole pages of zeros that nothing else shares:
+    no file bytes and no relocation on them (the worker maps them as fresh anonymous memory)."""
+    start, end = span[0], -(-span[1] // PAGE) * PAGE
+    if end <= start or start % PAGE or end > memory_size:
+        return None
+    if any(s.filesz and s.vaddr < end and start < s.vaddr + s.filesz for s in segments):
+        return None
+    if any(start <= off < end for off in relocations):
+        return None
+    return start, end
 
 
 def _section_range(r: _Reader, shoff: int, shnum: int, shstrndx: int, wanted: str) -> tuple[int, int]:

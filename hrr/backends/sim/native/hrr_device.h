@@ -3,7 +3,9 @@
  * everything a kernel may call is declared here and defined in hrr_runtime.c (the scheduler,
  * printf, the libm table's wrappers, memcpy & co). Blocks run one at a time and the threads of
  * a block as fibers switched only at __syncthreads and warp operations, so __shared__ is a
- * plain static and the atomics need no more than the compiler's __atomic builtins.
+ * static of the worker's own pages and the atomics need no more than the compiler's __atomic
+ * builtins (a launch spread over several workers runs their blocks at the same time, each
+ * worker one block at a time: device memory is shared, __shared__ is not).
  *
  * What a kernel has: threadIdx/blockIdx/blockDim/gridDim, warpSize (the wavefront size of the
  * target it is compiled for: 64 on GCN/CDNA, 32 on RDNA; toolchain.py defines
@@ -225,7 +227,11 @@ HRR_LIMITS_FLOAT(double, __DBL, )
 #define __host__
 #define __constant__
 #define __managed__
-#define __shared__ static
+/* __shared__ memory is per block, so with blocks spread over several workers it must be each
+ * worker's own: the tag names it (B10hrr_shared in its symbol), and the image's link puts every
+ * tagged variable in its private pages (HRR_PRIVATE_SECTION; toolchain.py's linker script). */
+#define HRR_PRIVATE_SECTION "hrr_private"
+#define __shared__ static __attribute__((abi_tag("hrr_shared")))
 #define __forceinline__ inline __attribute__((always_inline))
 #define __noinline__ __attribute__((noinline))
 #define __restrict__ __restrict

@@ -4,13 +4,17 @@
  * from the outside comes through struct hrr_services. */
 
 #define HRR_HIDDEN __attribute__((visibility("hidden")))
+/* Everything a launch changes lies in the image's private pages (HRR_PRIVATE_SECTION, linked
+ * after all else, page-aligned): a launch spread over several workers runs one scheduler per
+ * worker, and each worker maps those pages as its own (zeroed) memory. */
+#define HRR_STATE __attribute__((section(HRR_PRIVATE_SECTION)))
 
 extern "C" {
-HRR_HIDDEN uint3 threadIdx;
-HRR_HIDDEN uint3 blockIdx;
-HRR_HIDDEN dim3 blockDim;
-HRR_HIDDEN dim3 gridDim;
-HRR_HIDDEN unsigned char *__hrr_dynshared;
+HRR_HIDDEN HRR_STATE uint3 threadIdx;
+HRR_HIDDEN HRR_STATE uint3 blockIdx;
+HRR_HIDDEN HRR_STATE dim3 blockDim;
+HRR_HIDDEN HRR_STATE dim3 gridDim;
+HRR_HIDDEN HRR_STATE unsigned char *__hrr_dynshared;
 }
 
 namespace {
@@ -27,21 +31,21 @@ struct Fiber {
   unsigned warp_ops;  /* warp operations done so far: which exchange buffer the next one uses */
 };
 
-hrr_services *svc;
-const hrr_launch *cur_launch;
-Fiber fibers[MAX_FIBERS];
-unsigned free_stacks[MAX_FIBERS];
-unsigned n_free;
-unsigned cur;
-void *sched_sp;
-int trapped;
-unsigned sync_counts[2];
-unsigned block_barriers;     /* block barriers released so far in this block */
+HRR_STATE hrr_services *svc;
+HRR_STATE const hrr_launch *cur_launch;
+HRR_STATE Fiber fibers[MAX_FIBERS];
+HRR_STATE unsigned free_stacks[MAX_FIBERS];
+HRR_STATE unsigned n_free;
+HRR_STATE unsigned cur;
+HRR_STATE void *sched_sp;
+HRR_STATE int trapped;
+HRR_STATE unsigned sync_counts[2];
+HRR_STATE unsigned block_barriers;     /* block barriers released so far in this block */
 /* A warp operation's values, by thread; two buffers, so that a thread may deposit for its next
  * operation while others of its warp still read the last one. stamp says which operation. */
-unsigned long long warp_values[2][MAX_FIBERS];
-unsigned warp_stamps[2][MAX_FIBERS];
-unsigned long long clock_ticks;
+HRR_STATE unsigned long long warp_values[2][MAX_FIBERS];
+HRR_STATE unsigned warp_stamps[2][MAX_FIBERS];
+HRR_STATE unsigned long long clock_ticks;
 
 }  // namespace
 
@@ -135,7 +139,7 @@ void start_fiber(unsigned i) {
 }
 
 /* threadIdx of each thread of the launch's block shape (no divisions per switch). */
-uint3 thread_coords[MAX_FIBERS];
+HRR_STATE uint3 thread_coords[MAX_FIBERS];
 
 void set_coords(unsigned n) {
   unsigned x = 0, y = 0, z = 0;

@@ -13,7 +13,8 @@ from hrr.backends import devicemodels
 from hrr.config import SIM_KERNEL_TIMEOUT_ENV, config
 from hrr.hiptypes import kernelsource
 from hrr.backends.sim.kernels import CodeObjectError, DeviceFault, KernelDef, KernelLibrary, LaunchContext
-from hrr.backends.sim.native import abi, compilebox, elfimage, policy, toolchain, worker
+from hrr.backends.sim.native import abi, compilebox, elfimage, policy, pool, toolchain, worker
+from hrr.errors import UsageError
 
 PAGE = 4096
 
@@ -70,8 +71,11 @@ def load(dev: Any, data: bytes) -> NativeModule:
                               code="hipErrorOutOfMemory")
     base = alloc.base
     alloc.storage[:image.memory_size] = memoryview(image.relocated(base))
+    if image.private is not None:
+        dev.native_private[base] = (base + image.private[0], image.private[1] - image.private[0])
     run_in = worker_for(dev, sandbox)
-    kernels = {name: KernelDef(name, k.layout, _runner(run_in, base + image.launch, base + k.entry, name))
+    splittable = image.private is not None
+    kernels = {name: KernelDef(name, k.layout, _runner(run_in, base + image.launch, base + k.entry, name, splittable))
                for name, k in image.kernels.items()}
     digest = xxhash.xxh3_64_hexdigest(data)
     library = KernelLibrary(f"native:{digest}", "1", kernels, {n: size for n, (_, size) in image.globals.items()})
@@ -79,27 +83,46 @@ def load(dev: Any, data: bytes) -> NativeModule:
     return NativeModule(library, {n: base + off for n, (off, _) in image.globals.items()}, base)
 
 
-def worker_for(dev: Any, sandbox: bool) -> Callable[[], worker.KernelWorker]:
-    """A getter for ``dev``'s kernel worker (sandboxed or not), made on first use; a forked
-    child's is restarted by the worker itself (``KernelWorker`` forgets its parent's process)."""
-    def get() -> worker.KernelWorker:
+def worker_for(dev: Any, sandbox: bool) -> Callable[[], pool.WorkerPool]:
+    """A getter for ``dev``'s kernel workers (sandboxed or not), made on first use
+    (UsageError for a bad HRR_SIM_WORKERS); a forked child's are restarted by the workers
+    themselves (``KernelWorker`` forgets its parent's process)."""
+    def get() -> pool.WorkerPool:
         w = dev.native_workers.get(sandbox)
         if w is None:
-            w = dev.native_workers[sandbox] = worker.KernelWorker(
+            w = dev.native_workers[sandbox] = pool.WorkerPool(
                 dev.memory.device_arena, dev.memory.pinned_arena, sandbox=sandbox,
-                registered=lambda: dev.memory.registered_ranges())   # the current memory's
+                registered=lambda: dev.memory.registered_ranges(),   # the current memory's
+                private=lambda: live_private(dev), setup=dev.native_settings or pool.settings())
         return w
     return get
 
 
-def _runner(get_worker: Callable[[], worker.KernelWorker], launch_fn: int, entry: int,
-            name: str) -> Callable[[LaunchContext], None]:
+def use_workers(dev: Any, setup: pool.Settings | None) -> None:
+    """From ``dev``'s next launch on, kernel workers as ``setup`` says (None: as HRR_SIM_WORKERS
+    says); the running ones are stopped."""
+    for running in dev.native_workers.values():
+        running.close()
+    dev.native_workers.clear()
+    dev.native_settings = setup
+
+
+def live_private(dev: Any) -> list[tuple[int, int]]:
+    """The private pages of ``dev``'s images still loaded (those of an unloaded one are
+    forgotten: device addresses are never handed out again)."""
+    for base in [b for b in dev.native_private if dev.memory.find_device(b) is None]:
+        del dev.native_private[base]
+    return list(dev.native_private.values())
+
+
+def _runner(get_worker: Callable[[], pool.WorkerPool], launch_fn: int, entry: int,
+            name: str, splittable: bool) -> Callable[[LaunchContext], None]:
     def run(ctx: LaunchContext) -> None:
         started = time.monotonic()
         try:
             out = get_worker().launch(launch_fn, entry, ctx.args, ctx.grid, ctx.block, ctx.shared,
-                                      timeout=config().sim_kernel_timeout)
-        except worker.WorkerError as exc:
+                                      timeout=config().sim_kernel_timeout, splittable=splittable)
+        except (worker.WorkerError, UsageError) as exc:
             raise DeviceFault("hipErrorLaunchFailure", f"kernel {name}: {exc}") from None
         except KeyboardInterrupt:   # the worker is stopped already; the program gets the interrupt
             sys.stderr.write(f"hrr: interrupted (Ctrl-C): the sim's kernel {name} was stopped after "

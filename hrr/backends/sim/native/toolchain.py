@@ -58,9 +58,20 @@ HEADER_TEXTS = {
 #: undefined, no host include directory.
 BASE_FLAGS = ("-fPIC", "-ffreestanding", "-fno-exceptions", "-fno-rtti", "-fno-math-errno",
               "-fno-threadsafe-statics", "-fno-stack-protector", "-fvisibility=hidden",
-              "-nostdinc", "-nostdinc++", "-fno-common", "-fno-sanitize=all")
+              "-nostdinc", "-nostdinc++", "-fno-common", "-fno-sanitize=all", "-fdata-sections")
 LINK_FLAGS = ("-shared", "-nostdlib", "-Wl,-z,defs", "-Wl,-Bsymbolic", "-Wl,--no-gc-sections",
               "-Wl,--build-id=none", "-Wl,-z,norelro", "-Wl,--hash-style=gnu")
+#: The image's private pages: the runtime's state (its HRR_PRIVATE_SECTION) and every
+#: __shared__ variable (hrr_device.h tags their symbols B10hrr_shared; -fdata-sections gives
+#: each its own input section), page-aligned at both ends after everything else, and zeros
+#: (NOLOAD): each kernel worker of a launch spread over several maps them as its own memory.
+PRIVATE_SCRIPT_NAME = "hrr_private.ld"
+PRIVATE_SCRIPT = (b"SECTIONS {\n"
+                  b"  hrr_private (NOLOAD) : ALIGN(4096) {\n"
+                  b"    *(hrr_private) *(.bss.*B10hrr_shared .data.*B10hrr_shared)\n"
+                  b"    . = ALIGN(4096);\n"
+                  b"  }\n"
+                  b"} INSERT AFTER .bss;\n")
 
 #: Options a GPU's hiprtc takes that mean nothing for a CPU build (accepted, not passed on).
 _IGNORED = re.compile(r"^(--offload-arch=.*|--gpu-architecture(=.*)?|-arch=.*|-fgpu-rdc|-fno-gpu-rdc|-g\d?|"
@@ -666,6 +677,7 @@ def _compile_in(tc: Toolchain, tmp: Path, units: tuple[SourceUnit, ...], options
     flags, macros, notes = _translate_options(options, str(headers))
     _write_tree(include, {DEVICE_HEADER: _package_bytes(DEVICE_HEADER), ABI_HEADER: _package_bytes(ABI_HEADER),
                           GROUPS_HEADER: _package_bytes(GROUPS_HEADER), OPTIONS_HEADER: _options_header(macros),
+                          PRIVATE_SCRIPT_NAME: PRIVATE_SCRIPT,
                           **{name: b"#pragma once\n" for name in STUB_HEADERS}, **HEADER_TEXTS})
     headers.mkdir()
     replacements: list[tuple[str, str]] = []
@@ -705,7 +717,7 @@ def _compile_in(tc: Toolchain, tmp: Path, units: tuple[SourceUnit, ...], options
                              f"{tc.ident}:\n" + _clean_log(rt_log, replacements))
     image_path = work / "image.so"
     argv = [*compile_argv, "-MD", "-MF", str(work / "deps"), *map(str, sources), "-x", "none", str(runtime),
-            *LINK_FLAGS, "-o", str(image_path)]
+            *LINK_FLAGS, f"-Wl,-T,{include / PRIVATE_SCRIPT_NAME}", "-o", str(image_path)]
     out = run(argv)
     if out.returncode != 0 and not out.stopped and "hrr_runtime.o" in out.log:
         # the cached runtime object is damaged: build it again (and replace it) and link again

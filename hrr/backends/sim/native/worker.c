@@ -10,7 +10,9 @@
  *   7     host windows (absent when there are none)
  * It reads a setup message from 3 (struct setup, then the windows), binds its life to its
  * parent's (PR_SET_PDEATHSIG), maps the arenas at the sim's addresses and the windows at
- * the program's, closes every other descriptor, builds the services block (then read-only),
+ * the program's, maps the private ranges it is given over device memory as its own zeroed
+ * memory (the state of a kernel image's runtime and its __shared__ variables, when a launch
+ * is spread over several workers), closes every other descriptor, builds the services block (then read-only),
  * installs fault handlers and, sandboxed, enters seccomp strict mode: from there only read,
  * write, exit and rt_sigreturn are allowed, so the loop uses nothing but those (raw system
  * calls) and memory made before it started. Protocol (native byte order) in worker.py. */
@@ -38,7 +40,7 @@
 #define MSG_READY 0x52524831u  /* the loop runs: status 1 sandboxed, 0 not, -errno when it cannot */
 #define MSG_DONE 0x52524832u   /* a launch returned: status, printf bytes, trap message */
 #define MSG_FAULT 0x52524833u  /* a signal ended the worker: signo, code, address, ip */
-#define SETUP_VERSION 1u
+#define SETUP_VERSION 2u
 #define MAX_KERNARGS 4096
 #define MAX_WINDOWS 1024
 #define FD_CMD 3
@@ -62,7 +64,7 @@ struct setup {              /* 104 bytes */
   uint64_t pinned_base, pinned_size;
   uint64_t windows;         /* how many struct window follow */
   uint64_t printf_cap, max_fibers, stack_bytes, dyn_shared_cap;
-  uint64_t reserved;
+  uint64_t privates;        /* how many struct window follow the windows (offset 0) */
 };
 
 struct window {             /* 24 bytes: fd 7's bytes [offset, offset + size) at address */
@@ -101,6 +103,7 @@ _Static_assert(sizeof(struct setup) == 104 && sizeof(struct window) == 24 && siz
 static unsigned char alt_stack[64 * 1024];
 static unsigned char kernargs[MAX_KERNARGS] __attribute__((aligned(64)));
 static struct window windows[MAX_WINDOWS];
+static struct window privates[MAX_WINDOWS];
 
 static long raw_write(int fd, const void *buf, size_t n) { return syscall(SYS_write, fd, buf, n); }
 static long raw_read(int fd, void *buf, size_t n) { return syscall(SYS_read, fd, buf, n); }
@@ -274,6 +277,8 @@ int main(void) {
   if ((int64_t)getppid() != s.parent_pid) return fail("the client is gone", 0, 12);
   if (s.windows > MAX_WINDOWS || read_all(FD_CMD, windows, s.windows * sizeof windows[0]) != 0)
     return fail("bad host windows", 0, 11);
+  if (s.privates > MAX_WINDOWS || read_all(FD_CMD, privates, s.privates * sizeof privates[0]) != 0)
+    return fail("bad private ranges", 0, 11);
   if (s.max_fibers == 0 || s.max_fibers > 1024 || s.stack_bytes % 4096 || s.printf_cap > (1u << 26) ||
       s.dyn_shared_cap > (1u << 26))
     return fail("bad setup message", 0, 11);
@@ -285,6 +290,15 @@ int main(void) {
     return fail("cannot map device memory", err, 13);
   if (s.pinned_size && (err = map_at(s.pinned_base, s.pinned_size, PROT_READ | PROT_WRITE, FD_PINNED, 0)))
     return fail("cannot map pinned memory", err, 13);
+  for (i = 0; i < s.privates; ++i) {   /* over the device mapping: inside it, whole pages */
+    uint64_t a = privates[i].address, n = privates[i].size;
+    if (a % 4096 || n % 4096 || !n || a < s.device_base || a - s.device_base > s.device_size ||
+        n > s.device_size - (a - s.device_base))
+      return fail("a private range outside device memory", 0, 11);
+    if (mmap((void *)(uintptr_t)a, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) ==
+        MAP_FAILED)
+      return fail("cannot map a private range", errno, 13);
+  }
   close_others(FD_DEVICE);
   svc = make_services(&s, &trap, &printf_used);
   if (!svc) return fail("cannot make the services block", errno, 14);

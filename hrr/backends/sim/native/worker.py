@@ -19,8 +19,10 @@ more written; a worker still running is stopped and the launch fails.
 
 Pipe protocol (native byte order; see worker.c). Setup (once): u32 magic, u32 version,
 i64 parent pid, u64 sandbox, device base and size, pinned base and size, windows,
-printf cap, max fibers, stack bytes, dynamic shared cap, reserved; then per window u64
-address, size, offset (into descriptor 7). Command: launch_fn, kernel (u64 each), grid[3],
+printf cap, max fibers, stack bytes, dynamic shared cap, private ranges; then per window u64
+address, size, offset (into descriptor 7); then per private range u64 address, size, 0 (device
+memory the worker maps as its own zeroed memory: a kernel image's runtime state and __shared__,
+given when a launch may be spread over several workers, pool.py). Command: launch_fn, kernel (u64 each), grid[3],
 block[3], dyn_shared, nargs (u32 each), block_begin, block_end (u64), then nargs kernarg
 bytes (at most 4096). Replies: READY once (u32 magic, i32 1 sandboxed / 0 not / -errno,
 8 bytes zero); per launch DONE (u32 magic, i32 status, u32 printf_len, u32 trap_len, then
@@ -69,7 +71,7 @@ _COMMAND = struct.Struct("=QQ3I3IIIQQ")
 _REPLY = struct.Struct("=IiII")
 _FAULT_TAIL = struct.Struct("=QQ")
 MSG_SETUP, MSG_READY, MSG_DONE, MSG_FAULT = 0x52524830, 0x52524831, 0x52524832, 0x52524833
-SETUP_VERSION = 1
+SETUP_VERSION = 2
 FD_CMD, FD_RES, FD_DEVICE, FD_PINNED, FD_WINDOWS, FD_EXEC = 3, 4, 5, 6, 7, 8
 _SOURCE = "worker.c"
 ARGV0 = "hrr-kernel-worker"
@@ -303,12 +305,19 @@ class KernelWorker:
     the launch after one that ended it. One launch at a time (thread-safe)."""
 
     def __init__(self, device_arena: Arena | None, pinned_arena: Arena | None, sandbox: bool = True,
-                 registered: Callable[[], list[tuple[int, int]]] | None = None) -> None:
-        """``registered``: the program's registered host ranges now, (address, bytes) each."""
+                 registered: Callable[[], list[tuple[int, int]]] | None = None,
+                 windows: HostWindows | None = None) -> None:
+        """``registered``: the program's registered host ranges now, (address, bytes) each.
+        ``windows``: host windows shared with other workers (pool.py, which keeps them up to
+        date and copies around a launch); by default the worker's own."""
         self.device_arena, self.pinned_arena, self.sandbox = device_arena, pinned_arena, sandbox
         self._registered = registered
-        self._windows = HostWindows()
+        self._windows = windows if windows is not None else HostWindows()
+        #: device ranges this worker maps as its own memory (set by its pool before a launch)
+        self.private: tuple[tuple[int, int], ...] = ()
+        self._started_with: tuple[int, tuple[tuple[int, int], ...]] | None = None
         self._lock = threading.Lock()
+        self._kill_lock = threading.Lock()   # the pidfd is not closed while another thread signals it
         self._pid: int | None = None
         self._pidfd = self._cmd = self._res = self._err = self._syscall = -1
         _workers.add(self)
@@ -361,8 +370,10 @@ class KernelWorker:
         setup = _SETUP.pack(MSG_SETUP, SETUP_VERSION, os.getpid(), 1 if self.sandbox else 0,
                             DEVICE_BASE, dev.size if dev is not None else 0,
                             pinned.address if pinned is not None else 0, pinned.size if pinned is not None else 0,
-                            len(windows), PRINTF_CAP, MAX_FIBERS, STACK_BYTES, DYN_SHARED_CAP, 0)
+                            len(windows), PRINTF_CAP, MAX_FIBERS, STACK_BYTES, DYN_SHARED_CAP, len(self.private))
         setup += b"".join(_WINDOW.pack(*w) for w in windows)
+        setup += b"".join(_WINDOW.pack(a, n, 0) for a, n in self.private)
+        self._started_with = (self._windows.generation, self.private)
         try:
             _write_all(self._cmd, setup)
         except OSError:
@@ -400,7 +411,8 @@ class KernelWorker:
             if fd >= 0:
                 os.close(fd)
         self._cmd = self._res = self._syscall = -1
-        pidfd, err_fd, self._pidfd, self._err = self._pidfd, self._err, -1, -1
+        with self._kill_lock:
+            pidfd, err_fd, self._pidfd, self._err = self._pidfd, self._err, -1, -1
         if pid is None:
             return "no worker"
         code = 0
@@ -432,30 +444,52 @@ class KernelWorker:
         """Run ``launch_fn`` (an image's ``__hrr_launch``, a device address) for ``kernel``
         over grid x block (only the blocks [begin, end) of ``blocks`` when end > 0);
         ``timeout`` (seconds) stops a kernel that runs longer."""
-        if len(kernargs) > MAX_KERNARGS:
-            raise ValueError(f"{len(kernargs)} bytes of kernel arguments (at most {MAX_KERNARGS})")
-        command = _COMMAND.pack(launch_fn, kernel, *grid, *block, dyn_shared, len(kernargs), *blocks) + bytes(kernargs)
+        command = launch_command(launch_fn, kernel, kernargs, grid, block, dyn_shared, blocks)
         with self._lock:
-            if self._pid is not None and self._exited():
-                self._stop()   # it died between launches (killed from outside): not this kernel's doing
-            if self._windows.update(self._registered() if self._registered is not None else []):
-                self._stop()   # registered memory changed: a worker maps its windows when it starts
-            if self._pid is None:
-                self._start()
+            self._windows.update(self._registered() if self._registered is not None else [])
             self._windows.copy_in()
             try:
-                return self._exchange(command, timeout)
-            except BaseException:
-                # interrupted (KeyboardInterrupt...) mid-launch: the worker's reply would be
-                # taken for the next launch's, so this worker goes
-                self._stop()
-                raise
+                return self._run(command, None if timeout is None else _now() + timeout, timeout)
             finally:
                 self._windows.copy_out()
 
-    def _exchange(self, command: bytes, timeout: float | None) -> LaunchOutcome:
-        """Send one launch and read its reply (the lock held)."""
-        deadline = None if timeout is None else _now() + timeout
+    def run(self, command: bytes, deadline: float | None, timeout: float | None) -> LaunchOutcome:
+        """Run one ``launch_command`` (starting the worker first if it is not running, or
+        again if its windows or private ranges changed since it started), the registered
+        bytes copied in already; ``deadline`` (monotonic) stops a kernel that runs longer."""
+        with self._lock:
+            return self._run(command, deadline, timeout)
+
+    def _run(self, command: bytes, deadline: float | None, timeout: float | None) -> LaunchOutcome:
+        if self._pid is not None and self._exited():
+            self._stop()   # it died between launches (killed from outside): not this kernel's doing
+        if self._pid is not None and self._started_with != (self._windows.generation, self.private):
+            self._stop()   # a worker maps its windows and private ranges when it starts
+        if self._pid is None:
+            self._start()
+        try:
+            return self._exchange(command, deadline, timeout)
+        except BaseException:
+            # interrupted (KeyboardInterrupt...) mid-launch: the worker's reply would be
+            # taken for the next launch's, so this worker goes
+            self._stop()
+            raise
+
+    def use_windows(self, windows: HostWindows) -> None:
+        """Share ``windows`` (its pool's) from the next launch on."""
+        self._windows = windows
+
+    def kill(self) -> None:
+        """Stop a running kernel from another thread (its launch then ends as a died worker)."""
+        with self._kill_lock:
+            if self._pidfd >= 0:
+                try:
+                    signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+                except OSError:
+                    pass
+
+    def _exchange(self, command: bytes, deadline: float | None, timeout: float | None) -> LaunchOutcome:
+        """Send one launch and read its reply."""
         try:
             _write_all(self._cmd, command)
         except OSError:
@@ -530,12 +564,22 @@ class KernelWorker:
     def _forget_after_fork(self) -> None:
         """In a forked child: the worker is the parent's; drop our ends without touching it."""
         self._lock = threading.Lock()
+        self._kill_lock = threading.Lock()
+        self._started_with = None
         for fd in (self._cmd, self._res, self._err, self._pidfd, self._syscall):
             if fd >= 0:
                 os.close(fd)
         self._cmd = self._res = self._err = self._pidfd = self._syscall = -1
         self._pid = None
         self._windows = HostWindows()   # the parent's memfd is the parent's: lay out our own
+
+
+def launch_command(launch_fn: int, kernel: int, kernargs: bytes, grid: Sequence[int], block: Sequence[int],
+                   dyn_shared: int, blocks: tuple[int, int] = (0, 0)) -> bytes:
+    """A launch's command for the worker (ValueError when the kernel arguments are too long)."""
+    if len(kernargs) > MAX_KERNARGS:
+        raise ValueError(f"{len(kernargs)} bytes of kernel arguments (at most {MAX_KERNARGS})")
+    return _COMMAND.pack(launch_fn, kernel, *grid, *block, dyn_shared, len(kernargs), *blocks) + bytes(kernargs)
 
 
 # -- the sandbox probe ---------------------------------------------------------------------------
