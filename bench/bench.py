@@ -1,6 +1,6 @@
 """hrr's benchmark: figures measured side by side in one run, never timed assertions.
 
-    python bench/bench.py [--quick | --tiny] [--backend sim|cuda] [--out bench/results.json]
+    python bench/bench.py [--quick | --tiny] [--backend sim|cuda] [--only native] [--out bench/results.json]
 
 Each figure alternates its variants (uncaptured, captured, ...) round after round in one
 process and takes the median of the rounds. It prints one line per figure and writes
@@ -553,6 +553,7 @@ def run(argv: list[str] | None = None, say: Callable[[str], None] = print) -> di
     mode.add_argument("--tiny", action="store_true", help="the code path only, in seconds (CI)")
     ap.add_argument("--backend", default="sim")
     ap.add_argument("--rounds", type=int, help="override the mode's number of rounds")
+    ap.add_argument("--only", choices=("native",), help="only the native_* keys (sim)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results.json"))
     args = ap.parse_args(argv)
     sz = attrs.evolve(TINY if args.tiny else QUICK if args.quick else FULL)
@@ -565,13 +566,14 @@ def run(argv: list[str] | None = None, say: Callable[[str], None] = print) -> di
     meta = machine()   # the commit measured, read before the run
     say(f"backend {args.backend}; mode {mode_name}; python {sys.version.split()[0]}; commit {meta['commit']}")
     out: dict[str, Any] = {}
-    bench_calls(be, sz, out, say)
-    bench_launches(be, sz, out, say)
-    bench_snapshots(be, sz, out, say)
-    bench_replay(be, sz, out, say, args.backend)
+    if args.only is None:
+        bench_calls(be, sz, out, say)
+        bench_launches(be, sz, out, say)
+        bench_snapshots(be, sz, out, say)
+        bench_replay(be, sz, out, say, args.backend)
     if args.backend == "sim":
         bench_native(be, sz, out, say)
-    if args.backend == "cuda":
+    if args.backend == "cuda" and args.only is None:
         bench_gpu(be, sz, out, say, args.backend)
     if "native_workers_n" in out:   # what N of native_ns_per_thread_wN was here
         meta["native_workers_n"] = int(out.pop("native_workers_n"))

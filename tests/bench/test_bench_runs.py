@@ -8,6 +8,8 @@ import math
 import os
 import tempfile
 
+import pytest
+
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
@@ -39,6 +41,21 @@ def test_tiny_run_writes_every_cpu_key_as_a_number(tmp_path, monkeypatch):
         from hrr.backends.sim.native import pool
         assert data["meta"]["native_workers_n"] == pool.available_cpus()
     assert lines[-1] == f"wrote {out}"
+
+
+def test_only_native_measures_the_native_keys_alone(tmp_path, monkeypatch):
+    from hrr.backends.sim.native import toolchain
+    if toolchain.find_toolchain() is None:
+        pytest.skip("no C++ compiler for the sim")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    bench = _bench()
+    out = tmp_path / "results.json"
+    bench.run(["--tiny", "--only", "native", "--out", str(out)], say=lambda line: None)
+    data = json.loads(out.read_text())
+    assert set(data) == {*bench.NATIVE_KEYS, "meta"}
+    assert data["native_ns_per_thread_w2"] > 0 and "--only native" in data["meta"]["command"]
 
 
 def test_quick_and_full_modes_measure_the_issue_sizes():
