@@ -97,6 +97,8 @@ class ProcessReplayer:
         self._node_buffers: list[Any] = []  # graph nodes' host buffers: used at every graph launch
         self._plans: dict[str, _Plan] = {}   # per row, built at its first record
         self._poison = np.zeros(64, dtype=np.uint8)
+        self._device_arrays: list[Any] = []   # device memory replay made for calls (device_array)
+        self._device_array_bytes = 0
         self.threads = ThreadRouter(limits.max_threads)
         # --calls: records before the range are set-up (replayed, never checked); past
         # its end only the check records of copies made inside it are read.
@@ -129,6 +131,7 @@ class ProcessReplayer:
             self.stats.failures.append(str(exc))
         finally:
             self.threads.close()
+            self._free_device_arrays()
             self.ctx.close()
         if getattr(self.process, "torn", False):
             self.stats.failures.append("the event stream is torn (capture was killed): "
@@ -500,6 +503,34 @@ class ProcessReplayer:
 
     def poison_address(self) -> int:
         return int(self._poison.__array_interface__["data"][0])
+
+    def device_bytes(self, replay_addr: int, n: int) -> bytes:
+        buf = self.buffer(n, "a device array replay reads")
+        hip = self.hip
+        if int(hip.hipDeviceSynchronize()[0]) or \
+                int(hip.hipMemcpy(buf, replay_addr, n, hip.hipMemcpyKind.hipMemcpyDeviceToHost)[0]):
+            raise EventRefused(f"could not read {n} bytes of device memory at 0x{replay_addr:x}",
+                               category="enqueue")
+        return buf.tobytes()
+
+    def device_array(self, data: bytes, what: str) -> int:
+        hip = self.hip
+        if self.charges_device_memory:
+            self._device_array_bytes += self.budget.charge(len(data), what)
+        err, ptr = hip.hipMalloc(max(len(data), 1))
+        if int(err) or int(hip.hipMemcpy(ptr, np.frombuffer(data, np.uint8), len(data),
+                                         hip.hipMemcpyKind.hipMemcpyHostToDevice)[0]):
+            raise EventRefused(f"could not make {what} ({len(data)} bytes of device memory)", category="enqueue")
+        self._device_arrays.append(ptr)
+        return int(ptr)
+
+    def _free_device_arrays(self) -> None:
+        """The device arrays replay made for calls (``device_array``): their work has ended."""
+        for ptr in self._device_arrays:
+            self.hip.hipFree(ptr)
+        self._device_arrays.clear()
+        self.budget.release(self._device_array_bytes)
+        self._device_array_bytes = 0
 
     def count(self, counter: str) -> None:
         self.ctx.counters[counter] += 1

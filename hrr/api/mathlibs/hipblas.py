@@ -3,7 +3,8 @@
 Roles: the handle is a ``blas_handle``; vectors and matrices are ``lib_array`` (device
 memory, ``kind`` says the shape it spans: ``hrr.api.roles.mathlibs``); ``alpha``/``beta``
 are ``lib_scalar`` (read through the pointer mode: host bytes recorded, or a device address);
-a scalar result is ``lib_result`` (host bytes checked at replay, or a device address).
+a scalar result is ``lib_result`` (host bytes checked at replay, or a device address);
+gemmBatched's arrays of device pointers are ``lib_pointers``.
 A call whose result may be host memory is ``sync``: in host pointer mode it returns once
 the result is written, as hipBLAS does.
 """
@@ -77,6 +78,47 @@ def _level1() -> tuple[Api, ...]:
     return tuple(out)
 
 
+
+def _level23() -> tuple[Api, ...]:
+    """gemv, ger (geru/gerc for complex), gemm, gemmBatched (arrays of device pointers),
+    gemmStridedBatched and trsm in S, D, C and Z."""
+    out: list[Api] = []
+    op = P("trans", "enum", "hipblasOperation_t")
+    for t, e in ELEMENT_BYTES.items():
+        out.append(_row(f"hipblas{t}gemv", _HANDLE, op, P("m"), P("n"), _scalar("alpha", e),
+                        P("AP", "lib_array", "matrix m n lda", elem=e), P("lda"),
+                        P("x", "lib_array", "opvector trans n m incx", elem=e), P("incx"), _scalar("beta", e),
+                        P("y", "lib_array", "opvector trans m n incy", elem=e), P("incy")))
+        for name in ((f"hipblas{t}ger",) if t in "SD" else (f"hipblas{t}geru", f"hipblas{t}gerc")):
+            out.append(_row(name, _HANDLE, P("m"), P("n"), _scalar("alpha", e), _vector("x", "m", "incx", e),
+                            P("incx"), _vector("y", "n", "incy", e), P("incy"),
+                            P("AP", "lib_array", "matrix m n lda", elem=e), P("lda")))
+        ops = (P("transA", "enum", "hipblasOperation_t"), P("transB", "enum", "hipblasOperation_t"), P("m"), P("n"),
+               P("k"), _scalar("alpha", e))
+        out.append(_row(f"hipblas{t}gemm", _HANDLE, *ops, P("AP", "lib_array", "opmatrix transA m k lda", elem=e),
+                        P("lda"), P("BP", "lib_array", "opmatrix transB k n ldb", elem=e), P("ldb"),
+                        _scalar("beta", e), P("CP", "lib_array", "matrix m n ldc", elem=e), P("ldc")))
+        out.append(_row(f"hipblas{t}gemmBatched", _HANDLE, *ops,
+                        P("AP", "lib_pointers", "pointers batchCount opmatrix transA m k lda", elem=e), P("lda"),
+                        P("BP", "lib_pointers", "pointers batchCount opmatrix transB k n ldb", elem=e), P("ldb"),
+                        _scalar("beta", e),
+                        P("CP", "lib_pointers", "pointers batchCount matrix m n ldc", elem=e), P("ldc"),
+                        P("batchCount")))
+        out.append(_row(f"hipblas{t}gemmStridedBatched", _HANDLE, *ops,
+                        P("AP", "lib_array", "batch strideA batchCount opmatrix transA m k lda", elem=e), P("lda"),
+                        P("strideA"),
+                        P("BP", "lib_array", "batch strideB batchCount opmatrix transB k n ldb", elem=e), P("ldb"),
+                        P("strideB"), _scalar("beta", e),
+                        P("CP", "lib_array", "batch strideC batchCount matrix m n ldc", elem=e), P("ldc"),
+                        P("strideC"), P("batchCount")))
+        out.append(_row(f"hipblas{t}trsm", _HANDLE, P("side", "enum", "hipblasSideMode_t"),
+                        P("uplo", "enum", "hipblasFillMode_t"), P("transA", "enum", "hipblasOperation_t"),
+                        P("diag", "enum", "hipblasDiagType_t"), P("m"), P("n"), _scalar("alpha", e),
+                        P("AP", "lib_array", "sidematrix side m n lda", elem=e), P("lda"),
+                        P("BP", "lib_array", "matrix m n ldb", elem=e), P("ldb")))
+    return tuple(out)
+
+
 ROWS: tuple[Api, ...] = (
     Api("hipblasCreate", FAMILY, (), (O("handle", "handle", "blas_handle"),), module=FAMILY),
     _row("hipblasDestroy", _HANDLE, destroys="blas_handle"),
@@ -85,6 +127,7 @@ ROWS: tuple[Api, ...] = (
     _row("hipblasSetPointerMode", _HANDLE, P("mode", "enum", "hipblasPointerMode_t")),
     _row("hipblasGetPointerMode", _HANDLE, P("mode", "result_buf", span=4)),
     *_level1(),
+    *_level23(),
 )
 
 __all__ = ["ROWS", "HANDLE_KINDS", "FAMILY", "ELEMENT_BYTES"]

@@ -137,6 +137,13 @@ class ReplayServices(Protocol):
     def poison_address(self) -> int:
         """Memory replay owns but never allocated through HIP."""
 
+    def device_bytes(self, replay_addr: int, n: int) -> bytes:
+        """The ``n`` bytes of device memory at replay's address ``replay_addr``, read once
+        every queued operation ran (EventRefused when the read fails)."""
+
+    def device_array(self, data: bytes, what: str) -> int:
+        """Device memory of replay's own holding ``data`` (freed when the process's replay ends)."""
+
     def count(self, counter: str) -> None:
         """Add one to a replay counter."""
 

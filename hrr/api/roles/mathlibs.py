@@ -8,16 +8,24 @@ says. A scalar in host memory is recorded as bytes (read) or checked byte for by
 ``lib_array``'s ``Param.kind`` names its shape in elements of ``Param.elem`` bytes, from the
 call's own parameters (negative increments and strides count by their magnitude):
   ``vector N INC``              1 + (N - 1) * |INC| elements (none when N <= 0)
+  ``opvector OP N M INC``       a vector of N elements when OP is no-transpose, else of M
   ``elements N``                N elements
   ``matrix R C LD``             a column-major R x C matrix: LD * (C - 1) + R elements
   ``opmatrix OP R C LD``        R x C when OP is no-transpose, else C x R
   ``sidematrix SIDE M N LD``    M x M when SIDE is left, else N x N
   ``batch STRIDE COUNT SHAPE``  COUNT shapes STRIDE elements apart
-  ``pointers COUNT``            COUNT device addresses (``Param.elem`` 8)
+  ``pointers COUNT SHAPE``      (``lib_pointers``) COUNT device addresses, each of an array
+                                of SHAPE
+A ``lib_pointers`` array (gemmBatched's A, B and C) holds addresses the program wrote into
+device memory. Replay reads it once the device is idle, translates each address and checks
+its SHAPE fits the allocation it is in, and passes an array of its own holding the
+translated addresses (an address replay cannot translate refuses the record).
 """
 from __future__ import annotations
 
 from typing import Any, Callable, Sequence
+
+import numpy as np
 
 from hrr.api.rowtypes import Api
 from hrr.api.roles.addresses import CopyDst, CopySrc, Ptr
@@ -39,6 +47,13 @@ from hrr.hiptypes import address_or_zero
 NO_TRANSPOSE, SIDE_LEFT = 111, 141
 
 Extent = Callable[[Sequence[Any]], int]
+POINTER_BYTES = 8
+#: The most addresses a ``lib_pointers`` array may hold (a batch count an archive names)
+MAX_POINTERS = 1 << 20
+
+
+def _vector(n: int, inc: int) -> int:
+    return 1 + (n - 1) * abs(inc) if n > 0 else 0
 
 
 def _matrix(rows: int, cols: int, ld: int) -> int:
@@ -48,13 +63,19 @@ def _matrix(rows: int, cols: int, ld: int) -> int:
 def _shape(words: list[str], at: Callable[[str], int]) -> Callable[[Sequence[Any]], int]:
     """The element count of the shape ``words`` as a function of the call's raw values."""
     form, names = words[0], words[1:]
-    idx = [at(n) for n in names] if form != "batch" else []
+    idx = [at(n) for n in names] if form not in ("batch", "pointers") else []
     if form == "vector":
         n_at, inc_at = idx
         return lambda r: 1 + (r[n_at] - 1) * abs(r[inc_at]) if r[n_at] > 0 else 0
-    if form in ("elements", "pointers"):
+    if form == "opvector":
+        op_at, n_at, m_at, inc_at = idx
+        return lambda r: _vector(r[n_at] if r[op_at] == NO_TRANSPOSE else r[m_at], r[inc_at])
+    if form == "elements":
         (n_at,) = idx
         return lambda r: max(r[n_at], 0)
+    if form == "pointers":   # the array itself: COUNT addresses (array_extent: 8 bytes each)
+        count_at = at(names[0])
+        return lambda r: max(r[count_at], 0)
     if form == "matrix":
         r_at, c_at, ld_at = idx
         return lambda r: _matrix(r[r_at], r[c_at], r[ld_at])
@@ -80,7 +101,8 @@ def _shape(words: list[str], at: Callable[[str], int]) -> Callable[[Sequence[Any
 def array_extent(row: Api, i: int) -> Extent:
     """The bytes ``lib_array`` parameter ``i`` of ``row`` spans, from the call's raw values."""
     p = row.params[i]
-    count, elem = _shape((p.kind or "").split(), row.param_index), p.elem
+    words = (p.kind or "").split()
+    count, elem = _shape(words, row.param_index), (POINTER_BYTES if words[:1] == ["pointers"] else p.elem)
     return lambda raw: count(raw) * elem
 
 
@@ -101,6 +123,36 @@ class LibArray(Ptr):
             if replay is not None and n:
                 check_fits(rep.find(addr), addr, n)
             return replay
+        return act
+
+
+@register
+class LibPointers(LibArray):
+    """An array of device addresses (gemmBatched's): see the module's docstring."""
+
+    name = "lib_pointers"
+
+    def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
+        p = row.params[i]
+        words = (p.kind or "").split()
+        count_at, each = row.param_index(words[1]), _shape(words[2:], row.param_index)
+
+        def act(call: Call) -> Any:
+            addr, count = call.raw[i], call.raw[count_at]
+            replay = _translate(rep, addr, p.name)
+            if replay is None or count <= 0:
+                return replay
+            if count > MAX_POINTERS:
+                raise EventRefused(f"{p.name}: {count} addresses (at most {MAX_POINTERS})", category="limit")
+            check_fits(rep.find(addr), addr, count * POINTER_BYTES)
+            n = each(call.raw) * p.elem
+            translated = []
+            for k, word in enumerate(np.frombuffer(rep.device_bytes(replay, count * POINTER_BYTES), "<u8")):
+                target = _translate(rep, int(word), f"{p.name}[{k}]")
+                if target is not None and n:
+                    check_fits(rep.find(int(word)), int(word), n)
+                translated.append(target or 0)
+            return rep.device_array(np.array(translated, "<u8").tobytes(), f"{row.name}'s {p.name}")
         return act
 
 
@@ -171,4 +223,4 @@ class LibResult(_Scalar, CopyDst):
         return None
 
 
-__all__ = ["LibArray", "LibScalar", "LibResult", "array_extent", "NO_TRANSPOSE", "SIDE_LEFT"]
+__all__ = ["LibArray", "LibPointers", "LibScalar", "LibResult", "array_extent", "NO_TRANSPOSE", "SIDE_LEFT"]
