@@ -53,9 +53,10 @@ DATA_KINDS: tuple[DataKind, ...] = (
              "format version, backend, plugins and versions, content mode, counts, "
              "unreplayable APIs with reasons", "capture start and close"),
     DataKind("h2d_payload", CONTENT, "the host bytes a host-to-device copy sent",
-             "hipMemcpy* whose source is host memory"),
+             "hipMemcpy* whose source is host memory; a hipBLAS scalar (alpha, beta) in host memory"),
     DataKind("d2h_result", CONTENT, "the bytes a device-to-host copy delivered",
-             "hipMemcpy* whose destination is host memory (async: at the stream's sync)"),
+             "hipMemcpy* whose destination is host memory (async: at the stream's sync); a hipBLAS "
+             "result (dot, nrm2, asum, iamax, iamin) written to host memory"),
     DataKind("registered_memory", CONTENT,
              "the contents of application memory when hipHostRegister pinned it",
              "hipHostRegister"),

@@ -41,6 +41,9 @@ Parameter roles (``Param.role``):
   words      an array of ``size`` 32-bit words the call reads (a CU mask): recorded packed,
              little-endian; replay passes a list of the same words
   pool_props a hipMemPoolProps: its allocation type, handle types, location and maximum size
+  lib_array, lib_pointers, lib_scalar, lib_result  a math library's device arrays, arrays of
+             device addresses, and scalars it reads or writes through its pointer mode
+             (``hrr/api/roles/mathlibs.py``, docs/math-libraries.md)
   attr_value a value the call reads through a pointer, as wide as the attribute the row's
              enum parameter of ``kind`` names (hipMemPoolSetAttribute): its bytes are recorded,
              replay passes a buffer of its own holding them
