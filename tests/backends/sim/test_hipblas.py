@@ -98,3 +98,26 @@ def test_a_bad_device_array_is_an_asynchronous_fault(session):
     dx = session.upload(np.zeros(4, np.float32))
     ok(blas.hipblasSaxpy(session.handle, 8, session.host_scalar("S", 1.0), dx, 1, dx, 1))
     assert hip.hipDeviceSynchronize()[0] == hip.hipError_t.hipErrorIllegalAddress
+
+
+def test_a_call_on_a_capturing_stream_becomes_a_graph_node(session):
+    """Stream capture takes a hipBLAS call like a kernel: nothing runs until the graph is
+    launched, and each launch runs it again."""
+    x, y = np.arange(4, dtype=np.float32), np.ones(4, np.float32)
+    dx, dy = session.upload(x), session.upload(y)
+    stream = ok(hip.hipStreamCreate())
+    ok(blas.hipblasSetStream(session.handle, stream))
+    ok(hip.hipStreamBeginCapture(stream, hip.hipStreamCaptureMode.hipStreamCaptureModeGlobal))
+    ok(blas.hipblasSaxpy(session.handle, 4, session.host_scalar("S", 2.0), dx, 1, dy, 1))
+    graph = ok(hip.hipStreamEndCapture(stream))
+    np.testing.assert_array_equal(session.download(dy, y), y)   # captured, not run
+    exe = ok(hip.hipGraphInstantiate(graph, 0)[:2])
+    for _ in range(2):
+        ok(hip.hipGraphLaunch(exe, stream))
+    ok(hip.hipStreamSynchronize(stream))
+    np.testing.assert_array_equal(session.download(dy, y), 4 * x + 1)
+    result = np.zeros(1, np.float32)
+    ok(hip.hipStreamBeginCapture(stream, hip.hipStreamCaptureMode.hipStreamCaptureModeGlobal))
+    assert blas.hipblasSdot(session.handle, 4, dx, 1, dx, 1, result.ctypes.data) == \
+        (S.HIPBLAS_STATUS_NOT_SUPPORTED,)   # a host result cannot come from a graph
+    ok(hip.hipStreamEndCapture(stream))
