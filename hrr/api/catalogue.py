@@ -40,6 +40,8 @@ Parameter roles (``Param.role``):
   instantiate_params  a hipGraphInstantiateParams: its flags and upload stream
   words      an array of ``size`` 32-bit words the call reads (a CU mask): recorded packed,
              little-endian; replay passes a list of the same words
+  int_array  ``size`` C ints the call reads through a pointer (hipFFT's ``n``, ``inembed``):
+             recorded as ``words``; replay passes a numpy int32 array of them
   pool_props a hipMemPoolProps: its allocation type, handle types, location and maximum size
   lib_array, lib_pointers, lib_scalar, lib_result  a math library's device arrays, arrays of
              device addresses, and scalars it reads or writes through its pointer mode

@@ -14,7 +14,7 @@ from hrr.hiptypes import ENUM_TYPES
 ROLES = {"value", "enum", "ptr", "handle", "copy_dst", "copy_src", "strided", "result_buf", "host_range", "code",
          "name", "dim3", "host_fn", "user_data", "launch", "ignored", "source", "options", "rtc_out",
          "handles", "kernel_node", "memset_node", "host_node", "instantiate_params", "words", "pool_props",
-         "attr_value", "lib_array", "lib_pointers", "lib_scalar", "lib_result"}
+         "attr_value", "lib_array", "lib_pointers", "lib_scalar", "lib_result", "int_array"}
 OUT_ROLES = {"alloc", "alias", "handle", "value", "text", "image", "handles"}
 
 

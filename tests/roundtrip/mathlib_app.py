@@ -6,6 +6,7 @@ import ctypes
 from typing import Any
 
 from blascases import Session, cases
+from fft_rand_app import exercise_hipfft, exercise_hiprand
 
 
 def exercise_hipblas(hip: Any, hipblas: Any) -> list:
@@ -24,7 +25,7 @@ def exercise_hipblas(hip: Any, hipblas: Any) -> list:
     return written
 
 
-EXERCISERS = {"hipblas": exercise_hipblas}
+EXERCISERS = {"hipblas": exercise_hipblas, "hipfft": exercise_hipfft, "hiprand": exercise_hiprand}
 
 
 def exercise_libraries(hip: Any, libraries: dict[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Roles of memory pools and CU masks: word arrays, attribute values, pool properties."""
+"""Roles of memory pools, CU masks and FFT sizes: word arrays, attribute values, pool properties."""
 from __future__ import annotations
 
 import ctypes
@@ -6,7 +6,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from hrr.api.catalogue import Api
+from hrr.api.catalogue import Api, Param
 from hrr.api.roles.base import (
     Action,
     Call,
@@ -15,6 +15,7 @@ from hrr.api.roles.base import (
     Encoder,
     ReplayServices,
     Role,
+    View,
     WireType,
     _first,
     bad,
@@ -32,6 +33,7 @@ from hrr.hiptypes import (
 )
 
 MAX_WORDS = 1 << 12   # 32-bit words a ``words`` argument may hold (a CU mask: 32 CUs a word)
+SHOWN_WORDS = 8       # readers show at most this many words themselves, else the byte count
 
 
 def _words(obj: Any, n: int) -> bytes | None:
@@ -71,6 +73,29 @@ class Words(Role):
 
         return lambda v: None if v is None else list(unpack_words(v, what, 4, MAX_WORDS))
 
+    def show(self, view: View, p: Param, v: Any) -> Any:
+        """A few words as themselves (an FFT's sizes: ``n=[16, 8]``), more as their byte count."""
+        if type(v) is bytes and len(v) % 4 == 0 and len(v) <= 4 * SHOWN_WORDS:
+            return view.plain(list(unpack_words(v, p.name, 4, SHOWN_WORDS)))
+        return view.plain(v)
+
+
+
+@register
+class IntArray(Words):
+    """An array of ``Param.size`` C ints the call reads through a pointer (hipFFT's ``n``,
+    ``inembed``, ``onembed``): recorded as ``words`` are; handed back at replay as a numpy
+    int32 array, which hip-python's own functions take through the buffer protocol."""
+
+    name = "int_array"
+
+    def check(self, row: Api, i: int) -> Check:
+        words = super().check(row, i)
+
+        def check(v: Any) -> Any:
+            listed = words(v)
+            return None if listed is None else np.array(listed, np.uint32).view(np.int32)
+        return check
 
 # The width of the value each hipMemPoolAttr names (HIP's: int32 flags, then uint64 sizes).
 _ATTR_WIDTHS = {"hipMemPoolAttr": lambda attr: 4 if attr in (1, 2, 3) else 8}

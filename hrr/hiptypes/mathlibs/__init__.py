@@ -20,7 +20,7 @@ from hrr.hiptypes.installed import RELEASES
 from hrr.hiptypes.pointers import Handle
 
 #: Every math-library family, by hip-python's module name (the registration list).
-LIBRARIES: tuple[str, ...] = ("hipblas",)
+LIBRARIES: tuple[str, ...] = ("hipblas", "hipfft", "hiprand")
 
 
 @attrs.frozen
@@ -35,6 +35,7 @@ class LibraryTypes:
     fallback: Any                     # the status of any other failure
     enums: tuple[Any, ...] = ()
     real: Any = None                  # hip-python's own module, when installed
+    constants: Mapping[str, int] = attrs.field(factory=dict)  # its plain ints (hipFFT's HIPFFT_FORWARD)
 
     def status_of(self, hip_error_name: str) -> Any:
         """The status a failed argument conversion (a hipError_t name) becomes."""
