@@ -30,6 +30,12 @@ def forget_all() -> None:
         _pinned.clear()
 
 
+def pinned_holds(addr: int, n: int) -> bool:
+    """Whether ``n`` bytes from ``addr`` lie inside one pinned allocation this backend made."""
+    with _lock:
+        return any(base <= addr and addr + n <= base + size for base, size in _pinned.items())
+
+
 def malloc(size: Any, *stream: int) -> tuple:
     """hipMalloc, and hipMallocAsync (with its stream)."""
     size = int(size)

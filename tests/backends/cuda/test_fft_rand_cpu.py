@@ -1,7 +1,7 @@
 """The cuda backend's hipFFT and hipRAND bodies without a GPU: a stand-in for libcufft and
 libcurand records what each call passes; statuses map to hipFFT's and hipRAND's; plans
-and generators that are not live never reach the library; a missing library names the
-wheel to install."""
+and generators that are not live, and execs whose buffers are short of the plan, never
+reach the library; a missing library names the wheel to install."""
 from __future__ import annotations
 
 import ctypes
@@ -9,7 +9,7 @@ import ctypes
 import numpy as np
 import pytest
 
-from hrr.backends.cuda import mathlibs
+from hrr.backends.cuda import mathlibs, memory
 from hrr.backends.cuda.mathlibs import hipfft as cfft
 from hrr.backends.cuda.mathlibs import hiprand as crand
 from hrr.backends.mathlib import LibraryError
@@ -49,6 +49,7 @@ def fake(monkeypatch):
     monkeypatch.setattr(crand, "load", lambda name, wheel: lib)
     monkeypatch.setattr(cfft, "_plans", {})
     monkeypatch.setattr(crand, "_live", set())
+    monkeypatch.setattr(cfft, "fits", lambda addr, n: True)
     return lib
 
 
@@ -143,3 +144,35 @@ def test_every_function_is_typed_with_the_arity_it_is_called_with(fake):
     assert len(fake.curandGenerateLogNormalDouble.argtypes) == 5
     assert fake.curandGeneratePoisson.argtypes[-1] is ctypes.c_double
     assert fake.curandGenerate.restype is ctypes.c_int
+
+
+class FakeDriver:
+    """cuMemGetAddressRange over one device allocation [0x10000, 0x10000 + 256)."""
+
+    def cuMemGetAddressRange(self, addr):
+        if 0x10000 <= addr < 0x10100:
+            return (0, 0x10000, 256)
+        return (1, 0, 0)
+
+
+def test_an_exec_whose_buffers_are_short_of_the_plan_never_reaches_cufft(monkeypatch):
+    lib = FakeLib()
+    monkeypatch.setattr(cfft, "load", lambda name, wheel: lib)
+    monkeypatch.setattr(cfft, "_plans", {})
+    monkeypatch.setattr(cfft, "driver", lambda: FakeDriver())
+    monkeypatch.setattr(memory, "_pinned", {0x90000: 64})
+    plan = cfft.handle_lookup("fft_plan")(FFT["hipfftPlan1d"](8, 41, 2)[1])   # 128 bytes a side
+    FFT["hipfftExecC2C"](plan, 0x10000, 0x10080, -1)
+    assert lib.log[-1][0] == "cufftExecC2C"
+    calls = len(lib.log)
+    for idata, odata in ((0x10000, 0x10081), (0x10081, 0x10000), (0x10000, 0), (0x90000, 0x10000)):
+        with pytest.raises(LibraryError) as err:
+            FFT["hipfftExecC2C"](plan, idata, odata, -1)
+        assert err.value.status == R.HIPFFT_INVALID_VALUE and "past the allocation" in str(err.value)
+    assert len(lib.log) == calls
+    monkeypatch.setattr(memory, "_pinned", {0x90000: 128})
+    FFT["hipfftExecC2C"](plan, 0x90000, 0x10000, -1)   # pinned memory this backend made
+    many = cfft.handle_lookup("fft_plan")(FFT["hipfftPlanMany"](1, [8], [8], 2, 16, [8], 1, 8, 41, 1)[1])
+    with pytest.raises(LibraryError):   # a stride of 2 reaches 15 elements: 120 bytes from 0x10010
+        FFT["hipfftExecC2C"](many, 0x10090, 0x10000, -1)
+    FFT["hipfftExecC2C"](many, 0x10000, 0x10080, -1)

@@ -1,4 +1,4 @@
-"""hipFFT on the sim: a plan holds its ``FftPlan`` (``fft_transforms``) and the stream it is
+"""hipFFT on the sim: a plan holds its ``FftPlan`` (``hrr.backends.fftplans``) and the stream it is
 bound to; an exec checks its type and direction against the plan when it is called, and
 computes the transform with numpy when its op runs on that stream. A buffer that does not
 hold the plan's extent inside device-visible memory faults then, as a kernel's access
@@ -10,10 +10,11 @@ from typing import Any, Callable, Sequence
 
 import attrs
 
+from hrr.backends import fftplans as fft
 from hrr.backends.bodies import Bodies
 from hrr.backends.mathlib import LibraryError
 from hrr.backends.sim.device import current as _dev
-from hrr.backends.sim.mathlibs import fft_transforms as fft
+from hrr.backends.sim.mathlibs.fft_transforms import transform_buffers
 from hrr.backends.sim.mathlibs import handles
 from hrr.backends.sim.streams import Op, Stream
 from hrr.hiptypes import address_or_zero
@@ -99,7 +100,7 @@ def _exec(suffix: str) -> Callable[..., None]:
 
         def run() -> None:
             src = memory.resolve_for_kernel(idata, n_in)
-            fft.execute(shape, src, memory.resolve_for_kernel(odata, n_out), in_place, direction)
+            transform_buffers(shape, src, memory.resolve_for_kernel(odata, n_out), in_place, direction)
         label = f"hipfftExec{suffix}(n={list(shape.n)}, batch={shape.batch})"
         _dev().submit(plan.stream, lambda: Op(label, run, 5.0 + (n_in + n_out) / 5_000))
     return execute
