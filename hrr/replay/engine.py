@@ -388,12 +388,13 @@ class ProcessReplayer:
 
     def _diverged(self, row: Api, seq: int, recorded: int, err: int) -> None:
         self.stats.divergences += 1
-        self.stats.diverged.append(Divergence(seq, row.name, recorded, err, self._setup))
+        self.stats.diverged.append(Divergence(seq, row.name, recorded, err, self._setup, row.module))
         where = f", set-up before --calls {describe_range(self.range.calls)}" \
             if self._setup and self.range is not None else ""
-        msg = (f"record {seq} ({row.name}{where}): the recording returned {err_name(recorded)}, "
-               f"replay returned {err_name(err)}")
-        detail = self._error_detail() if err else ""
+        msg = (f"record {seq} ({row.name}{where}): the recording returned {err_name(recorded, row.module)}, "
+               f"replay returned {err_name(err, row.module)}")
+        # a library call sets no HIP last error: the backend's detail would be another call's
+        detail = self._error_detail() if err and row.module in ("hip", "hiprtc") else ""
         if detail:
             msg += f": {detail}"
         if self.options.keep_going:

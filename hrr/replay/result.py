@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 
 from hrr.hiptypes import hipError_t
+from hrr.hiptypes.mathlibs import TYPES as LIBRARY_TYPES
 from hrr import exitcodes
 from hrr.replay.ranges import RangeCounts
 from hrr.replay.ranges import describe as describe_range
@@ -42,22 +43,25 @@ class Divergence:
     recorded: int
     replayed: int
     setup: bool = False                # a set-up call before --calls' range
+    module: str = "hip"                # the call's module: a math library's names its own status
 
     @property
     def recorded_name(self) -> str:
-        """The recorded error as ``hipErrorX (N)``."""
-        return err_name(self.recorded)
+        """The recorded error as ``hipErrorX (N)`` (a library's status: ``HIPFFT_X (N)``)."""
+        return err_name(self.recorded, self.module)
 
     @property
     def replayed_name(self) -> str:
-        """The error replay got, as ``hipErrorX (N)``."""
-        return err_name(self.replayed)
+        """The error replay got, as ``hipErrorX (N)`` (a library's status: ``HIPFFT_X (N)``)."""
+        return err_name(self.replayed, self.module)
 
 
-def err_name(code: int) -> str:
-    """``hipErrorX (n)``, or the bare number when it is no hipError_t."""
+def err_name(code: int, module: str = "hip") -> str:
+    """``hipErrorX (n)``, a math library's status (``HIPRAND_STATUS_X (n)``) when ``module``
+    is one, or the bare number when it is no member."""
+    library = LIBRARY_TYPES.get(module)
     try:
-        return f"{hipError_t(code).name} ({code})"
+        return f"{(library.status if library is not None else hipError_t)(code).name} ({code})"
     except ValueError:
         return str(code)
 

@@ -76,3 +76,16 @@ def test_a_plan_larger_than_its_buffers_fails_its_exec(tmp_path):
     rewrite(tmp_path, "hipfftPlanMany", lambda a: [a[0], np.array([4096], np.uint32).tobytes()] + a[2:])
     result = replay(tmp_path)
     assert result.exit_code != 0 and "hipErrorIllegalAddress" in text(result), text(result)
+
+
+def test_a_library_status_that_differs_is_named_by_the_librarys_enum(tmp_path):
+    """A Mersenne twister takes no offset: replay's status differs from the recording's, and
+    the divergence names hipRAND's statuses, not hipError_t's of the same numbers."""
+    capture_libraries(tmp_path, _app())
+    rewrite(tmp_path, "hiprandCreateGenerator", lambda a: [403])   # HIPRAND_RNG_PSEUDO_MTGP32
+    result = replay(tmp_path)
+    (divergence,) = only(result).divergences
+    assert (divergence.recorded_name, divergence.replayed_name) == \
+        ("HIPRAND_STATUS_SUCCESS (0)", "HIPRAND_STATUS_TYPE_ERROR (103)")
+    assert "the recording returned HIPRAND_STATUS_SUCCESS (0), replay returned HIPRAND_STATUS_TYPE_ERROR (103)" \
+        in text(result), text(result)

@@ -101,7 +101,8 @@ def test_a_divergence_names_its_record_api_and_both_errors(tmp_path):
     assert proc.records == 1   # stopped early
     data = result.to_json()["processes"][0]["divergences"]
     assert data == [{"seq": 0, "api": "hipSetDevice", "recorded": 101, "replayed": 0, "setup": False,
-                     "recorded_name": "hipErrorInvalidDevice (101)", "replayed_name": "hipSuccess (0)"}]
+                     "module": "hip", "recorded_name": "hipErrorInvalidDevice (101)",
+                     "replayed_name": "hipSuccess (0)"}]
     kept = replay_archive(str(tmp_path), backend="sim", options=ReplayOptions(keep_going=True), plugins=[])
     assert kept.processes[0].outcome is Outcome.FAILED and kept.processes[0].records == 2
 
