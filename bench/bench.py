@@ -10,6 +10,9 @@ process and takes the median of the rounds. It prints one line per figure and wr
   launch_overhead_us        added per small launch (no pinned argument), all plugins
   call_overhead_floor_us,   what the least recorder Python allows (bench/floor.py) adds to the
   launch_overhead_floor_us  same calls in the same rounds: the floor under the two keys above
+  call_overhead_python_us,  the same two figures recorded through the Python record path
+  launch_overhead_python_us (HRR_NATIVE_RECORD=0) in the same rounds; the two keys above
+                            use the native path when it builds (the line printed names it)
   snapshot_unchanged_ratio  added per launch reading an unchanged pinned buffer (64 MiB)
                             / one xxh3-128 pass over as many bytes
   snapshot_changed_bytes    archive bytes added by one launch after 4 KiB of it changed
@@ -60,6 +63,7 @@ sys.path.insert(0, ROOT)
 sys.path.insert(1, os.path.dirname(os.path.abspath(__file__)))   # bench/floor.py, when loaded by path
 
 from floor import MinimalRecorder  # noqa: E402
+from hrr.archive import open_process_writer  # noqa: E402
 from hrr.backends import load_backend  # noqa: E402
 from hrr.capture.session import CaptureSession  # noqa: E402
 from hrr.config import config  # noqa: E402
@@ -123,11 +127,13 @@ def alternate(variants: dict[str, Callable[[], float]], rounds: int) -> dict[str
 class Capture:
     """One capture session kept open across rounds, in its own temp directory."""
 
-    def __init__(self, be: Any, plugins: list[str] | None) -> None:
+    def __init__(self, be: Any, plugins: list[str] | None, native: bool | None = None) -> None:
         self.root = tempfile.mkdtemp(prefix="hrr-bench-")
         cfg = attrs.evolve(config(), backend=be.NAME, content_mode="content")
-        self.session = CaptureSession(be, cfg, self.root, plugins=plugins)
+        self.session = CaptureSession(be, cfg, self.root, plugins=plugins,
+                                      writer_factory=functools.partial(open_process_writer, native=native))
         self.hip = self.session.hip
+        self.recorder = self.session.writer.RECORDER
 
     @property
     def size(self) -> int:
@@ -189,9 +195,9 @@ def cheap_calls(hip: Any, n: int) -> None:
 
 
 def bench_calls(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:
-    """call_overhead_us and archive_bytes_per_event."""
-    caps = {"batched": Capture(be, None)}
-    sizes: dict[str, list[float]] = {"batched": []}
+    """call_overhead_us (and its Python path's figure) and archive_bytes_per_event."""
+    caps = {"batched": Capture(be, None), "python": Capture(be, None, native=False)}
+    sizes: dict[str, list[float]] = {"batched": [], "python": []}
     floor = MinimalRecorder(be.hip)
 
     def captured(name: str) -> float:
@@ -203,40 +209,49 @@ def bench_calls(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], 
 
     med = alternate({"bare": lambda: timed(lambda: cheap_calls(be.hip, sz.calls)),
                      "batched": lambda: captured("batched"),
+                     "python": lambda: captured("python"),
                      "floor": lambda: timed(lambda: cheap_calls(floor, sz.calls))}, sz.rounds)
+    recorder = caps["batched"].recorder
     for cap in caps.values():
         cap.close()
         cap.remove()
     floor.close()
     per = {k: v / sz.calls * 1e6 for k, v in med.items()}
     out["call_overhead_us"] = per["batched"] - per["bare"]
+    out["call_overhead_python_us"] = per["python"] - per["bare"]
     out["call_overhead_floor_us"] = per["floor"] - per["bare"]
     out["archive_bytes_per_event"] = statistics.median(sizes["batched"])
     say(f"cheap call (hipGetDevice x{sz.calls}, all plugins, median of {sz.rounds}): uncaptured "
-        f"{per['bare']:.2f} us; captured {per['batched']:.2f} us (+{out['call_overhead_us']:.2f}), "
-        f"{out['archive_bytes_per_event']:.1f} B/event; "
+        f"{per['bare']:.2f} us; captured ({recorder} record path) {per['batched']:.2f} us "
+        f"(+{out['call_overhead_us']:.2f}), {out['archive_bytes_per_event']:.1f} B/event; "
+        f"the Python record path +{out['call_overhead_python_us']:.2f}; "
         f"the least a Python recorder adds (bench/floor.py) +{out['call_overhead_floor_us']:.2f}")
 
 
 def bench_launches(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:
     """launch_overhead_us: small launches with no pinned argument, all plugins."""
-    cap = Capture(be, None)
+    cap, python = Capture(be, None), Capture(be, None, native=False)
     floor = MinimalRecorder(be.hip)
-    launchers = {"bare": Launcher(be.hip, be), "captured": Launcher(cap.hip, be), "floor": Launcher(floor, be)}
+    launchers = {"bare": Launcher(be.hip, be), "captured": Launcher(cap.hip, be),
+                 "python": Launcher(python.hip, be), "floor": Launcher(floor, be)}
     for launcher in launchers.values():
         launcher.run(5)
     med = alternate({name: functools.partial(lambda ln: timed(lambda: ln.run(sz.launches)), launcher)
                      for name, launcher in launchers.items()}, sz.rounds)
     for launcher in launchers.values():
         launcher.close()
-    cap.close()
-    cap.remove()
+    recorder = cap.recorder
+    for c in (cap, python):
+        c.close()
+        c.remove()
     floor.close()
     per = {k: v / sz.launches * 1e6 for k, v in med.items()}
     out["launch_overhead_us"] = per["captured"] - per["bare"]
+    out["launch_overhead_python_us"] = per["python"] - per["bare"]
     out["launch_overhead_floor_us"] = per["floor"] - per["bare"]
     say(f"small launch (fill_u32 x{sz.launches}, all plugins, median of {sz.rounds}): uncaptured "
-        f"{per['bare']:.2f} us, captured {per['captured']:.2f} us (+{out['launch_overhead_us']:.2f}); "
+        f"{per['bare']:.2f} us, captured ({recorder} record path) {per['captured']:.2f} us "
+        f"(+{out['launch_overhead_us']:.2f}); the Python record path +{out['launch_overhead_python_us']:.2f}; "
         f"the least a Python recorder adds (bench/floor.py) +{out['launch_overhead_floor_us']:.2f}")
 
 

@@ -20,6 +20,7 @@ SIM_DEVICE_ENV = "HRR_SIM_DEVICE"                  # the AMD GPU the sim is (hrr
 SIM_KERNEL_TIMEOUT_ENV = "HRR_SIM_KERNEL_TIMEOUT"  # seconds a native sim kernel may run (unset: no limit)
 SIM_WORKERS_ENV = "HRR_SIM_WORKERS"                # kernel workers one native launch may use (native.pool)
 SIM_WORKERS_MIN_THREADS_ENV = "HRR_SIM_WORKERS_MIN_THREADS"   # threads per worker before a launch is split
+NATIVE_RECORD_ENV = "HRR_NATIVE_RECORD"            # 0: record with the Python path, not the native one
 
 
 # What marks a process as one ``hrr run``/``hrr capture`` started (the bootstrap acts on it).

@@ -8,6 +8,8 @@ from hrr.archive.format import FORMAT_VERSION, READ_VERSIONS
 from hrr.errors import FormatError
 
 CONTENT_MODES = ("content", "metadata-only")
+#: The manifest's ``recorder``: the record path that wrote events.bin (hrr/archive/native or writer.py).
+RECORDERS = ("native", "python")
 MAX_DEVICE_TEXT = 256   # a device's model, name or target id (hipDeviceProp_t.name holds 256 bytes)
 
 
@@ -63,6 +65,8 @@ OPTIONAL: dict[str, tuple[Any, str]] = {
                    and all(_is_int(x) and x >= 0 for k, x in v.items() if k != "reason"),
                    "a map with a string reason and non-negative int counts"),
     "closed_on_signal": (lambda v: type(v) is str, "a signal name"),
+    # which record path wrote events.bin (the same bytes either way; older archives have none)
+    "recorder": (lambda v: v in RECORDERS, f"one of {RECORDERS}"),
     # why content_mode is what it is: "--content", "--metadata-only", "plugin P vetoed content",
     # "plugin P allowed content" or "no running plugin vetoed content" (older archives have none)
     "content_why": (lambda v: type(v) is str and len(v) <= 1024, "a string of at most 1024 characters"),

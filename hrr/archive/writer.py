@@ -64,7 +64,8 @@ _NATIVE_HINT = "records may hold only lists, str-keyed dicts, ints, floats, str,
 def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[str, Any], *,
                         manifest: Mapping[str, Any] | None = None,
                         max_bytes: int | None = -1,
-                        warn_bytes: int | None = -1, pack_blobs: bool | None = None) -> "ProcessWriter":
+                        warn_bytes: int | None = -1, pack_blobs: bool | None = None,
+                        native: bool | None = None) -> "ProcessWriter":
     """Create ``root/pid-<pid>/`` and return a writer for it (manifest written, clean_shutdown false).
 
     ``header`` must name ``backend``; its msgpack-native fields go into the events.bin header.
@@ -72,11 +73,20 @@ def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[
     ``max_bytes``/``warn_bytes``: size cap and warning threshold of this pid directory
     (None: none; default: HRR_MAX_ARCHIVE_BYTES / HRR_WARN_ARCHIVE_BYTES via hrr.config).
     ``pack_blobs``: small blobs go into a pack file (default: HRR_PACK_BLOBS, on).
+    ``native``: record through the native path (hrr/archive/native; default: HRR_NATIVE_RECORD,
+    on), or the Python one; either writes the same bytes, and the manifest's ``recorder`` says which.
     """
-    return ProcessWriter(os.fspath(root), pid, header, manifest or {},
-                         max_bytes=config().max_archive_bytes if max_bytes == -1 else max_bytes,
-                         warn_bytes=config().warn_archive_bytes if warn_bytes == -1 else warn_bytes,
-                         pack_blobs=config().pack_blobs if pack_blobs is None else pack_blobs)
+    kind: type[ProcessWriter] = ProcessWriter
+    if native is None:
+        from hrr.archive import native as native_path   # the extension's build stays off the import
+        native = native_path.wanted()
+    if native:
+        from hrr.archive.native.writer import native_writer
+        kind = native_writer()
+    return kind(os.fspath(root), pid, header, manifest or {},
+                max_bytes=config().max_archive_bytes if max_bytes == -1 else max_bytes,
+                warn_bytes=config().warn_archive_bytes if warn_bytes == -1 else warn_bytes,
+                pack_blobs=config().pack_blobs if pack_blobs is None else pack_blobs)
 
 
 def _round_up(n: int) -> int:
@@ -86,6 +96,9 @@ def _round_up(n: int) -> int:
 class ProcessWriter:
     """Writes one process's events.bin, blobs, code objects and manifest. Thread-safe."""
 
+    #: The manifest's ``recorder``: which record path wrote the archive.
+    RECORDER = manifest_mod.RECORDERS[1]
+
     def __init__(self, root: str, pid: int, header: Mapping[str, Any], manifest: Mapping[str, Any], *,
                  max_bytes: int | None = None, warn_bytes: int | None = None, pack_blobs: bool = False) -> None:
         backend = header.get("backend")
@@ -94,7 +107,7 @@ class ProcessWriter:
         self.pid = pid
         self.path = os.path.join(root, f"{PID_DIR_PREFIX}{pid}")
         self.events_path = os.path.join(self.path, EVENTS_FILE)
-        self._lock = threading.Lock()      # mapping, position, counts, manifest, dedup set
+        self._lock = self._new_lock()      # mapping, position, counts, manifest, dedup set
         self._io_lock = threading.Lock()   # close and stop; always taken before _lock
         self._packer = msgpack.Packer(use_bin_type=True)
         # append_call packs with a packer that takes only the exact types (list, int, str, dict...):
@@ -158,6 +171,7 @@ class ProcessWriter:
         self._pos = len(head)
         self._manifest = manifest_mod.default_manifest(pid, backend)
         self._manifest["created"] = fields["created"]
+        self._manifest["recorder"] = self.RECORDER
         self._manifest.update(manifest)
         try:
             self._write_manifest()
@@ -166,6 +180,10 @@ class ProcessWriter:
             raise ArchiveError(f"cannot write {MANIFEST_FILE}: {exc}", where=self.path,
                                hint="free some disk space (or raise `ulimit -f`) and capture again") from None
         forking.track_writer(self)
+
+    def _new_lock(self) -> Any:
+        """The state lock (the native path's is its core)."""
+        return threading.Lock()
 
     # -- events ---------------------------------------------------------------------------
     def append(self, record: Any) -> None:

@@ -16,7 +16,7 @@ def cache() -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object instead of text.")
 def info(as_json: bool) -> None:
     """Where the cache is, how many entries and bytes it holds, and its limit."""
-    from hrr.backends.sim.native import imagecache   # start-up cost: the sim, only for this command
+    from hrr import imagecache
     facts = imagecache.info()
     if as_json:
         click.echo(json.dumps(facts))
@@ -32,5 +32,5 @@ def info(as_json: bool) -> None:
 @cache.command()
 def clear() -> None:
     """Remove every cached image."""
-    from hrr.backends.sim.native import imagecache   # start-up cost: the sim, only for this command
+    from hrr import imagecache
     click.echo(f"Removed {imagecache.clear()} cached images")

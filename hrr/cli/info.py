@@ -19,7 +19,7 @@ from typing import Any
 from hrr.api.catalogue import CATALOGUE
 from hrr.api.roles import param_role
 from hrr.archive import BadRecord, Limits, open_archive
-from hrr.archive.manifest import clip_words, describe_ended
+from hrr.archive.manifest import RECORDERS, clip_words, describe_ended
 from hrr.events.launch import launch_map
 
 MAX_PRINT_DEPTH = 8        # deeper values print as a placeholder
@@ -377,6 +377,13 @@ def _field(m: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
     return v if isinstance(v, kind) and not (kind is int and type(v) is bool) else f"<bad {key}>"
 
 
+def _recorder(m: dict[str, Any]) -> str:
+    """Which record path wrote the process (``native record path, ``); empty for archives
+    written before the manifest named it."""
+    v = m.get("recorder")
+    return f"{v} record path, " if v in RECORDERS else ""
+
+
 def _device(m: dict[str, Any]) -> str:
     """The recorded device (the sim's model) as ``, device mi300x (AMD Instinct MI300X,
     gfx942:sramecc+:xnack-)``; empty when the manifest names none (older archives, other
@@ -447,7 +454,7 @@ def _process_renderables(p: dict[str, Any]) -> Iterator[Any]:
     yield (f"pid-{p['pid']}: backend {_field(m, 'backend', str)}{_device(m)}, "
            f"format {_field(m, 'format_version', int)}, "
            f"{_field(m, 'content_mode', str)}, host_snapshots {_field(m, 'host_snapshots', bool)}, "
-           f"{state}{', torn' if p['torn'] else ''}")
+           f"{_recorder(m)}{state}{', torn' if p['torn'] else ''}")
     yield _table("Process", ["pid", "parent", "backend", "content", "plugins", "closed", "records", "ended"],
                  [[p["pid"], _parent(m), _field(m, "backend", str), _field(m, "content_mode", str),
                    ", ".join(f"{k} {v}" for k, v in plugins.items()) or "none",

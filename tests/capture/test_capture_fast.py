@@ -49,12 +49,15 @@ def _python_calls(fn, n=5) -> collections.Counter:
 
 def test_a_cheap_call_costs_the_wrapper_and_one_append(tmp_path):
     """A captured hipGetDevice enters two Python functions besides the backend's own: its
-    compiled wrapper and the writer's append_call (one lock, numbered there)."""
+    compiled wrapper and the writer's append_call (one lock, numbered there), which the
+    native record path makes a C method: then the wrapper alone. (20 calls: the slow path
+    that opens a batch, once per batch, rounds away.)"""
     s = _session(tmp_path, None)   # every installed plugin
     try:
-        bare = _python_calls(sim.hip.hipGetDevice)
-        captured = _python_calls(s.hip.hipGetDevice)
-        assert captured - bare == collections.Counter({"wrapper": 1, "append_call": 1}), captured - bare
+        bare = _python_calls(sim.hip.hipGetDevice, n=20)
+        captured = _python_calls(s.hip.hipGetDevice, n=20)
+        want = {"wrapper": 1} if s.writer.RECORDER == "native" else {"wrapper": 1, "append_call": 1}
+        assert captured - bare == collections.Counter(want), captured - bare
     finally:
         s.close()
 
@@ -183,10 +186,11 @@ def test_launch_watchers_are_subscribed_once_they_have_work(tmp_path):
     try:
         launch, bare = _launcher(s.hip, False), _launcher(s.backend.hip, False)
         launch()
-        seen = _python_calls(launch) - _python_calls(bare)
+        seen = _python_calls(launch, n=20) - _python_calls(bare, n=20)
+        append = {} if s.writer.RECORDER == "native" else {"append_call": 1}   # native: a C method
         assert seen == collections.Counter({
             "wrapper": 1, "encode": 1, "function_info": 1, "pack_kernel_args": 1, "scan_pointers": 1,
-            "launch_scope": 1, "packed_extra": 1, "append_call": 1}), seen
+            "launch_scope": 1, "packed_extra": 1, **append}), seen
         assert (cell.before, cell.after) == ((), ())
         p = s.hip.hipHostMalloc(64, 0)[1]
         assert [w[0] for w in cell.before] == [w[0] for w in cell.after] == ["pinned_snapshot"]

@@ -211,3 +211,13 @@ def test_info_json_unknown_totals_and_manifest_fields_are_strict(tmp_path):
     text = CliRunner().invoke(cli, ["info", str(root)], catch_exceptions=False).stdout
     assert _row(text, "4242")[-1] == "exited with status 3"
     assert os.path.isdir(root)
+
+
+@pytest.mark.parametrize("native", [True, False])
+def test_info_names_the_record_path_that_wrote_each_process(tmp_path: Path, native: bool) -> None:
+    w = open_process_writer(str(tmp_path), 4242, {"backend": "sim"}, native=native)
+    w.append_call(w.api_number("hipGetDevice"), [], 0, [0], {})
+    w.close()
+    data = archive_info(str(tmp_path))
+    assert data["processes"][0]["manifest"]["recorder"] == w.RECORDER
+    assert f"{w.RECORDER} record path, clean" in render_info(data)

@@ -25,7 +25,8 @@ import attrs
 
 from hrr.config import untraced_env
 from hrr.hiptypes.kernelsource import SourceUnit, headers_problem
-from hrr.backends.sim.native import compilebox, imagecache, policy
+from hrr import imagecache
+from hrr.backends.sim.native import compilebox, policy
 from hrr.backends.sim.native.elfimage import MAX_MEMORY, ImageError, NativeImage, parse_image
 
 DEVICE_HEADER = "hrr_device.h"

@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 from nativerun import Loaded
 
-from hrr.backends.sim.native import imagecache, policy, toolchain
+from hrr import imagecache
+from hrr.backends.sim.native import policy, toolchain
 from hrr.backends.sim.native.toolchain import SourceUnit, compile_program, find_toolchain
 from hrr.cli.main import cli
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from nativerun import Loaded, build
 
-from hrr.backends.sim.native import imagecache, toolchain
+from hrr import imagecache
+from hrr.backends.sim.native import toolchain
 from hrr.backends.sim.native.elfimage import parse_image
 from hrr.backends.sim.native.toolchain import SourceUnit, compile_program, find_toolchain
 

@@ -1,5 +1,5 @@
-"""The cache of compiled native images (and of hrr's runtime object), shared by every hrr run
-of one user.
+"""The cache of compiled native images (the sim's kernels, its runtime object, the native record
+path's extension), shared by every hrr run of one user.
 
 An archive from a stranger must not be able to change what another program's kernel does,
 so: the key is a SHA-256 over typed, length-delimited parts (a unit's name and source, each

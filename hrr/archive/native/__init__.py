@@ -1,0 +1,128 @@
+"""The native record path: ``record.c`` (ProcessWriter.append_call's fast path) built at first use.
+
+It is a CPython extension compiled with the first C compiler that works ($HRR_CC, cc, gcc,
+clang, then the ziglang hrr depends on) against this Python's headers, and kept in hrr's
+image cache (``hrr/imagecache.py``: owner and mode checks, atomic writes) under a key over
+the source, the compiler, and this Python's version and ABI; later processes load it from
+there. ``HRR_NATIVE_RECORD=0`` selects the Python path; when the extension cannot be built
+or loaded, capture says so in one line and records with the Python path, never failing.
+"""
+from __future__ import annotations
+
+import functools
+import importlib.machinery
+import importlib.util
+import os
+import platform
+import shlex
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+from importlib import resources
+from types import ModuleType
+
+from hrr import imagecache
+from hrr.archive.manifest import RECORDERS
+from hrr.config import NATIVE_RECORD_ENV, env_flag_on, untraced_env
+
+SOURCE = "record.c"
+MODULE = "hrr_record"
+#: The most bytes a cached build may hold (the extension is about 30 KB).
+MAX_IMAGE = 8 << 20
+#: What the manifest's ``recorder`` field says for each path.
+NATIVE, PYTHON = RECORDERS
+
+
+def wanted() -> bool:
+    """Whether this process asks for the native path (HRR_NATIVE_RECORD unset, true or non-zero)."""
+    return env_flag_on(os.environ.get(NATIVE_RECORD_ENV), default=True)
+
+
+def compilers() -> list[list[str]]:
+    """C compiler command lines to try, in order: $HRR_CC, cc, gcc, clang, ziglang's."""
+    found: list[list[str]] = []
+    env = os.environ.get("HRR_CC")
+    if env:
+        found.append(shlex.split(env))
+    for name in ("cc", "gcc", "clang"):
+        path = shutil.which(name)
+        if path:
+            found.append([path])
+    if importlib.util.find_spec("ziglang") is not None:
+        arch = "aarch64" if platform.machine().lower() in ("aarch64", "arm64") else "x86_64"
+        found.append([sys.executable, "-m", "ziglang", "cc", "-target", f"{arch}-linux-gnu"])
+    return found
+
+
+def _identity(argv: list[str]) -> str:
+    """What names a compiler in the cache key: its command line and binary (path, size, time)."""
+    binary = shutil.which(argv[0]) or argv[0]
+    try:
+        st = os.stat(binary)
+        return f"{argv!r}:{os.path.realpath(binary)}:{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        return repr(argv)
+
+
+def _cache_key(argv: list[str], source: bytes) -> str:
+    return imagecache.key([("kind", "native record path"), ("source", source), ("compiler", _identity(argv)),
+                           ("python", sys.version), ("abi", str(sysconfig.get_config_var("SOABI")))])
+
+
+def _compile(argv: list[str], source: bytes, include: str) -> tuple[bytes | None, str]:
+    with tempfile.TemporaryDirectory(prefix="hrr-record-") as tmp:
+        src, out = os.path.join(tmp, SOURCE), os.path.join(tmp, MODULE + ".so")
+        with open(src, "wb") as f:
+            f.write(source)
+        try:
+            done = subprocess.run([*argv, "-shared", "-fPIC", "-O2", "-I", include, "-o", out, src],
+                                  capture_output=True, text=True, timeout=300, env=untraced_env())
+        except (OSError, subprocess.SubprocessError) as exc:
+            return None, f"{shlex.join(argv)}: {exc}"
+        if done.returncode != 0:
+            return None, f"{shlex.join(argv)}: {done.stderr.strip()[-500:]}"
+        with open(out, "rb") as f:
+            return f.read(), ""
+
+
+def _load(image: bytes) -> ModuleType:
+    """Import the extension from ``image`` (written to a private folder, removed once loaded)."""
+    with tempfile.TemporaryDirectory(prefix="hrr-record-load-") as tmp:
+        path = os.path.join(tmp, MODULE + ".so")
+        with open(path, "wb") as f:
+            f.write(image)
+        loader = importlib.machinery.ExtensionFileLoader(MODULE, path)
+        spec = importlib.util.spec_from_file_location(MODULE, path, loader=loader)
+        assert spec is not None
+        module = importlib.util.module_from_spec(spec)
+        loader.exec_module(module)
+        return module
+
+
+@functools.lru_cache(maxsize=None)
+def extension() -> tuple[ModuleType | None, str]:
+    """The native record extension (built or taken from the cache), or None and why not."""
+    include = sysconfig.get_paths()["include"]
+    if not os.path.exists(os.path.join(include, "Python.h")):
+        return None, f"this Python has no C headers ({include}/Python.h)"
+    source = resources.files(__package__).joinpath(SOURCE).read_bytes()
+    logs = []
+    for argv in compilers():
+        key = _cache_key(argv, source)
+        image = imagecache.get(key, MAX_IMAGE)
+        if image is None:
+            image, log = _compile(argv, source, include)
+            if image is None:
+                logs.append(log)
+                continue
+            imagecache.put(key, image)
+        try:
+            return _load(image), ""
+        except (ImportError, OSError) as exc:
+            logs.append(f"{shlex.join(argv)}: the built extension does not load: {exc}")
+    return None, "no C compiler built it: " + (" | ".join(logs) or "none found (cc, gcc, clang, ziglang)")
+
+
+__all__ = ["NATIVE", "PYTHON", "compilers", "extension", "wanted"]
