@@ -1,6 +1,6 @@
 """hrr's benchmark: figures measured side by side in one run, never timed assertions.
 
-    python bench/bench.py [--quick | --tiny] [--backend sim|cuda] [--only native] [--out bench/results.json]
+    python bench/bench.py [--quick | --tiny] [--backend sim|cuda] [--only native|record] [--out FILE]
 
 Each figure alternates its variants (uncaptured, captured, ...) round after round in one
 process and takes the median of the rounds. It prints one line per figure and writes
@@ -70,8 +70,8 @@ from hrr.config import config  # noqa: E402
 from hrr.replay.engine import ReplayOptions  # noqa: E402
 from hrr.replay.run import replay_archive  # noqa: E402
 
-CPU_KEYS = ("call_overhead_us", "launch_overhead_us", "snapshot_unchanged_ratio", "snapshot_changed_bytes",
-            "archive_bytes_per_event", "replay_events_per_s")
+CPU_KEYS = ("call_overhead_us", "launch_overhead_us", "call_overhead_python_us", "launch_overhead_python_us",
+            "snapshot_unchanged_ratio", "snapshot_changed_bytes", "archive_bytes_per_event", "replay_events_per_s")
 GPU_KEYS = ("h200_capture_ratio", "h200_replay_ratio", "h200_replay_ratio_warm")
 NATIVE_KEYS = ("native_launch_us", "native_ns_per_thread", "native_ns_per_thread_sync", "native_compile_s",
                "native_cached_compile_ms", "native_ns_per_thread_w1", "native_ns_per_thread_w2",
@@ -568,7 +568,8 @@ def run(argv: list[str] | None = None, say: Callable[[str], None] = print) -> di
     mode.add_argument("--tiny", action="store_true", help="the code path only, in seconds (CI)")
     ap.add_argument("--backend", default="sim")
     ap.add_argument("--rounds", type=int, help="override the mode's number of rounds")
-    ap.add_argument("--only", choices=("native",), help="only the native_* keys (sim)")
+    ap.add_argument("--only", choices=("native", "record"),
+                    help="only the native_* keys (sim), or only the record keys: call_ and launch_overhead_*")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results.json"))
     args = ap.parse_args(argv)
     sz = attrs.evolve(TINY if args.tiny else QUICK if args.quick else FULL)
@@ -581,12 +582,13 @@ def run(argv: list[str] | None = None, say: Callable[[str], None] = print) -> di
     meta = machine()   # the commit measured, read before the run
     say(f"backend {args.backend}; mode {mode_name}; python {sys.version.split()[0]}; commit {meta['commit']}")
     out: dict[str, Any] = {}
-    if args.only is None:
+    if args.only in (None, "record"):
         bench_calls(be, sz, out, say)
         bench_launches(be, sz, out, say)
+    if args.only is None:
         bench_snapshots(be, sz, out, say)
         bench_replay(be, sz, out, say, args.backend)
-    if args.backend == "sim":
+    if args.backend == "sim" and args.only != "record":
         bench_native(be, sz, out, say)
     if args.backend == "cuda" and args.only is None:
         bench_gpu(be, sz, out, say, args.backend)

@@ -87,3 +87,14 @@ def test_every_timed_run_starts_from_a_collected_heap():
     finally:
         gc.callbacks.remove(on_gc)
     assert log == ["full", "a", "full", "b", "full", "a", "full", "b"]
+
+
+def test_only_record_measures_the_record_keys_of_both_paths(tmp_path):
+    bench = _bench()
+    out = tmp_path / "results.json"
+    bench.run(["--tiny", "--only", "record", "--out", str(out)], say=lambda line: None)
+    data = json.loads(out.read_text())
+    assert set(data) == {"call_overhead_us", "call_overhead_python_us", "call_overhead_floor_us",
+                         "launch_overhead_us", "launch_overhead_python_us", "launch_overhead_floor_us",
+                         "archive_bytes_per_event", "meta"}
+    assert all(type(v) is float for k, v in data.items() if k != "meta")
