@@ -9,7 +9,8 @@ from hrr.archive.forking import register_fork_lock
 from hrr.archive.limits import Limits
 from hrr.archive.reader import Archive, BadRecord, ProcessArchive, Record, StreamState, open_archive
 from hrr.archive.repair import ProcessRepair, RepairReport, repair
-from hrr.archive.writer import ProcessWriter, open_process_writer
+from hrr.archive.opening import open_process_writer
+from hrr.archive.writer import ProcessWriter
 
 __all__ = [
     "FORMAT_VERSION", "MAGIC", "content_name", "is_valid_name", "register_fork_lock", "Limits",

@@ -41,7 +41,6 @@ from hrr.archive.format import (EVENTS_FILE, FILE_MODE, FORMAT_VERSION, FRAME_EV
 from hrr.api.wire import API, ARGS, ERR, EXTRA, OUTS, SEQ, TID, WIRE_LEN
 from hrr.archive.fsutil import check_file_size_limit, make_private_dir, preallocate, replace_file, write_all
 from hrr.archive.limits import DEFAULT_MAX_RECORD_BYTES
-from hrr.config import config
 from hrr.errors import ArchiveError, LimitExceeded
 
 #: Largest payload the writer accepts: the reader's default Limits.max_record_bytes.
@@ -59,34 +58,6 @@ BATCH_BYTES = 64 << 10
 _PAGE = mmap.PAGESIZE
 _get_ident = threading.get_ident
 _NATIVE_HINT = "records may hold only lists, str-keyed dicts, ints, floats, str, bytes, bools and None"
-
-
-def open_process_writer(root: str | os.PathLike[str], pid: int, header: Mapping[str, Any], *,
-                        manifest: Mapping[str, Any] | None = None,
-                        max_bytes: int | None = -1,
-                        warn_bytes: int | None = -1, pack_blobs: bool | None = None,
-                        native: bool | None = None) -> "ProcessWriter":
-    """Create ``root/pid-<pid>/`` and return a writer for it (manifest written, clean_shutdown false).
-
-    ``header`` must name ``backend``; its msgpack-native fields go into the events.bin header.
-    ``manifest`` gives initial manifest fields (plugins, content_mode, host_snapshots, ...).
-    ``max_bytes``/``warn_bytes``: size cap and warning threshold of this pid directory
-    (None: none; default: HRR_MAX_ARCHIVE_BYTES / HRR_WARN_ARCHIVE_BYTES via hrr.config).
-    ``pack_blobs``: small blobs go into a pack file (default: HRR_PACK_BLOBS, on).
-    ``native``: record through the native path (hrr/archive/native; default: HRR_NATIVE_RECORD,
-    on), or the Python one; either writes the same bytes, and the manifest's ``recorder`` says which.
-    """
-    kind: type[ProcessWriter] = ProcessWriter
-    if native is None:
-        from hrr.archive import native as native_path   # the extension's build stays off the import
-        native = native_path.wanted()
-    if native:
-        from hrr.archive.native.writer import native_writer
-        kind = native_writer()
-    return kind(os.fspath(root), pid, header, manifest or {},
-                max_bytes=config().max_archive_bytes if max_bytes == -1 else max_bytes,
-                warn_bytes=config().warn_archive_bytes if warn_bytes == -1 else warn_bytes,
-                pack_blobs=config().pack_blobs if pack_blobs is None else pack_blobs)
 
 
 def _round_up(n: int) -> int:

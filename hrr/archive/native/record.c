@@ -48,9 +48,9 @@ static int grow(Core *c, Py_ssize_t more) {
     return 0;
 }
 
-static int put(Core *c, const void *p, Py_ssize_t n) {
+static int put_bytes(Core *c, const void *p, Py_ssize_t n) {
     if (grow(c, n) < 0) return -1;
-    memcpy(c->buf + c->len, p, n);
+    __builtin_memcpy(c->buf + c->len, p, n);
     c->len += n;
     return 0;
 }
@@ -59,7 +59,7 @@ static int put_head(Core *c, unsigned char tag, unsigned long long v, int width)
     unsigned char b[9];
     b[0] = tag;
     for (int i = 0; i < width; i++) b[1 + i] = (unsigned char)(v >> (8 * (width - 1 - i)));
-    return put(c, b, 1 + width);
+    return put_bytes(c, b, 1 + width);
 }
 
 static int put_ll(Core *c, long long d) {
@@ -71,7 +71,7 @@ static int put_ll(Core *c, long long d) {
     }
     if (d < (1LL << 7)) {
         unsigned char b = (unsigned char)(d & 0xff);
-        return put(c, &b, 1);
+        return put_bytes(c, &b, 1);
     }
     if (d < (1LL << 16)) return d < (1LL << 8) ? put_head(c, 0xcc, d, 1) : put_head(c, 0xcd, d, 2);
     return d < (1LL << 32) ? put_head(c, 0xce, d, 4) : put_head(c, 0xcf, d, 8);
@@ -92,7 +92,7 @@ static int put_int(Core *c, PyObject *o) {
 
 static int put_len(Core *c, Py_ssize_t n, unsigned char fix, Py_ssize_t fix_max, unsigned char t8,
                    unsigned char t16, unsigned char t32) {
-    if (n <= fix_max) { unsigned char b = (unsigned char)(fix | n); return put(c, &b, 1); }
+    if (n <= fix_max) { unsigned char b = (unsigned char)(fix | n); return put_bytes(c, &b, 1); }
     if (t8 && n < 256) return put_head(c, t8, n, 1);
     if (n < 65536) return put_head(c, t16, n, 2);
     if ((unsigned long long)n <= 0xffffffffULL) return put_head(c, t32, n, 4);
@@ -102,20 +102,20 @@ static int put_len(Core *c, Py_ssize_t n, unsigned char fix, Py_ssize_t fix_max,
 /* 0: packed; 1: not a value this packer takes (the caller packs in Python); -1: error set */
 static int pack(Core *c, PyObject *o, int depth) {
     if (depth > MAX_DEPTH) return 1;
-    if (o == Py_None) { unsigned char b = 0xc0; return put(c, &b, 1); }
-    if (o == Py_True || o == Py_False) { unsigned char b = o == Py_True ? 0xc3 : 0xc2; return put(c, &b, 1); }
+    if (o == Py_None) { unsigned char b = 0xc0; return put_bytes(c, &b, 1); }
+    if (o == Py_True || o == Py_False) { unsigned char b = o == Py_True ? 0xc3 : 0xc2; return put_bytes(c, &b, 1); }
     if (PyLong_CheckExact(o)) return put_int(c, o);
     if (PyBytes_CheckExact(o)) {
         Py_ssize_t n = PyBytes_GET_SIZE(o);
         int r = put_len(c, n, 0, -1, 0xc4, 0xc5, 0xc6);
-        return r ? r : put(c, PyBytes_AS_STRING(o), n);
+        return r ? r : put_bytes(c, PyBytes_AS_STRING(o), n);
     }
     if (PyUnicode_CheckExact(o)) {
         Py_ssize_t n;
         const char *s = PyUnicode_AsUTF8AndSize(o, &n);
         if (s == NULL) { PyErr_Clear(); return 1; }
         int r = put_len(c, n, 0xa0, 31, 0xd9, 0xda, 0xdb);
-        return r ? r : put(c, s, n);
+        return r ? r : put_bytes(c, s, n);
     }
     if (PyList_CheckExact(o)) {
         Py_ssize_t n = PyList_GET_SIZE(o);
@@ -136,14 +136,14 @@ static int pack(Core *c, PyObject *o, int depth) {
     if (PyFloat_CheckExact(o)) {
         double d = PyFloat_AS_DOUBLE(o);
         unsigned long long u;
-        memcpy(&u, &d, 8);
+        __builtin_memcpy(&u, &d, 8);
         return put_head(c, 0xcb, u, 8);
     }
     return 1;
 }
 
 /* -- the lock --------------------------------------------------------------------------- */
-static int take(Core *c) {
+static int lock_core(Core *c) {
     if (PyThread_acquire_lock(c->lock, NOWAIT_LOCK)) return 0;
     Py_BEGIN_ALLOW_THREADS
     PyThread_acquire_lock(c->lock, WAIT_LOCK);
@@ -174,7 +174,7 @@ static PyObject *Core_release(Core *c, PyObject *unused) {
 }
 
 static PyObject *Core_enter(Core *c, PyObject *unused) {
-    take(c);
+    lock_core(c);
     Py_RETURN_TRUE;
 }
 
@@ -212,7 +212,7 @@ static int commit(Core *c, const unsigned char *p, Py_ssize_t n) {
         return 0;
     }
     unsigned char *at = c->base + pos;
-    memcpy(at + 1, p + 1, n - 1);
+    __builtin_memcpy(at + 1, p + 1, n - 1);
     __atomic_store_n(at, p[0], __ATOMIC_RELEASE);   /* last: the record exists once its first byte is non-zero */
     c->pos = end;
     if (++c->events >= c->batch_full) {
@@ -232,7 +232,7 @@ static PyObject *Core_append_call(Core *c, PyObject *const *a, Py_ssize_t nargs)
         PyErr_SetString(PyExc_RuntimeError, "hrr native record core used before bind()");
         return NULL;
     }
-    take(c);
+    lock_core(c);
     long long seq = c->seq++;
     PyObject *result = NULL;
     unsigned long ident = PyThread_get_thread_ident();
@@ -254,7 +254,7 @@ static PyObject *Core_append_call(Core *c, PyObject *const *a, Py_ssize_t nargs)
     }
     c->len = 0;
     unsigned char head = 0x97;
-    int r = put(c, &head, 1);
+    int r = put_bytes(c, &head, 1);
     if (!r) r = put_ll(c, seq);
     if (!r) r = pack(c, t, 1);
     for (int i = 0; !r && i < 5; i++) r = pack(c, a[i], 1);
@@ -390,7 +390,7 @@ static PyTypeObject CoreType = {
 static PyObject *packb(PyObject *mod, PyObject *arg) {
     /* The packer alone (tests compare its bytes with msgpack-python's); None: it does not take arg. */
     Core c;
-    memset(&c, 0, sizeof c);
+    __builtin_memset(&c, 0, sizeof c);
     int r = pack(&c, arg, 0);
     PyObject *out = NULL;
     if (r == 0) out = PyBytes_FromStringAndSize((const char *)c.buf, c.len);

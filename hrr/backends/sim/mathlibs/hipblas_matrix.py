@@ -10,7 +10,7 @@ import numpy as np
 
 from hrr.backends.mathlib import LibraryError
 from hrr.backends.sim.device import current as _dev
-from hrr.backends.sim.mathlibs.hipblas import (
+from hrr.backends.sim.mathlibs.hipblas_common import (
     DTYPES,
     INVALID,
     BlasHandle,
