@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 APP = r"""
@@ -53,11 +54,20 @@ def one_kill(workdir: str, delay: float, signum: int) -> tuple[int, int]:
                             stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     reader = proc.stdout
     pid = int(reader.readline().split()[1])
+    # Read the program's count while it runs: a pipe left unread fills (64 KiB, some 12,800
+    # counts) and the program then blocks in write(), so every kill would land at that same
+    # call, never inside one.
+    last = [0]
+
+    def drain() -> None:
+        for line in reader:    # everything the program wrote, up to its death
+            last[0] = int(line)
+    drainer = threading.Thread(target=drain, daemon=True)
+    drainer.start()
     time.sleep(delay)
     os.kill(pid, signum)
-    reported = 0
-    for line in reader:        # everything the program wrote before it died
-        reported = int(line)
+    drainer.join()
+    reported = last[0]
     reader.close()
     proc.wait()
     with open_archive(root) as archive:
