@@ -4,6 +4,8 @@ and generators that are not live, and execs whose buffers are short of the plan,
 reach the library; a missing library names the wheel to install."""
 from __future__ import annotations
 
+from hrr.backends.cuda.mathlibs.live import LiveHandles
+
 import ctypes
 
 import numpy as np
@@ -48,7 +50,7 @@ def fake(monkeypatch):
     monkeypatch.setattr(cfft, "load", lambda name, wheel: lib)
     monkeypatch.setattr(crand, "load", lambda name, wheel: lib)
     monkeypatch.setattr(cfft, "_plans", {})
-    monkeypatch.setattr(crand, "_live", set())
+    monkeypatch.setattr(crand, "_live", LiveHandles(crand._S.HIPRAND_STATUS_NOT_INITIALIZED, "hiprandGenerator_t"))
     monkeypatch.setattr(cfft, "fits", lambda addr, n: True)
     return lib
 

@@ -42,7 +42,7 @@ def blas(monkeypatch):
     assert err == 0 and int(handle) == H
     log.clear()
     yield module, handle, log, fake
-    cuda_hipblas._live.discard(H)
+    cuda_hipblas._live.discard(ctypes.c_void_p(H))
 
 
 def _values(args: tuple) -> list:

@@ -6,7 +6,6 @@ other is "not initialised" before cuBLAS sees it.
 from __future__ import annotations
 
 import ctypes
-import threading
 from typing import Any, Callable
 
 from hrr.api.catalogue import Api, Param, rows
@@ -14,9 +13,8 @@ from hrr.api.roles import param_role
 from hrr.api.roles.scalars import Enum, Value
 from hrr.backends.bodies import Bodies
 from hrr.backends.cuda.mathlibs import load
+from hrr.backends.cuda.mathlibs.live import LiveHandles
 from hrr.backends.mathlib import LibraryError
-from hrr.hiptypes import as_handle_value
-from hrr.hiptypes.mathlibs import LibraryHandle
 from hrr.hiptypes.mathlibs.hipblas import hipblasStatus_t
 
 body = Bodies("hipblas")
@@ -34,8 +32,7 @@ FILL = {121: 1, 122: 0}
 DIAG = {131: 0, 132: 1}
 SIDE = {141: 0, 142: 1}
 
-_live: set[int] = set()
-_live_lock = threading.Lock()
+_live = LiveHandles(_S.HIPBLAS_STATUS_NOT_INITIALIZED, "hipblasHandle_t")
 _VP, _I, _I64 = ctypes.c_void_p, ctypes.c_int, ctypes.c_longlong
 
 
@@ -54,17 +51,7 @@ def call(name: str, *args: Any) -> None:
 
 def handle_lookup(kind: str) -> Callable[[Any], Any]:
     """A ``blas_handle`` argument as the cuBLAS handle (a c_void_p), when it is a live one."""
-    def lookup(obj: Any) -> ctypes.c_void_p:
-        try:
-            value = as_handle_value(obj)
-        except TypeError:
-            value = 0
-        with _live_lock:
-            live = value in _live
-        if not live:
-            raise LibraryError(_S.HIPBLAS_STATUS_NOT_INITIALIZED, f"{obj!r} is not a live hipblasHandle_t")
-        return ctypes.c_void_p(value)
-    return lookup
+    return lambda obj: _live.lookup(obj)
 
 
 def enum(table: dict[int, int], value: Any, what: str) -> ctypes.c_int:
@@ -80,15 +67,12 @@ def enum(table: dict[int, int], value: Any, what: str) -> ctypes.c_int:
 def hipblasCreate() -> tuple:
     h = ctypes.c_void_p()
     call("cublasCreate_v2", ctypes.byref(h))
-    with _live_lock:
-        _live.add(h.value or 0)
-    return (_S.HIPBLAS_STATUS_SUCCESS, LibraryHandle(h.value or 0))
+    return (_S.HIPBLAS_STATUS_SUCCESS, _live.add(h))
 
 
 @body
 def hipblasDestroy(h: ctypes.c_void_p) -> None:
-    with _live_lock:
-        _live.discard(h.value or 0)
+    _live.discard(h)
     call("cublasDestroy_v2", h)
 
 

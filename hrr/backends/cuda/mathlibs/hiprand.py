@@ -10,14 +10,12 @@ replay on cuda regenerates the bytes its capture on cuda saw.
 from __future__ import annotations
 
 import ctypes
-import threading
 from typing import Any, Callable
 
 from hrr.backends.bodies import Bodies
 from hrr.backends.cuda.mathlibs import load
+from hrr.backends.cuda.mathlibs.live import LiveHandles
 from hrr.backends.mathlib import LibraryError
-from hrr.hiptypes import as_handle_value
-from hrr.hiptypes.mathlibs import LibraryHandle
 from hrr.hiptypes.mathlibs.hiprand import hiprandStatus
 
 body = Bodies("hiprand")
@@ -48,8 +46,7 @@ _ARGTYPES: dict[str, list] = {
     **{fn: [_VP, _VP, _SIZE, *extra] for fn, extra in GENERATE.values()},
 }
 
-_live: set[int] = set()
-_live_lock = threading.Lock()
+_live = LiveHandles(_S.HIPRAND_STATUS_NOT_INITIALIZED, "hiprandGenerator_t")
 
 _typed: list[ctypes.CDLL] = []  # libraries whose functions are typed
 
@@ -82,18 +79,7 @@ def call(name: str, *args: Any) -> None:
 
 def handle_lookup(kind: str) -> Callable[[Any], ctypes.c_void_p]:
     """A ``rand_generator`` argument as cuRAND's generator, when it is a live one."""
-    def lookup(obj: Any) -> ctypes.c_void_p:
-        try:
-            value = as_handle_value(obj)
-        except TypeError:
-            value = 0
-        with _live_lock:
-            live = value in _live
-        if not live:
-            raise LibraryError(_S.HIPRAND_STATUS_NOT_INITIALIZED, f"{obj!r} is not a live hiprandGenerator_t")
-        return ctypes.c_void_p(value)
-    return lookup
-
+    return lambda obj: _live.lookup(obj)
 
 
 @body
@@ -103,15 +89,12 @@ def hiprandCreateGenerator(rng_type: Any) -> tuple:
         raise LibraryError(_S.HIPRAND_STATUS_TYPE_ERROR, f"{rng_type!r} is no hipRAND generator type")
     gen = ctypes.c_void_p()
     call("curandCreateGenerator", ctypes.byref(gen), ctypes.c_int(curand_type))
-    with _live_lock:
-        _live.add(gen.value or 0)
-    return (_S.HIPRAND_STATUS_SUCCESS, LibraryHandle(gen.value or 0))
+    return (_S.HIPRAND_STATUS_SUCCESS, _live.add(gen))
 
 
 @body
 def hiprandDestroyGenerator(generator: ctypes.c_void_p) -> None:
-    with _live_lock:
-        _live.discard(generator.value or 0)
+    _live.discard(generator)
     call("curandDestroyGenerator", generator)
 
 
