@@ -13,7 +13,6 @@ import functools
 import importlib.machinery
 import importlib.util
 import os
-import platform
 import shlex
 import shutil
 import subprocess
@@ -25,6 +24,7 @@ from types import ModuleType
 
 from hrr import imagecache
 from hrr.archive.manifest import RECORDERS
+from hrr.ccompilers import c_compilers
 from hrr.config import NATIVE_RECORD_ENV, env_flag_on, untraced_env
 
 SOURCE = "record.c"
@@ -42,18 +42,7 @@ def wanted() -> bool:
 
 def compilers() -> list[list[str]]:
     """C compiler command lines to try, in order: $HRR_CC, cc, gcc, clang, ziglang's."""
-    found: list[list[str]] = []
-    env = os.environ.get("HRR_CC")
-    if env:
-        found.append(shlex.split(env))
-    for name in ("cc", "gcc", "clang"):
-        path = shutil.which(name)
-        if path:
-            found.append([path])
-    if importlib.util.find_spec("ziglang") is not None:
-        arch = "aarch64" if platform.machine().lower() in ("aarch64", "arm64") else "x86_64"
-        found.append([sys.executable, "-m", "ziglang", "cc", "-target", f"{arch}-linux-gnu"])
-    return found
+    return c_compilers("HRR_CC", "gnu")
 
 
 def _identity(argv: list[str]) -> str:

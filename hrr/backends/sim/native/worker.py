@@ -35,13 +35,11 @@ import atexit
 import fcntl
 import functools
 import hashlib
-import importlib.util
 import os
 import platform
 import queue
 import select
 import shlex
-import shutil
 import signal
 import stat
 import struct
@@ -57,6 +55,7 @@ from typing import Any, Callable, Sequence
 
 import attrs
 
+from hrr.ccompilers import c_compilers
 from hrr.backends.sim.native import abi, toolchain
 from hrr.backends.sim.native.arena import DEVICE_BASE, Arena
 from hrr.backends.sim.native.windows import HostWindows
@@ -107,18 +106,7 @@ class LaunchOutcome:
 def compilers() -> list[list[str]]:
     """C compiler command lines to try for the static worker, in order: $HRR_SIM_CXX, cc,
     gcc, clang (each with glibc's static libraries), ziglang (musl, built on first use)."""
-    found: list[list[str]] = []
-    env = os.environ.get("HRR_SIM_CXX")
-    if env:
-        found.append(shlex.split(env))
-    for name in ("cc", "gcc", "clang"):
-        path = shutil.which(name)
-        if path:
-            found.append([path])
-    if importlib.util.find_spec("ziglang") is not None:
-        arch = "aarch64" if platform.machine().lower() in ("aarch64", "arm64") else "x86_64"
-        found.append([sys.executable, "-m", "ziglang", "cc", "-target", f"{arch}-linux-musl"])
-    return found
+    return c_compilers("HRR_SIM_CXX", "musl")
 
 
 def _own_file(path: str) -> bytes | None:
