@@ -73,11 +73,14 @@ class Ptr(AddressRole):
             return replay
         return act
 
-    @staticmethod
-    def _measured(row: Api, i: int, rep: ReplayServices) -> Action:
+    @classmethod
+    def _measured(cls, row: Api, i: int, rep: ReplayServices) -> Action:
         """A pointer whose extent is elements (``Param.elem``) or a strided region (``rows``)."""
-        what, extent = row.params[i].name, _extent(row, i)
+        return cls.bounded(row.params[i].name, i, _extent(row, i), rep)
 
+    @staticmethod
+    def bounded(what: str, i: int, extent: Callable[[list], int], rep: ReplayServices) -> Action:
+        """Argument ``i`` translated, the ``extent(call.raw)`` bytes from it inside one allocation."""
         def act(call: Call) -> Any:
             addr = call.raw[i]
             replay = _translate(rep, addr, what)

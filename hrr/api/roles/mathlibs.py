@@ -114,16 +114,7 @@ class LibArray(Ptr):
     name = "lib_array"
 
     def action(self, row: Api, i: int, rep: ReplayServices) -> Action | None:
-        what, extent = row.params[i].name, array_extent(row, i)
-
-        def act(call: Call) -> Any:
-            addr = call.raw[i]
-            replay = _translate(rep, addr, what)
-            n = extent(call.raw)
-            if replay is not None and n:
-                check_fits(rep.find(addr), addr, n)
-            return replay
-        return act
+        return self.bounded(row.params[i].name, i, array_extent(row, i), rep)
 
 
 @register
