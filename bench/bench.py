@@ -380,18 +380,23 @@ extern "C" __global__ void block_sum(float* out, const float* x) {
 """
 
 
+def _load_native_module(be: Any) -> Any:
+    """NATIVE_SOURCE compiled through the backend's hiprtc and loaded as a module."""
+    rtc = be.hiprtc
+    prog = rtc.hiprtcCreateProgram(NATIVE_SOURCE, b"bench.hip", 0, [], [])[1]
+    assert int(rtc.hiprtcCompileProgram(prog, 0, [])[0]) == 0
+    code = bytearray(rtc.hiprtcGetCodeSize(prog)[1])
+    rtc.hiprtcGetCode(prog, code)
+    return be.hip.hipModuleLoadData(code)[1]
+
+
 def bench_native(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], None]) -> None:
     """native_launch_us and native_ns_per_thread: a program's own C++ kernels on the sim."""
     from hrr.backends.sim.native import toolchain
     if toolchain.find_toolchain() is None:
         say("native kernels: no C++ compiler here, not measured")
         return
-    hip, rtc = be.hip, be.hiprtc
-    prog = rtc.hiprtcCreateProgram(NATIVE_SOURCE, b"bench.hip", 0, [], [])[1]
-    assert int(rtc.hiprtcCompileProgram(prog, 0, [])[0]) == 0
-    code = bytearray(rtc.hiprtcGetCodeSize(prog)[1])
-    rtc.hiprtcGetCode(prog, code)
-    module = hip.hipModuleLoadData(code)[1]
+    hip, module = be.hip, _load_native_module(be)
     bump, axpy, block_sum = (hip.hipModuleGetFunction(module, name)[1] for name in (b"bump", b"axpy", b"block_sum"))
     n = 64 * 256
     counter, x, y = hip.hipMalloc(4)[1], hip.hipMalloc(4 * n)[1], hip.hipMalloc(4 * n)[1]
@@ -469,12 +474,7 @@ def bench_native_workers(be: Any, sz: Sizes, out: dict[str, float], say: Callabl
     from hrr.backends.sim import device as sim_device
     from hrr.backends.sim.native import module as native_module
     from hrr.backends.sim.native import pool
-    hip, rtc = be.hip, be.hiprtc
-    prog = rtc.hiprtcCreateProgram(NATIVE_SOURCE, b"bench.hip", 0, [], [])[1]
-    assert int(rtc.hiprtcCompileProgram(prog, 0, [])[0]) == 0
-    code = bytearray(rtc.hiprtcGetCodeSize(prog)[1])
-    rtc.hiprtcGetCode(prog, code)
-    module = hip.hipModuleLoadData(code)[1]
+    hip, module = be.hip, _load_native_module(be)
     bump, axpy = (hip.hipModuleGetFunction(module, name)[1] for name in (b"bump", b"axpy"))
     n = SPREAD_GRID * 256
     counter, x, y = hip.hipMalloc(4)[1], hip.hipMalloc(4 * n)[1], hip.hipMalloc(4 * n)[1]
