@@ -23,6 +23,7 @@ from hrr.api.catalogue import CATALOGUE, Api, rows
 from hrr.codegen import compile_function, function_source
 from hrr.backends.contract import api_module
 from hrr.api.roles import INLINE_NAMESPACE, LAUNCH, OUT_ROLES, PARAM_ROLES, OutRole, Role, out_role, param_role
+from hrr.capture.launches import native_launch_wrapper
 from hrr.hiptypes.kernargs import packed_extra
 from hrr.events.model import PSEUDO_UNCATALOGUED, UNCATALOGUED_REASON
 from hrr.pipeline.context import CallInfo
@@ -143,14 +144,18 @@ class Recorder:
         handoff = None
         if shape is not None and shape.extra is not None:
             handoff = (row.param_index(shape.kernel_params), row.param_index(shape.extra))
-        source = _source(row, roles, outs,
-                         deferred=any(role.deferred for role in roles), handoff=handoff,
+        deferred = any(role.deferred for role in roles)
+        source = _source(row, roles, outs, deferred=deferred, handoff=handoff,
                          enrich=ns["_enrich"] is not None, post=ns["_post"] is not None)
         wrapper = compile_function("wrapper", source, ns, f"capture {name}")
         wrapper.__name__ = wrapper.__qualname__ = name
         wrapper.__doc__ = getattr(real, "__doc__", None)
         wrapper.__wrapped__ = real
-        return wrapper
+        # The common launch recorded natively (capture/launches.py); the wrapper does the rest
+        simple = not (outs or deferred or ns["_enrich"] is not None or ns["_post"] is not None)
+        fast = native_launch_wrapper(row, roles, session, wrapper, real, ns["_num"], simple) \
+            if handoff is not None else None
+        return fast if fast is not None else wrapper
 
 
 def _source(row: Api, roles: list[Role], outs: list[OutRole], *, deferred: bool,

@@ -19,6 +19,7 @@ from hrr.api.roles.base import (
     bad,
     brief,
     dim3_list,
+    scalar,
 )
 from hrr.api.roles.graphs import translated_kernargs
 from hrr.hiptypes import HANDLE_TYPES, PointerConversionError, handle_or_zero
@@ -105,8 +106,10 @@ class LaunchCodec:
         def encode(a: tuple) -> tuple[list, dict | None, bytes | None]:
             func: Any = a[func_at] if func_at is not None else None
             kernel, layout, offsets = function_info(func)
-            if scalars:
+            if scalars:   # numpy or ctypes numbers as plain ones (the record holds wire types only)
                 grid, block = [a[gx], a[gy], a[gz]], [a[bx], a[by], a[bz]]
+                if not all(type(v) is int for v in (*grid, *block)):
+                    grid, block = [scalar(v) for v in grid], [scalar(v) for v in block]
             else:
                 grid, block = dim3_list(a[gx]), dim3_list(a[bx])
             if layout is None:

@@ -1,4 +1,5 @@
-"""The native record path: ``record.c`` (ProcessWriter.append_call's fast path) built at first use.
+"""The native record path: ``record.c`` (ProcessWriter.append_call's fast path) and ``launch.c``
+(a launch row's capture wrapper for the common launch), one extension built at first use.
 
 It is a CPython extension compiled with the first C compiler that works ($HRR_CC, cc, gcc,
 clang, then the ziglang hrr depends on) against this Python's headers, and kept in hrr's
@@ -27,7 +28,8 @@ from hrr.archive.manifest import RECORDERS
 from hrr.ccompilers import c_compilers
 from hrr.config import NATIVE_RECORD_ENV, env_flag_on, untraced_env
 
-SOURCE = "record.c"
+#: The extension's C sources, compiled together (record.c holds the module's init).
+SOURCES = ("record.c", "launch.c")
 MODULE = "hrr_record"
 #: The most bytes a cached build may hold (the extension is about 30 KB).
 MAX_IMAGE = 8 << 20
@@ -55,18 +57,21 @@ def _identity(argv: list[str]) -> str:
         return repr(argv)
 
 
-def _cache_key(argv: list[str], source: bytes) -> str:
-    return imagecache.key([("kind", "native record path"), ("source", source), ("compiler", _identity(argv)),
+def _cache_key(argv: list[str], sources: dict[str, bytes]) -> str:
+    named = [("source " + name, text) for name, text in sources.items()]
+    return imagecache.key([("kind", "native record path"), *named, ("compiler", _identity(argv)),
                            ("python", sys.version), ("abi", str(sysconfig.get_config_var("SOABI")))])
 
 
-def _compile(argv: list[str], source: bytes, include: str) -> tuple[bytes | None, str]:
+def _compile(argv: list[str], sources: dict[str, bytes], include: str) -> tuple[bytes | None, str]:
     with tempfile.TemporaryDirectory(prefix="hrr-record-") as tmp:
-        src, out = os.path.join(tmp, SOURCE), os.path.join(tmp, MODULE + ".so")
-        with open(src, "wb") as f:
-            f.write(source)
+        out, paths = os.path.join(tmp, MODULE + ".so"), []
+        for name, text in sources.items():
+            paths.append(os.path.join(tmp, name))
+            with open(paths[-1], "wb") as f:
+                f.write(text)
         try:
-            done = subprocess.run([*argv, "-shared", "-fPIC", "-O2", "-I", include, "-o", out, src],
+            done = subprocess.run([*argv, "-shared", "-fPIC", "-O2", "-I", include, "-o", out, *paths],
                                   capture_output=True, text=True, timeout=300, env=untraced_env())
         except (OSError, subprocess.SubprocessError) as exc:
             return None, f"{shlex.join(argv)}: {exc}"
@@ -96,13 +101,13 @@ def extension() -> tuple[ModuleType | None, str]:
     include = sysconfig.get_paths()["include"]
     if not os.path.exists(os.path.join(include, "Python.h")):
         return None, f"this Python has no C headers ({include}/Python.h)"
-    source = resources.files(__package__).joinpath(SOURCE).read_bytes()
+    sources = {name: resources.files(__package__).joinpath(name).read_bytes() for name in SOURCES}
     logs = []
     for argv in compilers():
-        key = _cache_key(argv, source)
+        key = _cache_key(argv, sources)
         image = imagecache.get(key, MAX_IMAGE)
         if image is None:
-            image, log = _compile(argv, source, include)
+            image, log = _compile(argv, sources, include)
             if image is None:
                 logs.append(log)
                 continue

@@ -407,6 +407,8 @@ static PyMethodDef module_methods[] = {
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "hrr_record", "hrr's native record path", -1,
                                     module_methods};
 
+int hrr_launch_add_types(PyObject *m);   /* launch.c */
+
 PyMODINIT_FUNC PyInit_hrr_record(void) {
     if (PyType_Ready(&CoreType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
@@ -414,6 +416,10 @@ PyMODINIT_FUNC PyInit_hrr_record(void) {
     Py_INCREF(&CoreType);
     if (PyModule_AddObject(m, "Core", (PyObject *)&CoreType) < 0) {
         Py_DECREF(&CoreType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    if (hrr_launch_add_types(m) < 0) {
         Py_DECREF(m);
         return NULL;
     }
