@@ -39,6 +39,17 @@ HP7_SPEC = "hip-python>=7,<8"
 HP7_DEPS = ["numpy", "attrs", "msgpack", "pluggy", "xxhash", "click", "rich"]
 
 
+def make_venv(root: Path) -> str:
+    """Make an empty venv at ``root``: "" when made, else why not (a Python without ensurepip,
+    as on some GPU machines' images, makes none)."""
+    proc = subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], capture_output=True, text=True,
+                          check=False)
+    if proc.returncode == 0:
+        return ""
+    return f"{sys.executable} -m venv cannot make a venv here: " + \
+        ((proc.stderr or proc.stdout).strip().splitlines() or ["no output"])[-1]
+
+
 def venv_with_hip_python7(root: Path | None = None) -> tuple[Path | None, str]:
     """The python of a venv holding hip-python 7.x and hrr's runtime dependencies (hrr
     itself comes from PYTHONPATH), at ``root`` (default: HRR_HIP_PYTHON7_VENV, else under
@@ -48,7 +59,9 @@ def venv_with_hip_python7(root: Path | None = None) -> tuple[Path | None, str]:
     py, ready = root / "bin" / "python", root / "hrr-ready"
     if ready.exists():
         return py, ""
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True, capture_output=True)
+    why = make_venv(root)
+    if why:
+        return None, why
     proc = subprocess.run([str(py), "-m", "pip", "install", "-q", HP7_SPEC, *HP7_DEPS],
                           capture_output=True, text=True, timeout=600, check=False)
     if proc.returncode != 0:

@@ -95,3 +95,18 @@ def cpu_backends(prefix: str = "") -> list:
         out.append(pytest.param(prefix + "cuda", id="cuda",
                                 marks=pytest.mark.skip(reason=f"cuda backend does not import: {exc}")))
     return out
+
+
+def compiler_knows_embed() -> bool:
+    """Whether the sim's C++ compiler has C23's ``#embed`` (zig's clang does; g++ before 15
+    does not): tests that show what ``#embed`` would leak without the sandbox need it."""
+    import subprocess  # noqa: PLC0415
+
+    from hrr.backends.sim.native import toolchain  # noqa: PLC0415
+    tc = toolchain.find_toolchain()
+    if tc is None:
+        return False
+    probe = b"#if !defined(__has_embed)\n#error no embed\n#endif\n"
+    done = subprocess.run([*tc.argv, "-fsyntax-only", "-x", "c++", "-"], input=probe, capture_output=True,
+                          timeout=120, check=False)
+    return done.returncode == 0

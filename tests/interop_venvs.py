@@ -8,17 +8,17 @@ hip-python 7.x and 10.x cannot share one either. hrr itself comes from PYTHONPAT
 from __future__ import annotations
 
 import subprocess
-import sys
 from pathlib import Path
 
-from hippython7 import HP7_DEPS, venv_root
+from hippython7 import HP7_DEPS, make_venv, venv_root
 
 # release -> what pip installs beside hrr's runtime dependencies
 INTEROP_SPECS: dict[str, list[str]] = {
     "7": ["hip-python==7.2.2.562.43", "hip-python-interop==7.2.2.562.43"],
     "10": ["hip-python>=10,<11", "hip-python-interop==10.0.0.0.1.2"],
 }
-#: What ``venv_with_interop``'s reason starts with when pip could not reach its index.
+#: What ``venv_with_interop``'s reason starts with when pip could not reach its index (or
+#: this Python cannot make a venv at all).
 UNREACHABLE = "package index unreachable: "
 _OFFLINE_SIGNS = ("NewConnectionError", "Max retries exceeded", "Network is unreachable",
                   "Temporary failure in name resolution", "ConnectTimeout", "ReadTimeout", "ProxyError",
@@ -38,7 +38,9 @@ def venv_with_interop(release: str, root: Path | None = None) -> tuple[Path | No
     py, ready = root / "bin" / "python", root / "hrr-ready"
     if ready.exists():
         return py, ""
-    subprocess.run([sys.executable, "-m", "venv", "--clear", str(root)], check=True, capture_output=True)
+    why = make_venv(root)
+    if why:   # as good as no index: nothing can be installed here
+        return None, UNREACHABLE + why
     proc = subprocess.run([str(py), "-m", "pip", "install", "-q", *specs, *INTEROP_DEPS],
                           capture_output=True, text=True, timeout=900, check=False)
     if proc.returncode != 0:

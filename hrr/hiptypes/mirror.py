@@ -186,7 +186,7 @@ def _library_module(mod: types.ModuleType, leaf: str, backend: str, library: Lib
         names.setdefault(enum_type.__name__, enum_type)
         for member in enum_type:
             names.setdefault(member.name, member)
-    for constant, value in library.constants.items():
+    for constant, value in {**library.aliases, **library.constants}.items():
         names.setdefault(constant, value)
     names.update(functions)
     names["SUPPORTED_APIS"] = tuple(functions)

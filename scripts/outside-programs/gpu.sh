@@ -16,7 +16,7 @@
 # Writes $OUT/results.md, $OUT/results.json and $OUT/gpu.log (default OUT: out/outside-gpu).
 # Bounded: each step 90 s (150 s at most for a program that asks for more), no program begun
 # after $HRR_OUTSIDE_DEADLINE s (270), step 1 killed after $HRR_OUTSIDE_RUN_LIMIT s (360),
-# step 2 after 75 s.
+# step 2 after 75 s. HRR_OUTSIDE_ONLY=NAME,NAME runs only those programs in step 1 (run.py --only).
 #
 # The offline dry run on a CPU machine (a Python 3.12 standing in for the image, no network):
 #   HRR_OUTSIDE_BACKEND=sim PYTHON=/path/to/python3.12 OUT=/tmp/o bash scripts/outside-programs/gpu.sh
@@ -76,7 +76,8 @@ b['tree']['date'] + ';', len(b['programs']), 'programs,', len(b['wheels']), 'whe
 
   echo "== 1. programs the sim passes, no interop: hrr run, capture --content, replay --strict ($BACKEND)"
   timeout -k 10 "${HRR_OUTSIDE_RUN_LIMIT:-360}" "$PY" scripts/outside-programs/run.py "${COMMON[@]}" \
-      --sim-pass --no-interop --timeout 90 --timeout-limit 150 --deadline "${HRR_OUTSIDE_DEADLINE:-270}"
+      --sim-pass --no-interop --timeout 90 --timeout-limit 150 --deadline "${HRR_OUTSIDE_DEADLINE:-270}" \
+      ${HRR_OUTSIDE_ONLY:+--only "$HRR_OUTSIDE_ONLY"}
   rc=$?
   echo "== 2. the interop programs' sim captures: hrr replay --strict ($BACKEND)"
   timeout -k 10 75 "$PY" scripts/outside-programs/run.py "${COMMON[@]}" --replay-only "$WORK/archives" \

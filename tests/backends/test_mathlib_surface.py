@@ -31,6 +31,12 @@ for name in LIBRARIES:
     for enum_type in TYPES[name].enums:
         if getattr(ours, enum_type.__name__) is not getattr(real, enum_type.__name__):
             bad.append(f"{name}.{enum_type.__name__} is not hip-python's class")
+    for alias, value in vars(real).items():   # hip-python's other names of those enums
+        if any(value is e for e in TYPES[name].enums) and TYPES[name].aliases.get(alias, value) is not value:
+            bad.append(f"{name}.{alias}: hrr's alias names another class")
+        if any(value is e for e in TYPES[name].enums) and alias not in TYPES[name].aliases \
+                and alias != value.__name__:
+            bad.append(f"{name}.{alias}: hip-python's name of {value.__name__} is not among hrr's aliases")
     for row in (r for r in rows() if r.module == name):
         count += 1
         fn = getattr(real, row.name, None)
@@ -81,3 +87,24 @@ def test_a_hipblas_program_replays_strictly_under_hip_python_7(python7):
     rep = subprocess.run([str(python7), "-m", "hrr.cli.main", "replay", "--strict", str(archive)],
                          capture_output=True, text=True, timeout=300, env=env, check=False)
     assert rep.returncode == 0 and "1 passed, 0 failed" in rep.stdout, rep.stdout + rep.stderr
+
+
+@pytest.mark.parametrize("family, alias, name", [
+    ("hipfft", "hipfftResult", "hipfftResult_t"), ("hipfft", "hipfftType", "hipfftType_t"),
+    ("hipfft", "hipfftLibraryPropertyType", "hipfftLibraryPropertyType_t"),
+    ("hiprand", "hiprandStatus_t", "hiprandStatus"), ("hiprand", "hiprandRngType_t", "hiprandRngType"),
+    ("hiprand", "hiprandOrdering_t", "hiprandOrdering")])
+@pytest.mark.parametrize("backend", ["sim", "cuda"])
+def test_hip_pythons_other_enum_names_are_offered(family, alias, name, backend):
+    """hip-python's modules name some enums twice (hipfftResult is hipfftResult_t): hrr's
+    module offers both, also where hip-python is not installed (AMD's hipfft_numpy_example
+    reads ``hipfft.hipfftResult``: on a GPU machine without hip-python it stopped there)."""
+    from hrr.backends import load_backend
+    from hrr.hiptypes.mathlibs import TYPES
+    try:
+        be = load_backend(backend)
+    except Exception as exc:  # noqa: BLE001 - the cuda extra is absent here
+        pytest.skip(f"{backend} backend does not import: {exc}")
+    module = be.library(family)
+    assert getattr(module, alias) is getattr(module, name)
+    assert TYPES[family].aliases[alias] is getattr(module, name)

@@ -50,7 +50,8 @@ def _forms(hip, be):
 
 
 @needs_ext
-def test_the_common_launch_is_recorded_by_the_native_recorder(tmp_path):
+def test_the_common_launch_is_recorded_by_the_native_recorder(tmp_path, monkeypatch):
+    monkeypatch.setenv("HRR_NATIVE_RECORD", "1")   # whatever the run's default
     def app(hip, hiprtc, be):
         return type(hip.hipModuleLaunchKernel).__name__, type(hip.hipGetDevice).__name__
     assert capture(tmp_path / "n", app) == ("LaunchRecorder", "function")
@@ -67,11 +68,12 @@ def test_the_python_record_path_keeps_the_python_wrapper(tmp_path, monkeypatch):
 
 @needs_ext
 @pytest.mark.parametrize("plugins", [[], None], ids=["no-plugins", "every-plugin"])
-def test_native_and_python_wrappers_record_the_same_record(tmp_path, plugins):
+def test_native_and_python_wrappers_record_the_same_record(tmp_path, monkeypatch, plugins):
     """Each launch form made twice in a row, through the native recorder and then its Python
     wrapper: the two records are equal but for their sequence numbers, and the archive
     replays with no divergence (--strict refuses the launches whose arguments could not be
     read, as it does for any such record: both wrappers refuse the same six)."""
+    monkeypatch.setenv("HRR_NATIVE_RECORD", "1")
     def app(hip, hiprtc, be):
         fast = hip.hipModuleLaunchKernel
         assert type(fast).__name__ == "LaunchRecorder" and fast.__name__ == "hipModuleLaunchKernel"
@@ -110,8 +112,9 @@ def test_native_and_python_wrappers_record_the_same_record(tmp_path, plugins):
 
 
 @needs_ext
-def test_a_stage_watching_launches_sees_every_launch(tmp_path):
+def test_a_stage_watching_launches_sees_every_launch(tmp_path, monkeypatch):
     """With a watcher on the row the native recorder hands every call to the Python wrapper."""
+    monkeypatch.setenv("HRR_NATIVE_RECORD", "1")
     seen = []
 
     def app(hip, hiprtc, be):
@@ -119,7 +122,7 @@ def test_a_stage_watching_launches_sees_every_launch(tmp_path):
         from hrrtest import _SESSIONS
         ctx = _SESSIONS[-1].ctx
         cell = ctx.row_watchers("hipModuleLaunchKernel")
-        cell.before = (("spy", lambda call: seen.append(call.name)),)
+        cell.before = (("spy", lambda call: seen.append(type(call).__name__)),)
         try:
             hip.hipModuleLaunchKernel(*forms[0][1])
         finally:
@@ -130,7 +133,7 @@ def test_a_stage_watching_launches_sees_every_launch(tmp_path):
         return True
     capture(tmp_path, app)
     launches = [r for r in archive_calls(tmp_path) if r[2] == "hipModuleLaunchKernel"]
-    assert len(launches) == 2
+    assert len(launches) == 2 and seen == ["CallInfo"], seen   # the watched call only
 
 
 @needs_ext

@@ -108,7 +108,10 @@ class LaunchCodec:
             kernel, layout, offsets = function_info(func)
             if scalars:   # numpy or ctypes numbers as plain ones (the record holds wire types only)
                 grid, block = [a[gx], a[gy], a[gz]], [a[bx], a[by], a[bz]]
-                if not all(type(v) is int for v in (*grid, *block)):
+                g0, g1, g2 = grid
+                b0, b1, b2 = block
+                if not (type(g0) is int and type(g1) is int and type(g2) is int   # no generator: a call each
+                        and type(b0) is int and type(b1) is int and type(b2) is int):
                     grid, block = [scalar(v) for v in grid], [scalar(v) for v in block]
             else:
                 grid, block = dim3_list(a[gx]), dim3_list(a[bx])

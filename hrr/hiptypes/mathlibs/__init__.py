@@ -36,6 +36,8 @@ class LibraryTypes:
     enums: tuple[Any, ...] = ()
     real: Any = None                  # hip-python's own module, when installed
     constants: Mapping[str, int] = attrs.field(factory=dict)  # its plain ints (hipFFT's HIPFFT_FORWARD)
+    #: hip-python's other names of its enums (hipfft's ``hipfftResult`` is ``hipfftResult_t``)
+    aliases: Mapping[str, Any] = attrs.field(factory=dict)
 
     def status_of(self, hip_error_name: str) -> Any:
         """The status a failed argument conversion (a hipError_t name) becomes."""

@@ -27,7 +27,9 @@ TYPES = LibraryTypes(
     statuses={"hipErrorInvalidHandle": _R.HIPFFT_INVALID_PLAN, "hipErrorInvalidValue": _R.HIPFFT_INVALID_VALUE},
     fallback=_R.HIPFFT_INTERNAL_ERROR,
     enums=(hipfftResult_t, hipfftType_t, hipfftLibraryPropertyType_t), real=REAL,
-    constants={"HIPFFT_FORWARD": HIPFFT_FORWARD, "HIPFFT_BACKWARD": HIPFFT_BACKWARD})
+    constants={"HIPFFT_FORWARD": HIPFFT_FORWARD, "HIPFFT_BACKWARD": HIPFFT_BACKWARD},
+    aliases={"hipfftResult": hipfftResult_t, "hipfftType": hipfftType_t,
+             "hipfftLibraryPropertyType": hipfftLibraryPropertyType_t})
 
 __all__ = ["TYPES", "REAL", "hipfftResult_t", "hipfftType_t", "hipfftLibraryPropertyType_t", "HIPFFT_FORWARD",
            "HIPFFT_BACKWARD"]

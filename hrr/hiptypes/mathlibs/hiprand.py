@@ -32,6 +32,8 @@ TYPES = LibraryTypes(
     statuses={"hipErrorInvalidHandle": _S.HIPRAND_STATUS_NOT_INITIALIZED,
               "hipErrorInvalidValue": _S.HIPRAND_STATUS_OUT_OF_RANGE},
     fallback=_S.HIPRAND_STATUS_INTERNAL_ERROR,
-    enums=(hiprandStatus, hiprandRngType, hiprandOrdering), real=REAL)
+    enums=(hiprandStatus, hiprandRngType, hiprandOrdering), real=REAL,
+    aliases={"hiprandStatus_t": hiprandStatus, "hiprandRngType_t": hiprandRngType,
+             "hiprandOrdering_t": hiprandOrdering})
 
 __all__ = ["TYPES", "REAL", "hiprandStatus", "hiprandRngType", "hiprandOrdering"]

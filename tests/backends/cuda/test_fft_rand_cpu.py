@@ -50,6 +50,7 @@ def fake(monkeypatch):
     monkeypatch.setattr(cfft, "load", lambda name, wheel: lib)
     monkeypatch.setattr(crand, "load", lambda name, wheel: lib)
     monkeypatch.setattr(cfft, "_plans", {})
+    monkeypatch.setattr(crand, "_offsets", {})
     monkeypatch.setattr(crand, "_live", LiveHandles(crand._S.HIPRAND_STATUS_NOT_INITIALIZED, "hiprandGenerator_t"))
     monkeypatch.setattr(cfft, "fits", lambda addr, n: True)
     return lib
@@ -124,7 +125,8 @@ def test_curand_types_map_and_parameters_pass(fake):
     assert err.value.status == S.HIPRAND_STATUS_TYPE_ERROR
     g = crand.handle_lookup("rand_generator")(gen)
     RAND["hiprandSetPseudoRandomGeneratorSeed"](g, 2**64 + 5)
-    assert raw(fake.log[-1][1]) == (0xABC0, 5)
+    seeds = [raw(a) for n, a in fake.log if n == "curandSetPseudoRandomGeneratorSeed"]
+    assert seeds[-1] == (0xABC0, 5)
     RAND["hiprandGenerateNormal"](g, 0x5000, 16, 1.5, 0.5)
     assert fake.log[-1][0] == "curandGenerateNormal" and raw(fake.log[-1][1]) == (0xABC0, 0x5000, 16, 1.5, 0.5)
     RAND["hiprandGeneratePoisson"](g, 0x5000, 16, 3.0)
@@ -137,6 +139,25 @@ def test_curand_types_map_and_parameters_pass(fake):
     with pytest.raises(LibraryError) as err:
         crand.handle_lookup("rand_generator")(gen)
     assert err.value.status == S.HIPRAND_STATUS_NOT_INITIALIZED
+
+
+def test_setting_a_seed_or_offset_starts_the_sequence_again(fake):
+    """hipRAND begins at (seed, offset) again whenever either is set, the same value too;
+    cuRAND went on where it was (H100, 2026-12-05): each set is made as a change (another
+    value first), and the offset the program gave is set again after a seed."""
+    fake.handle = 0xABC0
+    g = crand.handle_lookup("rand_generator")(RAND["hiprandCreateGenerator"](405)[1])
+    RAND["hiprandSetGeneratorOffset"](g, 40)
+    del fake.log[:]
+    RAND["hiprandSetPseudoRandomGeneratorSeed"](g, 7)
+    assert [(n, raw(a)[1]) for n, a in fake.log] == [
+        ("curandSetPseudoRandomGeneratorSeed", 6), ("curandSetPseudoRandomGeneratorSeed", 7),
+        ("curandSetGeneratorOffset", 41), ("curandSetGeneratorOffset", 40)]
+    del fake.log[:]
+    RAND["hiprandSetGeneratorOffset"](g, 0)
+    assert [(n, raw(a)[1]) for n, a in fake.log] == [("curandSetGeneratorOffset", 1), ("curandSetGeneratorOffset", 0)]
+    RAND["hiprandDestroyGenerator"](g)
+    assert 0xABC0 not in crand._offsets
 
 
 def test_every_function_is_typed_with_the_arity_it_is_called_with(fake):

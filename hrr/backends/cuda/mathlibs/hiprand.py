@@ -95,6 +95,7 @@ def hiprandCreateGenerator(rng_type: Any) -> tuple:
 @body
 def hiprandDestroyGenerator(generator: ctypes.c_void_p) -> None:
     _live.discard(generator)
+    _offsets.pop(int(generator.value or 0), None)
     call("curandDestroyGenerator", generator)
 
 
@@ -103,14 +104,32 @@ def hiprandSetStream(generator: ctypes.c_void_p, stream: int) -> None:
     call("curandSetStream", generator, _VP(stream or None))
 
 
+#: The offset each generator was last given (hipRAND's default: 0), by handle value.
+_offsets: dict[int, int] = {}
+
+
+def _restart(generator: ctypes.c_void_p, seed: int | None) -> None:
+    """hipRAND starts a generator's sequence again at (seed, offset) whenever either is set,
+    the same value too (rocRAND re-initialises its state); cuRAND, on the H100, went on from
+    where it was when the same seed was set again. Setting each to another value first and
+    then to the wanted one makes cuRAND begin again at (seed, offset) too."""
+    offset = _offsets.get(int(generator.value or 0), 0)
+    if seed is not None:
+        call("curandSetPseudoRandomGeneratorSeed", generator, _U64(seed ^ 1))
+        call("curandSetPseudoRandomGeneratorSeed", generator, _U64(seed))
+    call("curandSetGeneratorOffset", generator, _U64(offset ^ 1))
+    call("curandSetGeneratorOffset", generator, _U64(offset))
+
+
 @body
 def hiprandSetPseudoRandomGeneratorSeed(generator: ctypes.c_void_p, seed: int) -> None:
-    call("curandSetPseudoRandomGeneratorSeed", generator, _U64(int(seed) & (2**64 - 1)))
+    _restart(generator, int(seed) & (2**64 - 1))
 
 
 @body
 def hiprandSetGeneratorOffset(generator: ctypes.c_void_p, offset: int) -> None:
-    call("curandSetGeneratorOffset", generator, _U64(int(offset) & (2**64 - 1)))
+    _offsets[int(generator.value or 0)] = int(offset) & (2**64 - 1)
+    _restart(generator, None)
 
 
 @body

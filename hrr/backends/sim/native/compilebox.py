@@ -255,7 +255,8 @@ def run(argv: Sequence[str], box: Box, *, cwd: str, env: dict[str, str], mode: s
         stopped = f"the compiler used up its {box.seconds:g} s of CPU time and was stopped"
     elif code == -signal.SIGXFSZ or (code != 0 and "File too large" in text):
         stopped = f"the compiler wrote a file larger than {box.output} bytes and was stopped"
-    elif code != 0 and ("out of memory" in text.lower() or "bad_alloc" in text):
+    elif code != 0 and any(m in text.lower() for m in ("out of memory", "bad_alloc", "virtual memory exhausted",
+                                                       "cannot allocate memory")):   # clang's words, then g++'s
         stopped = f"the compiler ran out of memory (its limit is {box.memory} bytes)"
     elif code < 0:
         stopped = f"the compiler ended on {_signal_name(-code)} (its memory limit is {box.memory} bytes)"

@@ -55,7 +55,8 @@ HEADER_TEXTS = {
     "cooperative_groups.h": b"#pragma once\n#include <hip/hip_cooperative_groups.h>\n",
 }
 
-#: Flags every compile gets: freestanding, position independent, nothing linked, nothing left
+#: Flags every compile gets: freestanding, position independent, nothing linked (but the
+#: compiler's helper library, Toolchain.builtins), nothing left
 #: undefined, no host include directory.
 BASE_FLAGS = ("-fPIC", "-ffreestanding", "-fno-exceptions", "-fno-rtti", "-fno-math-errno",
               "-fno-threadsafe-statics", "-fno-stack-protector", "-fvisibility=hidden",
@@ -102,6 +103,17 @@ class Toolchain:
     ident: str
     kind: str
     roots: tuple[str, ...] = ()
+    #: The compiler's own helper library (libgcc.a, clang's builtins), linked after everything:
+    #: -nostdlib leaves it out, and g++ calls it for what the CPU lacks (``__popcountdi2``)
+    builtins: tuple[str, ...] = ()
+
+
+def _builtins_of(argv: tuple[str, ...]) -> tuple[str, ...]:
+    """The static helper library a system compiler links by default, when it names one."""
+    path = _run_version([*argv, "-print-libgcc-file-name"])
+    if path and os.path.isabs(path) and path.endswith(".a") and os.path.isfile(path):
+        return (path,)
+    return ()
 
 
 @attrs.frozen
@@ -175,7 +187,8 @@ def _find_toolchain(env_cxx: str | None) -> Toolchain | None:
         binary = shutil.which(argv[0]) if argv else None
         if version is None or binary is None:
             return None
-        return Toolchain(argv, f"env:{env_cxx}:{version}:{_identity(binary)}", "env", _roots_of(binary, True))
+        return Toolchain(argv, f"env:{env_cxx}:{version}:{_identity(binary)}", "env", _roots_of(binary, True),
+                         _builtins_of(argv))
     zig = _zig_binary()
     version = _run_version([zig, "version"]) if zig else None
     if zig and version:
@@ -187,7 +200,7 @@ def _find_toolchain(env_cxx: str | None) -> Toolchain | None:
             version = _run_version([path, "--version"])
             if version is not None:
                 return Toolchain((path,), f"{kind} {version} {platform.machine()} {_identity(path)}", kind,
-                                 _roots_of(path, True))
+                                 _roots_of(path, True), _builtins_of((path,)))
     return None
 
 
@@ -718,7 +731,7 @@ def _compile_in(tc: Toolchain, tmp: Path, units: tuple[SourceUnit, ...], options
                              f"{tc.ident}:\n" + _clean_log(rt_log, replacements))
     image_path = work / "image.so"
     argv = [*compile_argv, "-MD", "-MF", str(work / "deps"), *map(str, sources), "-x", "none", str(runtime),
-            *LINK_FLAGS, f"-Wl,-T,{include / PRIVATE_SCRIPT_NAME}", "-o", str(image_path)]
+            *LINK_FLAGS, f"-Wl,-T,{include / PRIVATE_SCRIPT_NAME}", *tc.builtins, "-o", str(image_path)]
     out = run(argv)
     if out.returncode != 0 and not out.stopped and "hrr_runtime.o" in out.log:
         # the cached runtime object is damaged: build it again (and replace it) and link again

@@ -11,7 +11,7 @@ import pytest
 
 from hrr.archive.limits import Limits
 from hrr.backends.sim.native import policy, toolchain, worker
-from hrrtest import archive_calls, capture, only, replay, text
+from hrrtest import archive_calls, capture, compiler_knows_embed, only, replay, text
 
 pytestmark = pytest.mark.skipif(toolchain.find_toolchain() is None, reason="no C++ compiler for the sim")
 
@@ -237,6 +237,8 @@ INCBIN_ATTACK = ('ASM(".section .rodata\\n.globl leak\\nleak: .incbin \\"CANARY\
 
 @pytest.mark.parametrize("attack", ["embed", "incbin"])
 def test_replaying_an_attack_archive_prints_no_host_file(tmp_path, monkeypatch, capfd, attack):
+    if attack == "embed" and not compiler_knows_embed():
+        pytest.skip("this compiler has no #embed (g++ before 15): the attack and its control do not exist here")
     monkeypatch.setenv("HRR_CACHE_DIR", str(tmp_path / "cache"))
     canary = tmp_path / "canary.txt"
     canary.write_bytes(b"hrr-canary-0d4f " * 4)
