@@ -531,21 +531,25 @@ def _git(root: str, *args: str) -> str:
 
 def tree_commit(root: str) -> str:
     """The commit of the tree measured. Git's answer only when ``root`` is the top of its
-    own work tree: a copy of the tree inside another repository (a device machine's copy)
-    would name that repository's commit. Else the ``TREE_COMMIT`` file that such a copy
-    carries (``git rev-parse --short HEAD > TREE_COMMIT`` where it was copied from), else
-    "unknown"."""
+    own work tree and no tracked file differs from that commit: a copy of the tree inside
+    another repository, or one laid over an older commit's git metadata (a device machine's
+    copy), would name a commit that is not the tree. Else the ``TREE_COMMIT`` file that
+    such a copy carries (``git rev-parse --short HEAD > TREE_COMMIT`` where it was copied
+    from), else git's answer with "-dirty" where it had one, else "unknown"."""
     top = _git(root, "rev-parse", "--show-toplevel")
+    head = ""
     if top and os.path.realpath(top) == os.path.realpath(root):
         head = _git(root, "rev-parse", "--short", "HEAD")
-        if _COMMIT.fullmatch(head):
+        if _COMMIT.fullmatch(head) and not _git(root, "status", "--porcelain", "--untracked-files=no"):
             return head
     try:
         with open(os.path.join(root, TREE_COMMIT)) as f:
             stamped = f.read(100).strip()
     except OSError:
         stamped = ""
-    return stamped if _COMMIT.fullmatch(stamped) else "unknown"
+    if _COMMIT.fullmatch(stamped):
+        return stamped
+    return f"{head}-dirty" if _COMMIT.fullmatch(head) else "unknown"
 
 
 def machine() -> dict[str, Any]:

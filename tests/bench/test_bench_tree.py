@@ -43,6 +43,18 @@ def test_a_tree_with_its_own_git_names_its_own_commit(tmp_path):
     assert _bench().tree_commit(str(tmp_path / "tree")) == head
 
 
+def test_a_tree_laid_over_an_older_commits_git_names_the_stamped_commit(tmp_path):
+    """A device machine's copy: the working tree of a newer commit over the git metadata of
+    the last landed one. Its tracked files differ from HEAD: TREE_COMMIT names it, and
+    without one the answer says it is not HEAD's tree."""
+    head = _repo(tmp_path / "tree")
+    (tmp_path / "tree" / "f").write_text("a newer tree")
+    bench = _bench()
+    assert bench.tree_commit(str(tmp_path / "tree")) == f"{head}-dirty"
+    (tmp_path / "tree" / bench.TREE_COMMIT).write_text("abc1234\n")
+    assert bench.tree_commit(str(tmp_path / "tree")) == "abc1234"
+
+
 def test_a_copy_inside_another_repository_does_not_name_that_repository(tmp_path):
     outer = _repo(tmp_path / "outer")
     tree = tmp_path / "outer" / "copy"
