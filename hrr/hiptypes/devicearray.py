@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import sys
 from typing import Any
 
 from hrr.hiptypes.installed import _real
@@ -328,7 +329,13 @@ class NDBuffer(Pointer):
                     raise ValueError(f"'typestr': value '{typestr}' could not be mapped to a number of bytes."
                                      " Please also specify 'itemsize'.")
         if "itemsize" in kwargs:
-            itemsize = _as_c_int(kwargs["itemsize"])
+            value = kwargs["itemsize"]
+            # 10.x's wheel for Python 3.12+ is built for the limited API (cp312-abi3), whose
+            # conversion says int()'s words for None (its cp311 wheel says Cython's, as 7.x does)
+            if RELEASE != 7 and value is None and sys.version_info >= (3, 12):
+                raise TypeError("int() argument must be a string, a bytes-like object or a real number, "
+                                "not 'NoneType'")
+            itemsize = _as_c_int(value)
             if itemsize <= 0:
                 raise ValueError("'itemsize': must be positive int")
         if "stream" in kwargs:

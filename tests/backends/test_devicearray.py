@@ -210,3 +210,15 @@ def test_pointer_and_handles_follow_hip_python_is_ptr_null_and_create_ref():
     real = ht.real_util()
     if real is not None:
         assert real.types.Pointer(0).is_ptr_null is True   # the property this mirrors
+
+
+@pytest.mark.parametrize("version, words", [((3, 12, 3), "int() argument must be"),
+                                            ((3, 11, 7), "an integer is required")])
+def test_hip_python_10s_words_for_a_none_itemsize_follow_its_wheel(monkeypatch, version, words):
+    """hip-python 10.0.0.0.1.2's cp312-abi3 wheel (the GPU machine's) says int()'s words for
+    ``configure(itemsize=None)``; its cp311 wheel says Cython's, as 7.x does."""
+    monkeypatch.setattr(da, "RELEASE", 10)
+    monkeypatch.setattr(da.sys, "version_info", version)
+    arr = da.DeviceArray.fromObj(None)
+    with pytest.raises(TypeError, match=words.replace("(", r"\(").replace(")", r"\)")):
+        arr.configure(itemsize=None)

@@ -141,7 +141,10 @@ def test_every_rand_row_and_determinism(rand, dev):
         ok(rand.hiprandGenerate(gen, d, 64))
         twice.append(dev.download(d, np.zeros(64, np.uint32)).tobytes())
     assert twice[0] == twice[1]
-    assert rand.hiprandGenerateNormal(gen, d, 3, 0.0, 1.0) == (S.HIPRAND_STATUS_LENGTH_NOT_MULTIPLE,)
+    # cuRAND's documentation asks pseudorandom normals in pairs, but its Philox took n = 3
+    # (H100, 2026-12-05): whichever it answers is what hipRAND on NVIDIA answers, and recorded
+    assert rand.hiprandGenerateNormal(gen, d, 3, 0.0, 1.0) in ((S.HIPRAND_STATUS_SUCCESS,),
+                                                                (S.HIPRAND_STATUS_LENGTH_NOT_MULTIPLE,))
     ok(rand.hiprandDestroyGenerator(gen))
     assert rand.hiprandGenerate(gen, d, 4) == (S.HIPRAND_STATUS_NOT_INITIALIZED,)
 
