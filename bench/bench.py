@@ -1,6 +1,6 @@
 """hrr's benchmark: figures measured side by side in one run, never timed assertions.
 
-    python bench/bench.py [--quick | --tiny] [--backend sim|cuda] [--only native|record] [--out FILE]
+    python bench/bench.py [--quick | --tiny] [--backend sim|cuda] [--only native|record|gpu] [--out FILE]
 
 Each figure alternates its variants (uncaptured, captured, ...) round after round in one
 process and takes the median of the rounds. It prints one line per figure and writes
@@ -28,10 +28,13 @@ process and takes the median of the rounds. It prints one line per figure and wr
   native_compile_s          sim only: wall time to compile and link a new small program for the CPU
   native_cached_compile_ms  sim only: CPU time of compile_program when the image is cached
   h200_capture_ratio        --backend cuda only: captured / uncaptured, 100k small launches
-  h200_replay_ratio         --backend cuda only: replay / the program's own run, both from a
-                            reset device (replay resets it first; the program is timed with
-                            the reset before it, so both make the context again)
-  h200_replay_ratio_warm    --backend cuda only: replay / the program's run on a warm context
+  h200_replay_ratio         --backend cuda only: replay / the program's own run on a warm
+                            context (replay resets the device and makes its context first)
+  h200_replay_ratio_cold    --backend cuda only: replay / the program's run from a reset
+                            device (the program is timed with the reset before it, so both
+                            make the context again)
+  replay_repeated_launches  --backend cuda only: launches that replay made again as the
+                            checked launch before them (of the gpu launches)
   replay_launch_us          replay time per small launch (an archive of fill_u32 launches)
 
 plus a ``meta`` map (machine, commit).
@@ -72,7 +75,7 @@ from hrr.replay.run import replay_archive  # noqa: E402
 
 CPU_KEYS = ("call_overhead_us", "launch_overhead_us", "call_overhead_python_us", "launch_overhead_python_us",
             "snapshot_unchanged_ratio", "snapshot_changed_bytes", "archive_bytes_per_event", "replay_events_per_s")
-GPU_KEYS = ("h200_capture_ratio", "h200_replay_ratio", "h200_replay_ratio_warm")
+GPU_KEYS = ("h200_capture_ratio", "h200_replay_ratio", "h200_replay_ratio_cold", "replay_repeated_launches")
 NATIVE_KEYS = ("native_launch_us", "native_ns_per_thread", "native_ns_per_thread_sync", "native_compile_s",
                "native_cached_compile_ms", "native_ns_per_thread_w1", "native_ns_per_thread_w2",
                "native_ns_per_thread_wN")
@@ -323,6 +326,7 @@ def bench_gpu(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], No
     """h200_capture_ratio and h200_replay_ratio: whole small-launch programs, uncaptured,
     captured (all plugins) and replayed, alternated."""
     roots: list[str] = []
+    repeated: list[int] = []
 
     def program(hip: Any) -> None:
         launcher = Launcher(hip, be)
@@ -338,8 +342,10 @@ def bench_gpu(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], No
 
     def replayed() -> float:
         root = roots[-1]
-        t = timed(lambda: replay_archive(root, backend=backend, options=ReplayOptions(strict=False),
-                                         echo=lambda line: None))
+        results: list[Any] = []
+        t = timed(lambda: results.append(replay_archive(root, backend=backend, options=ReplayOptions(strict=False),
+                                                        echo=lambda line: None)))
+        repeated.append(sum(p.repeated_launches for p in results[0].processes))
         shutil.rmtree(root, ignore_errors=True)
         return t
 
@@ -352,12 +358,14 @@ def bench_gpu(be: Any, sz: Sizes, out: dict[str, float], say: Callable[[str], No
     med = alternate({"bare": lambda: timed(lambda: program(be.hip)), "captured": captured,
                      "fresh": fresh, "replay": replayed}, sz.rounds)
     out["h200_capture_ratio"] = med["captured"] / med["bare"]
-    out["h200_replay_ratio"] = med["replay"] / med["fresh"]
-    out["h200_replay_ratio_warm"] = med["replay"] / med["bare"]
+    out["h200_replay_ratio"] = med["replay"] / med["bare"]
+    out["h200_replay_ratio_cold"] = med["replay"] / med["fresh"]
+    out["replay_repeated_launches"] = float(repeated[-1]) if repeated else 0.0
     say(f"{sz.gpu_launches} small launches on {backend}: uncaptured {med['bare']:.3f} s, captured "
         f"{med['captured']:.3f} s (x{out['h200_capture_ratio']:.2f}); from a reset device "
         f"{med['fresh']:.3f} s, replay (which resets the device first) {med['replay']:.3f} s "
-        f"(x{out['h200_replay_ratio']:.2f}; x{out['h200_replay_ratio_warm']:.2f} of the warm run)")
+        f"(x{out['h200_replay_ratio_cold']:.2f}; x{out['h200_replay_ratio']:.2f} of the warm run); "
+        f"{out['replay_repeated_launches']:.0f} launches made again from a checked one")
 
 
 NATIVE_SOURCE = b"""
@@ -572,8 +580,9 @@ def run(argv: list[str] | None = None, say: Callable[[str], None] = print) -> di
     mode.add_argument("--tiny", action="store_true", help="the code path only, in seconds (CI)")
     ap.add_argument("--backend", default="sim")
     ap.add_argument("--rounds", type=int, help="override the mode's number of rounds")
-    ap.add_argument("--only", choices=("native", "record"),
-                    help="only the native_* keys (sim), or only the record keys: call_ and launch_overhead_*")
+    ap.add_argument("--only", choices=("native", "record", "gpu"),
+                    help="only the native_* keys (sim), the record keys (call_ and launch_overhead_*), "
+                         "or the GPU program keys (h200_*, --backend cuda)")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results.json"))
     args = ap.parse_args(argv)
     sz = attrs.evolve(TINY if args.tiny else QUICK if args.quick else FULL)
@@ -586,15 +595,17 @@ def run(argv: list[str] | None = None, say: Callable[[str], None] = print) -> di
     meta = machine()   # the commit measured, read before the run
     say(f"backend {args.backend}; mode {mode_name}; python {sys.version.split()[0]}; commit {meta['commit']}")
     out: dict[str, Any] = {}
+    if args.only == "gpu" and args.backend != "cuda":
+        ap.error("--only gpu needs --backend cuda")
     if args.only in (None, "record"):
         bench_calls(be, sz, out, say)
         bench_launches(be, sz, out, say)
     if args.only is None:
         bench_snapshots(be, sz, out, say)
         bench_replay(be, sz, out, say, args.backend)
-    if args.backend == "sim" and args.only != "record":
+    if args.backend == "sim" and args.only in (None, "native"):
         bench_native(be, sz, out, say)
-    if args.backend == "cuda" and args.only is None:
+    if args.backend == "cuda" and args.only in (None, "gpu"):
         bench_gpu(be, sz, out, say, args.backend)
     if "native_workers_n" in out:   # what N of native_ns_per_thread_wN was here
         meta["native_workers_n"] = int(out.pop("native_workers_n"))

@@ -59,7 +59,9 @@ class Backend(Protocol):
     def launch_kernargs(self) -> Callable[..., tuple] | None:
         """``(function, grid, block, shared, stream, kernargs) -> result``: a launch of packed
         kernel arguments without the hip surface in between, used by replay while its
-        ``stands_for`` is the surface function replay would call; None when there is none."""
+        ``stands_for`` is the surface function replay would call; None when there is none.
+        It may carry ``prepare(function, grid, block, shared, stream, kernargs)``: that launch
+        as a zero-argument callable to make again (or None), for runs of equal launch records."""
 
     def library(self, name: str) -> ModuleType | None:
         """hip-python's math-library module ``name`` (``hipblas``, ...: ``hrr.hiptypes.mathlibs``)

@@ -83,6 +83,8 @@ class ProcessReplayer:
         self.memory = ReplayMemory()
         self.handles = HandleMaps()
         self.stats = ReplayStats()
+        #: bumped for every record the launch runner does not replay (hrr.replay.launches)
+        self.epoch = [0]
         self.ctx = ReplayContext(pm, self)
         self.pm = pm
         self._checks: dict[int, _Check] = {}
@@ -152,7 +154,7 @@ class ProcessReplayer:
         when replay must stop there. Inherited records end at ``prefix_until``."""
         stats, limits, options, threads = self.stats, self.limits, self.options, self.threads
         clock, deadline, max_events = options.clock, self.deadline, limits.max_events
-        replay, plans = self._replay_wire, self._plans
+        replay, plans, epoch = self._replay_wire, self._plans, self.epoch
         fast = self.range is None and not inherited
         for item in items:
             if inherited:  # the parent's records end at the fork
@@ -188,6 +190,7 @@ class ProcessReplayer:
                             stats.events += 1
                             self._refused(value, exc)
                             continue
+                    epoch[0] += 1   # anything else replayed: the last launch is not made again unchecked
                     if plan is not None and plan.wf is not None and value[TID] == threads.first \
                             and plan.wf(value):
                         if stats.events >= max_events:
@@ -199,6 +202,7 @@ class ProcessReplayer:
                         except (EventRefused, BlobError, *_MALFORMED) as exc:
                             self._refused(value, exc)
                         continue
+            epoch[0] += 1
             if type(item) is tuple:
                 index, offset, value = item
             elif getattr(item, "reason", None) is None:  # a Record-like item (a wrapped reader)

@@ -79,6 +79,7 @@ class ReplayStats:
     checks_failed: int = 0
     checks_unverifiable: int = 0
     divergences: int = 0
+    repeated_launches: int = 0         # launches made again as the validated one before them
     aborted: bool = False
     timed_out: bool = False            # stopped by --max-seconds
     peak_host_bytes: int = 0           # the most host memory replay held for the archive
@@ -150,6 +151,7 @@ class ProcessResult:
     checks_failed: int = 0
     checks_unverifiable: int = 0
     divergence_count: int = 0
+    repeated_launches: int = 0
     divergences: tuple[Divergence, ...] = ()
     refusals: tuple[Refusal, ...] = ()
     failures: tuple[str, ...] = ()

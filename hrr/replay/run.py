@@ -384,6 +384,7 @@ def _process_result(pid: int, backend: str, stats: ReplayStats, ctx: Any, manife
     return ProcessResult(
         pid=pid, outcome=outcome, backend=backend, records=stats.events, calls_replayed=stats.replayed,
         noops=stats.noops, unreplayable=stats.unreplayable, reproduced_errors=stats.reproduced_errors,
+        repeated_launches=stats.repeated_launches,
         checks_passed=stats.checks_passed, checks_failed=stats.checks_failed,
         checks_unverifiable=stats.checks_unverifiable, divergence_count=stats.divergences,
         divergences=tuple(stats.diverged), refusals=tuple(stats.refusals), failures=tuple(stats.failures),

@@ -170,3 +170,55 @@ def test_a_capture_address_reused_after_a_free_points_at_the_new_allocation(tmp_
     result = replay(a.close().root, backend="sim", strict=True)
     assert result.exit_code == 0 and only(result).checks == (2, 0, 0), text(result)
     assert paths == {"fast": 2, "general": 0}
+
+
+def test_equal_launch_records_make_the_checked_launch_again(tmp_path, paths):
+    """Records equal to the launch before them (nothing else replayed between) make that
+    launch again unchecked; the first of each run is checked."""
+    def launch(a, fn, d):
+        for _ in range(5):
+            _fill(a, fn, d, 7)
+    result = replay(_archive(tmp_path, launch).root, backend="sim", strict=True)
+    assert result.exit_code == 0 and only(result).checks == (1, 0, 0), text(result)
+    assert paths == {"fast": 5, "general": 0} and only(result).repeated_launches == 4
+
+
+def test_any_record_replayed_between_equal_launches_checks_the_next_again(tmp_path, paths):
+    def launch(a, fn, d):
+        _fill(a, fn, d, 7)
+        _fill(a, fn, d, 7)
+        a.call("hipDeviceSynchronize", [])
+        _fill(a, fn, d, 7)
+        _fill(a, fn, d, 7)
+    result = replay(_archive(tmp_path, launch).root, backend="sim", strict=True)
+    assert result.exit_code == 0 and only(result).checks == (1, 0, 0), text(result)
+    assert only(result).repeated_launches == 2
+
+
+def test_an_equal_launch_after_a_free_is_checked_and_refused(tmp_path, paths):
+    """A launch equal to the one before a hipFree of its buffer is not made again: checked,
+    its pointer lies in no allocation, refused."""
+    a = HostileArchive(tmp_path / "a")
+    a.call("hipInit", [0])
+    fn = a.function("fill_u32")
+    d = a.device(16)
+    _fill(a, fn, d, 3)
+    a.call("hipFree", [d])
+    _fill(a, fn, d, 3)
+    result = replay(a.close().root, backend="sim", strict=False)
+    refusals = [f"{r.api} [{r.category}]: {r.reason}" for r in only(result).refusals]
+    assert len(refusals) == 1 and "inside no allocation replay made" in refusals[0], (refusals, text(result))
+    assert only(result).repeated_launches == 0
+
+
+def test_a_record_unlike_the_last_launch_is_checked(tmp_path, paths):
+    """Equal launches, then one whose pointer word lies outside every allocation: refused,
+    not made as the launch before it."""
+    def launch(a, fn, d):
+        _fill(a, fn, d, 7)
+        _fill(a, fn, d, 7)
+        _fill(a, fn, d, 7, ptrs=[[0, d + (1 << 30), 0]])
+    result = replay(_archive(tmp_path, launch).root, backend="sim", strict=False)
+    refusals = [r.reason for r in only(result).refusals]
+    assert len(refusals) == 1 and "inside no allocation replay made" in refusals[0], text(result)
+    assert only(result).repeated_launches == 1 and paths["fast"] == 2

@@ -23,6 +23,8 @@ from hrr.backends.cuda._runtime import STATE as _STATE
 from hrr.backends.cuda._runtime import handle_value as _handle_value
 from hrr.backends.cuda.modules import kernel_layout
 from hrr.backends.cuda.modules import launch_packed as _launch_packed
+from hrr.backends.cuda.modules import prepare_packed as _prepare_packed
+from hrr.backends.cuda._errors import hip_error as _hip_error
 from hrr.hiptypes import ihipModuleSymbol_t as _Function
 from hrr.hiptypes import ihipStream_t as _Stream
 from hrr.hiptypes.kernargs import packed_extra as _packed_extra
@@ -61,6 +63,27 @@ def launch_kernargs(function: Any, grid: tuple, block: tuple, shared: int, strea
 
 
 launch_kernargs.stands_for = hip.hipModuleLaunchKernel   # type: ignore[attr-defined]
+
+
+def _launch_failed(res: int) -> tuple:
+    """A prepared launch's driver error, as ``launch_kernargs`` returns and keeps it."""
+    err = _hip_error(res)
+    _hip_api._tls.last = err
+    return (err,)
+
+
+def prepare_launch(function: Any, grid: tuple, block: tuple, shared: int, stream: Any, kernargs: bytes) -> Any:
+    """``launch_kernargs(function, grid, block, shared, stream, kernargs)`` as a zero-argument
+    callable made from C (the driver's launch with these arguments, no Python in between), or
+    None where ``launch_kernargs`` would not launch it directly (then replay binds that instead)."""
+    if not _STATE.ready:
+        return None
+    fh = function._value if type(function) is _Function else _handle_value(function)
+    sh = 0 if stream is None else stream._value if type(stream) is _Stream else _handle_value(stream)
+    return _prepare_packed(fh, grid, block, shared, sh, kernargs, _launch_failed)
+
+
+launch_kernargs.prepare = prepare_launch   # type: ignore[attr-defined]
 
 
 def last_error_detail() -> str:

@@ -20,6 +20,7 @@ from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
 from hrr.backends.cuda._runtime import driver, ensure_context, handle_value
 from hrr.backends.cuda.builtin import BUILTIN_LAYOUTS, is_builtin_image
+from hrr.backends.cuda import native as native_launch
 from hrr.hiptypes.kernargs import UNKNOWN, KernelLayout, LaunchArgsError, ParamSpec, pack_kernel_args
 
 E = ht.hipError_t
@@ -218,6 +219,23 @@ def launch_packed(fh: int, grid: tuple, block: tuple, shared: int, stream: int, 
     if layout is None or n != layout.size or not n:
         return None
     return _launch_bytes(fh, grid, block, shared, stream, kernargs)
+
+
+def prepare_packed(fh: int, grid: tuple, block: tuple, shared: int, stream: int, kernargs: bytes,
+                   on_error: Any) -> Any:
+    """A zero-argument callable making the launch ``launch_packed`` would make (cuLaunchKernel
+    from C: ``hrr.backends.cuda.native``), returning ``(hipSuccess,)`` or ``on_error(result)``;
+    None where ``launch_packed`` would not take it or the extension is not there."""
+    layout = _layouts.get(fh)
+    n = len(kernargs)
+    if layout is None or n != layout.size or not n or S.libcuda is None:
+        return None
+    ext, _ = native_launch.extension()
+    if ext is None:
+        return None
+    ensure_context()   # the prepared launch runs on this thread, in this context
+    address = ctypes.cast(S.libcuda.cuLaunchKernel, ctypes.c_void_p).value
+    return ext.PreparedLaunch(address, fh, grid, block, shared, stream, kernargs, (SUCCESS,), on_error)
 
 
 def _launch_bytes(fh: int, grid: tuple, block: tuple, shared: int, stream: int, kernargs: bytes) -> Any:

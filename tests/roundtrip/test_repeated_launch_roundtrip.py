@@ -1,0 +1,52 @@
+"""A program's run of equal launches round-trips byte-exact, each launch after the first of
+a run made again as the checked one (on cuda: the C prepared launch, cuLaunchKernel with no
+Python in between), and a launch of other arguments is checked again."""
+from __future__ import annotations
+
+import ctypes
+
+import numpy as np
+
+import hrr.backends.cuda as cuda_backend
+from hrrtest import capture, only, replay, text
+
+LAUNCHES = 50
+
+
+def _app(hip, hiprtc, be):
+    mod = hip.hipModuleLoadData(be.builtin_code_object())[1]
+    fill = hip.hipModuleGetFunction(mod, b"fill_u32")[1]
+    dev = hip.hipMalloc(64)[1]
+    out = []
+    for value in (7, 9):   # two runs of equal launches, the second of other arguments
+        words = (ctypes.c_void_p(int(dev)), ctypes.c_uint32(value), ctypes.c_uint32(16))
+        params = [ctypes.addressof(w) for w in words]
+        for _ in range(LAUNCHES):
+            assert hip.hipModuleLaunchKernel(fill, 1, 1, 1, 32, 1, 1, 0, None, params, None)[0] == 0
+        host = np.zeros(16, np.uint32)
+        hip.hipMemcpy(host, dev, 64, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
+        out.append(host)
+    hip.hipFree(dev)
+    hip.hipModuleUnload(mod)
+    return out
+
+
+def test_runs_of_equal_launches_round_trip(tmp_path, backend_name, monkeypatch):
+    filled = capture(tmp_path, _app, backend=backend_name)
+    assert (filled[0] == 7).all() and (filled[1] == 9).all()
+    made = []
+    prepare = cuda_backend.launch_kernargs.prepare
+
+    def counted(*args):
+        launch = prepare(*args)
+        made.append(type(launch).__name__)
+        return launch
+    monkeypatch.setattr(cuda_backend.launch_kernargs, "prepare", counted)
+    result = replay(tmp_path, backend=backend_name, strict=True)
+    assert result.exit_code == 0, text(result)
+    proc = only(result)
+    assert proc.checks_passed == 2 and proc.checks_failed == 0, text(result)
+    # the first launch of each run is checked; the copy between the runs ends the first
+    assert proc.repeated_launches == 2 * (LAUNCHES - 1), text(result)
+    if backend_name == "cuda":
+        assert made == ["PreparedLaunch", "PreparedLaunch"]
