@@ -5,7 +5,9 @@ launch hands its kernarg bytes to the backend through ``extra`` (hipModuleLaunch
 shape: three grid and three block parameters) and every parameter's encoder is one the C
 code writes the same (``FAST_KINDS``). The row's Python wrapper stays the answer for every
 call the C code does not take (``hrr/archive/native/launch.c`` lists when it takes one), and
-both record the same bytes (``tests/capture/test_native_launch.py`` compares them).
+both record the same bytes (``tests/capture/test_native_launch.py`` compares them). Where the
+backend offers ``launch_kernargs`` for the row's function, the C code launches the bytes it read
+through it (the same call replay's launch runner makes), not through the hip surface.
 """
 from __future__ import annotations
 
@@ -46,7 +48,7 @@ def native_launch_wrapper(row: Api, roles: list[Role], session: Any, wrapper: Ca
     kinds = _kinds(roles)
     if module is None or kinds is None:
         return None
-    func_at, grid_at, block_at, _, _, params_at, extra_at = launch_positions(row)
+    func_at, grid_at, block_at, shared_at, stream_at, params_at, extra_at = launch_positions(row)
     if func_at is None or extra_at is None or len(grid_at) != 3 or len(block_at) != 3 or kinds[func_at] != 1:
         return None
     # A launch replayed through a call without ``extra`` also records each parameter's offset.
@@ -67,10 +69,16 @@ def native_launch_wrapper(row: Api, roles: list[Role], session: Any, wrapper: Ca
         found, wire = session.scan_pointers(offsets, kernargs)
         return wire, all(p.kind == DEVICE for p in found)
 
+    # The backend's launch of packed bytes where it stands for ``real`` (cuda: launch_kernargs,
+    # which replay's runner uses too): the bytes capture read go to the driver with no handoff.
+    direct = getattr(session.backend, "launch_kernargs", None)
+    if direct is None or getattr(direct, "stands_for", None) is not real or shared_at is None:
+        direct = None
     return module.LaunchRecorder(
         fallback=wrapper, real=real, session=session, watchers=session.ctx.row_watchers(row.name), ctx=session.ctx,
         handles=_HANDLES, functions=session.functions, make_plan=make_plan, miss=miss, packed=packed_extra,
-        num=num, kinds=kinds, func_at=func_at, params_at=params_at, extra_at=extra_at, grid=grid_at, block=block_at)
+        num=num, kinds=kinds, func_at=func_at, params_at=params_at, extra_at=extra_at, grid=grid_at, block=block_at,
+        direct=direct, shared_at=shared_at, stream_at=stream_at)
 
 
 __all__ = ["ENABLED", "FAST_KINDS", "native_launch_wrapper"]

@@ -11,6 +11,7 @@ is charged against ``--max-host-bytes`` before it is made.
 from __future__ import annotations
 
 import functools
+import itertools
 import time
 from typing import Any, Callable
 
@@ -35,6 +36,8 @@ from hrr.replay.state import HandleMaps, HostBudget, ReplayAllocation, ReplayMem
 from hrr.replay.threads import ThreadRouter
 
 DEFAULT_MAX_SECONDS = 600.0
+#: The most records a run of equal launches takes in one step (--max-seconds is looked at between).
+RUN_CHUNK = 1 << 16
 _U64 = 1 << 64
 # A record shape no validator foresaw ends in one of these; it is refused, never a traceback.
 _MALFORMED = (TypeError, ValueError, OverflowError, ArithmeticError, LookupError, AttributeError,
@@ -152,6 +155,21 @@ class ProcessReplayer:
     def _replay_records(self, items: Any, inherited: bool, prefix_until: int) -> bool:
         """Replay ``items`` (``(index, offset, value)`` or a refused record) in order; False
         when replay must stop there. Inherited records end at ``prefix_until``."""
+        records = iter(items)
+        resume = None   # an item a run of equal launches stopped at: replayed before the next
+        while True:
+            if resume is None:
+                go_on = self._replay_items(records, records, inherited, prefix_until)
+            else:
+                go_on = self._replay_items(itertools.chain((resume,), records), records, inherited, prefix_until)
+            if type(go_on) is bool:
+                return go_on
+            resume = go_on
+
+    def _replay_items(self, items: Any, records: Any, inherited: bool, prefix_until: int) -> Any:
+        """The loop of ``_replay_records`` over ``items``: True or False as it returns, or the
+        item a run of equal launch records (taken straight from ``records``, the iterator under
+        ``items``) stopped at, which the caller replays next."""
         stats, limits, options, threads = self.stats, self.limits, self.options, self.threads
         clock, deadline, max_events = options.clock, self.deadline, limits.max_events
         replay, plans, epoch = self._replay_wire, self._plans, self.epoch
@@ -185,6 +203,13 @@ class ProcessReplayer:
                         try:
                             if plan.fast(value):
                                 stats.events += 1
+                                rest = plan.rest
+                                if rest is not None:
+                                    # the records equal to it that follow, in one step
+                                    taken, after = rest(records, min(max_events - stats.events, RUN_CHUNK))
+                                    stats.events += taken
+                                    if after is not None:
+                                        return after
                                 continue
                         except (EventRefused, BlobError, *_MALFORMED) as exc:
                             stats.events += 1
@@ -655,7 +680,7 @@ class _Plan:
     the tightest path that replays a wire record of it."""
 
     __slots__ = ("row", "checks", "actions", "chargers", "binders", "launch", "stream", "target", "fn",
-                 "nparams", "before", "after", "after_failed", "run", "wf", "fast", "_rep", "_by_records")
+                 "nparams", "before", "after", "after_failed", "run", "wf", "fast", "rest", "_rep", "_by_records")
 
     def __init__(self, api: str, row: Api | None, rep: ProcessReplayer) -> None:
         self.row = row
@@ -664,6 +689,9 @@ class _Plan:
         self.after: Any = None
         self.after_failed: Any = None  # ... and hrr_replay_after_event when it replayed with an error
         self.fast: Callable[[list], bool] | None = None   # replays a record or declines it
+        #: after ``fast`` replayed a record: takes the records equal to it that follow
+        #: (``(records, limit) -> (taken, the item it stopped at or None)``), or None
+        self.rest: Callable[[Any, int], tuple[int, Any]] | None = None
         self._rep = rep
         self._by_records: dict[frozenset[str], tuple[Any, Any, Any]] = {}
         if row is None or row.replay in (NOOP, UNREPLAYABLE):
@@ -688,6 +716,7 @@ class _Plan:
         self.run = _simple_run(self, rep) if simple else functools.partial(rep._replay_call, self)
         if self.launch is not None:
             self.fast = launch_runner(row, self.fn, rep, (self.before, self.after, self.after_failed))
+            self.rest = getattr(self.fast, "rest", None)
 
     def hooks(self, extra: dict) -> tuple[Any, Any, Any]:
         """The per-event hooks (before, after, after when it failed) for a record whose

@@ -28,6 +28,7 @@ from hrr.api.roles.launch import LAUNCH_RULES
 from hrr.api.wire import RECORD_RULES
 from hrr.hiptypes.kernargs import packed_extra
 from hrr.events.model import wire_event
+from hrr.replay.runs import equal_run, repeat_launch
 
 def args_check_source(n: int, ints: tuple[int, ...], dims: tuple[int, ...], nones: tuple[int, ...]) -> str:
     """The source of ``ok(*args)``: the row's recorded arguments, one check each, unrolled
@@ -96,6 +97,7 @@ def launch_runner(row: Api, fn: Any, rep: Any, hooks: tuple[Any, Any, Any]) -> C
     if direct is None or getattr(direct, "stands_for", None) is not fn:
         direct = None
     return _build_runner()(
+        equal_run=equal_run(), repeat_launch=repeat_launch,
         n=n, shared_at=shared_at, func_at=func_at, stream_at=stream_at, args_ok=args_ok,
         functions=functions, streams=streams, memory=memory, translate=memory.translate,
         place=launch_placer(target, rep), direct=direct, prepare=getattr(direct, "prepare", None), fn=fn,
@@ -136,6 +138,8 @@ def run(v):
         result = result[0]
     got = int(result[0])
     stats.replayed += 1
+    # a launch that went as recorded, with no error: the records equal to it may follow (rest)
+    last_value[0] = v if got == 0 and err == 0 else None
     if got != err:
         if not volatile:
             diverged(row, seq, err, got)
@@ -147,6 +151,39 @@ def run(v):
     return True
 
 last_stream = [None]
+last_value = [None]   # the record run() replayed last, when rest may take the ones equal to it
+
+def rest(items, limit):
+    # The records after the one run() replayed that are equal to it (at most limit), made
+    # again in one step: (how many, the first item that was not one or None).
+    template = last_value[0]
+    if template is None:
+        return 0, None
+    last_value[0] = None
+    count, item = equal_run(items, template, limit)
+    if count:
+        again = last[2]
+        made, result = repeat_launch(again, count)
+        stats.repeated_launches += made
+        stats.replayed += made
+        # records of a run are one thread's consecutive calls: their seqs follow the template's
+        seq = template[0] + 1
+        while made < count:   # the launch at made failed: said as run() says it, then the others
+            stats.repeated_launches += 1
+            stats.replayed += 1
+            if not volatile:
+                diverged(row, seq + made, 0, int(result[0]))
+            made += 1
+            if made < count:
+                more, result = repeat_launch(again, count - made)
+                stats.repeated_launches += more
+                stats.replayed += more
+                made += more
+        if int(result[0]) == 0:
+            last_value[0] = [template[0] + count, *template[1:]]
+    return count, item
+
+run.rest = rest if before is None and after is None and after_failed is None else None
 
 def first(v, args, extra):
     # a record not equal to the last launch: checked, launched: (result, event), or None (declined)
@@ -228,7 +265,8 @@ def first(v, args, extra):
 
 return run
 """
-_RUNNER_PARAMS = ("n", "shared_at", "func_at", "stream_at", "args_ok", "functions", "streams", "memory", "translate",
+_RUNNER_PARAMS = ("equal_run", "repeat_launch",
+                  "n", "shared_at", "func_at", "stream_at", "args_ok", "functions", "streams", "memory", "translate",
                   "place", "direct", "prepare", "fn", "packed_extra", "partial", "wire_event", "before", "after",
                   "after_failed", "stats", "ctx", "diverged", "row", "volatile", "epoch")
 _runner_factory: list[Callable[..., Callable[[list], bool]]] = []

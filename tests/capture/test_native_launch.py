@@ -112,6 +112,52 @@ def test_native_and_python_wrappers_record_the_same_record(tmp_path, monkeypatch
 
 
 @needs_ext
+def test_a_backends_direct_launch_takes_the_read_bytes_and_records_the_same(tmp_path, monkeypatch):
+    """A backend offering ``launch_kernargs`` for hipModuleLaunchKernel (cuda does; here the
+    sim, given one that counts) is handed the kernarg bytes the recorder read, for the launches
+    whose shape is plain ints; the records are the Python wrapper's, and the result is the
+    backend's."""
+    from hrr.backends import sim
+    from hrr.hiptypes.kernargs import packed_extra
+    monkeypatch.setenv("HRR_NATIVE_RECORD", "1")
+    direct_calls, direct_labels = [], []
+
+    def launch_kernargs(function, grid, block, shared, stream, kernargs):
+        direct_calls.append((type(grid), type(block), shared, kernargs))
+        return sim.hip.hipModuleLaunchKernel(function, *grid, *block, shared, stream, None, packed_extra(kernargs))
+    launch_kernargs.stands_for = sim.hip.hipModuleLaunchKernel
+    monkeypatch.setattr(sim, "launch_kernargs", launch_kernargs)
+
+    def app(hip, hiprtc, be):
+        fast = hip.hipModuleLaunchKernel
+        forms, (d, s, keep) = _forms(hip, be)
+        errs = []
+        for label, args in forms:
+            before = len(direct_calls)
+            a, b = fast(*args), fast.fallback(*args)
+            assert a[0] == b[0], label
+            errs.append((label, int(a[0])))
+            if len(direct_calls) > before:
+                direct_labels.append(label)
+        big = (forms[0][1][0], 1 << 32, 1, 1, 32, 1, 1, 0, s, forms[0][1][9], None)   # a grid past 32 bits
+        errs.append(("a grid past 32 bits", int(fast(*big)[0])))
+        hip.hipStreamSynchronize(None)
+        del keep
+        return errs
+    errs = capture(tmp_path, app)
+    assert dict(errs)["device pointer, list of addresses"] == 0
+    # the forms the C recorder takes, each launched once through the direct launch
+    assert direct_labels == ["device pointer, list of addresses", "a tuple, and the stream as an int",
+                             "the null stream as None", "the function as an int", "a longer kernelParams list",
+                             "pinned host memory"], direct_labels
+    assert all(c[:3] == (tuple, tuple, 0) and len(c[3]) == 16 for c in direct_calls), direct_calls
+    assert len(direct_calls) == 6   # a grid past 32 bits went to the hip surface, which decides on it
+    launches = [r for r in archive_calls(tmp_path) if r[2] == "hipModuleLaunchKernel"]
+    for i in range(0, 2 * (len(errs) - 1), 2):
+        assert launches[i][1:] == launches[i + 1][1:], i // 2
+
+
+@needs_ext
 def test_a_stage_watching_launches_sees_every_launch(tmp_path, monkeypatch):
     """With a watcher on the row the native recorder hands every call to the Python wrapper."""
     monkeypatch.setenv("HRR_NATIVE_RECORD", "1")
@@ -143,6 +189,9 @@ def test_a_stage_watching_launches_sees_every_launch(tmp_path, monkeypatch):
     ({"func_at": 11}, "outside the row's parameters"),
     ({"grid": (1, 2, 99)}, "outside the row's parameters"),
     ({"func_at": 1}, "must be a handle"),
+    ({"direct": 5, "shared_at": 7}, "must be callable"),
+    ({"direct": print}, "with shared_at"),
+    ({"direct": print, "shared_at": 70}, "outside the row's parameters"),
 ])
 def test_a_launch_recorder_refuses_a_bad_description(bad, why):
     kw = dict(fallback=print, real=print, session=None, watchers=None, ctx=None, handles=frozenset(),

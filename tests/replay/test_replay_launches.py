@@ -7,7 +7,14 @@ import struct
 
 import pytest
 from hostile import D2H, HostileArchive
-from hrrtest import only, replay, text
+from hrrtest import archive_calls, only, replay, text
+
+from hrr.archive import Limits, open_archive
+from hrr.backends import sim
+from hrr.pipeline import hookimpl
+from hrr.pipeline.manager import new_plugin_manager
+from hrr.replay import launches
+from hrr.replay.engine import ProcessReplayer, ReplayOptions
 
 from hrr.events.launch import launch_list
 
@@ -181,44 +188,85 @@ def test_equal_launch_records_make_the_checked_launch_again(tmp_path, paths):
     result = replay(_archive(tmp_path, launch).root, backend="sim", strict=True)
     assert result.exit_code == 0 and only(result).checks == (1, 0, 0), text(result)
     assert paths == {"fast": 5, "general": 0} and only(result).repeated_launches == 4
+    assert paths.runs == 4   # taken as one run after the first, in one step
 
 
-def test_any_record_replayed_between_equal_launches_checks_the_next_again(tmp_path, paths):
+def test_a_run_stops_at_the_record_after_it_which_is_replayed_next(tmp_path, paths):
+    """Equal launches, a different one, equal launches again, then the copy check: each run
+    is taken after its first, and the record that ended a run is replayed in its place."""
     def launch(a, fn, d):
-        _fill(a, fn, d, 7)
-        _fill(a, fn, d, 7)
-        a.call("hipDeviceSynchronize", [])
-        _fill(a, fn, d, 7)
-        _fill(a, fn, d, 7)
+        for _ in range(6):
+            _fill(a, fn, d, 3)
+        _fill(a, fn, d, 5)
+        for _ in range(4):
+            _fill(a, fn, d, 7)
     result = replay(_archive(tmp_path, launch).root, backend="sim", strict=True)
     assert result.exit_code == 0 and only(result).checks == (1, 0, 0), text(result)
-    assert only(result).repeated_launches == 2
+    assert paths == {"fast": 11, "general": 0} and paths.runs == 8 and only(result).repeated_launches == 8
+    assert only(result).calls_replayed == only(result).records
 
 
-def test_an_equal_launch_after_a_free_is_checked_and_refused(tmp_path, paths):
-    """A launch equal to the one before a hipFree of its buffer is not made again: checked,
-    its pointer lies in no allocation, refused."""
-    a = HostileArchive(tmp_path / "a")
-    a.call("hipInit", [0])
-    fn = a.function("fill_u32")
-    d = a.device(16)
-    _fill(a, fn, d, 3)
-    a.call("hipFree", [d])
-    _fill(a, fn, d, 3)
-    result = replay(a.close().root, backend="sim", strict=False)
-    refusals = [f"{r.api} [{r.category}]: {r.reason}" for r in only(result).refusals]
-    assert len(refusals) == 1 and "inside no allocation replay made" in refusals[0], (refusals, text(result))
-    assert only(result).repeated_launches == 0
-
-
-def test_a_record_unlike_the_last_launch_is_checked(tmp_path, paths):
-    """Equal launches, then one whose pointer word lies outside every allocation: refused,
-    not made as the launch before it."""
+def test_max_events_stops_inside_a_run_where_it_would_between_records(tmp_path, paths):
     def launch(a, fn, d):
-        _fill(a, fn, d, 7)
-        _fill(a, fn, d, 7)
-        _fill(a, fn, d, 7, ptrs=[[0, d + (1 << 30), 0]])
-    result = replay(_archive(tmp_path, launch).root, backend="sim", strict=False)
-    refusals = [r.reason for r in only(result).refusals]
-    assert len(refusals) == 1 and "inside no allocation replay made" in refusals[0], text(result)
-    assert only(result).repeated_launches == 1 and paths["fast"] == 2
+        for _ in range(10):
+            _fill(a, fn, d, 7)
+    # hipInit, the allocation, the module, the function, then the launches: 10 events are 4 + 6
+    stats = _replayer(_archive(tmp_path, launch).root, Limits(max_events=10))
+    assert stats.failures == ["stopped after 10 events (--max-events)"] and stats.events == 10, stats.failures
+    assert stats.repeated_launches == 5 and paths.runs == 5
+
+
+def _replayer(root, limits=None, plugins=()):
+    """The archive's one process replayed on the sim by a ProcessReplayer (``limits`` for the
+    replay, not the reader) with ``plugins`` registered."""
+    sim.reset_device()
+    pm = new_plugin_manager()
+    for name, plugin in plugins:
+        pm.register(plugin, name=name)
+    return ProcessReplayer(open_archive(str(root), Limits()).processes[0], sim, pm, limits or Limits(),
+                           ReplayOptions(strict=True)).run()
+
+
+def test_a_launch_of_a_run_that_fails_is_a_divergence_at_its_record(tmp_path, paths, monkeypatch):
+    """The launch made again failing inside a run: the divergence names that record; with
+    --keep-going the run's later records are still made, each compared."""
+    calls = []
+
+    def flaky_repeat(again, n):
+        calls.append(n)
+        if len(calls) == 1:
+            return 2, (98,)   # the third of the run failed (hipErrorInvalidDeviceFunction)
+        return n, (0,)
+    monkeypatch.setattr(launches, "repeat_launch", flaky_repeat)
+
+    def launch(a, fn, d):
+        for _ in range(6):
+            _fill(a, fn, d, 7)
+    arch = _archive(tmp_path, launch)
+    seqs = [v[0] for v in archive_calls(arch.root) if v[2] == "hipModuleLaunchKernel"]
+    result = replay(arch.root, backend="sim", strict=False, keep_going=True)
+    proc = only(result)
+    assert [d.seq for d in proc.divergences] == [seqs[1 + 2]], text(result)
+    assert calls == [5, 2] and proc.repeated_launches == 5
+    calls.clear()
+    stopped = replay(arch.root, backend="sim", strict=False)
+    assert stopped.exit_code == 2 and f"record {seqs[3]} (hipModuleLaunchKernel)" in text(stopped)
+
+
+def test_a_plugin_watching_launches_sees_every_record_one_by_one(tmp_path, paths):
+    """With a per-event hook on the launch, no run is taken in one step: the hook is called
+    for each record."""
+    seen = []
+
+    class Watcher:
+        @hookimpl
+        def hrr_replay_before_event(self, ctx, event, stream):
+            if event.api == "hipModuleLaunchKernel":
+                seen.append(event.seq)
+
+    def launch(a, fn, d):
+        for _ in range(5):
+            _fill(a, fn, d, 7)
+    stats = _replayer(_archive(tmp_path, launch).root, plugins=[("watcher", Watcher())])
+    assert not stats.failures and not stats.refusals, stats.failures
+    assert len(seen) == 5 and paths.runs == 0 and stats.repeated_launches == 4

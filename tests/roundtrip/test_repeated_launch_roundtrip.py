@@ -50,3 +50,38 @@ def test_runs_of_equal_launches_round_trip(tmp_path, backend_name, monkeypatch):
     assert proc.repeated_launches == 2 * (LAUNCHES - 1), text(result)
     if backend_name == "cuda":
         assert made == ["PreparedLaunch", "PreparedLaunch"]
+
+
+RUN = 5000   # past the prepared launch's graph threshold (2048 launches) on cuda
+
+
+def _counting_app(hip, hiprtc, be):
+    """acc += ones, RUN times in one run of equal launches: acc ends at RUN only if every
+    launch was made exactly once."""
+    mod = hip.hipModuleLoadData(be.builtin_code_object())[1]
+    add = hip.hipModuleGetFunction(mod, b"add_u32")[1]
+    acc, ones = hip.hipMalloc(64)[1], hip.hipMalloc(64)[1]
+    hip.hipMemset(acc, 0, 64)
+    hip.hipMemcpy(ones, np.ones(16, np.uint32), 64, hip.hipMemcpyKind.hipMemcpyHostToDevice)
+    words = (ctypes.c_void_p(int(acc)), ctypes.c_void_p(int(acc)), ctypes.c_void_p(int(ones)), ctypes.c_uint32(16))
+    params = [ctypes.addressof(w) for w in words]
+    for _ in range(RUN):
+        assert hip.hipModuleLaunchKernel(add, 1, 1, 1, 16, 1, 1, 0, None, params, None)[0] == 0
+    host = np.zeros(16, np.uint32)
+    hip.hipMemcpy(host, acc, 64, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
+    hip.hipFree(acc)
+    hip.hipFree(ones)
+    hip.hipModuleUnload(mod)
+    return host
+
+
+def test_a_long_run_makes_every_launch_once(tmp_path, backend_name):
+    """A run long enough to go through CUDA graphs on cuda: the count the launches leave is
+    the recorded one, byte for byte."""
+    acc = capture(tmp_path, _counting_app, backend=backend_name)
+    assert (acc == RUN).all()
+    result = replay(tmp_path, backend=backend_name, strict=True)
+    assert result.exit_code == 0, text(result)
+    proc = only(result)
+    assert proc.checks_passed == 1 and proc.checks_failed == 0, text(result)
+    assert proc.repeated_launches == RUN - 1, text(result)

@@ -12,6 +12,9 @@
  *   handle, an int or None; the function known to the session with a plan (an ordered
  *   parameter layout); kernelParams a list or tuple of positive int addresses, extra None.
  * The decision is made before the backend is called: once it is, the call is recorded here.
+ * Where the backend offers a launch of packed bytes standing for the row's function (cuda's
+ * launch_kernargs: the same driver call, result and last error, without the hip surface and the
+ * handoff) and the shape and shared size are plain 32-bit ints, the backend is called through it.
  * The pointer-word scan is Python's (CaptureSession.scan_pointers), asked only when a word or
  * the allocation table changed since the plan's last launch.
  */
@@ -213,7 +216,10 @@ typedef struct {
     PyObject *miss;        /* (offsets, kernargs) -> (pointer wire, all on the device) */
     PyObject *packed;      /* kernargs -> the backend's raw extra */
     PyObject *num;         /* the row's API number in this archive */
-    Py_ssize_t n, func_at, params_at, extra_at, grid[3], block[3];
+    /* (function, grid, block, shared, stream, kernargs) -> result: the backend's launch of
+     * packed bytes standing for ``real`` (cuda: launch_kernargs), or NULL */
+    PyObject *direct;
+    Py_ssize_t n, func_at, params_at, extra_at, grid[3], block[3], shared_at, stream_at;
     unsigned char kinds[MAX_PARAMS];
 } Rec;
 
@@ -328,6 +334,48 @@ static int record(Rec *r, PyObject *wire, PyObject *launch, PyObject *result) {
     return 0;
 }
 
+/* A tuple of the three arguments at ``at`` when each is an int in [0, 2**32) (a new
+ * reference), else NULL with no error set. */
+static PyObject *dims3(PyObject *const *args, const Py_ssize_t *at) {
+    for (int i = 0; i < 3; i++) {
+        PyObject *v = args[at[i]];
+        if (!PyLong_CheckExact(v)) return NULL;
+        int overflow = 0;
+        long long d = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || d < 0 || d > 0xffffffffLL) {
+            PyErr_Clear();
+            return NULL;
+        }
+    }
+    return PyTuple_Pack(3, args[at[0]], args[at[1]], args[at[2]]);
+}
+
+/* The backend's direct launch of the packed bytes (r->direct), or NULL with no error set
+ * where the arguments are not plain dimensions (``real`` then takes the call). */
+static PyObject *launch_direct(Rec *r, PyObject *const *args, PyObject *kernargs) {
+    PyObject *shared = args[r->shared_at];
+    if (!PyLong_CheckExact(shared)) return NULL;
+    int overflow = 0;
+    long long sh = PyLong_AsLongLongAndOverflow(shared, &overflow);
+    if (overflow || sh < 0 || sh > 0xffffffffLL) {
+        PyErr_Clear();
+        return NULL;
+    }
+    PyObject *grid = dims3(args, r->grid);
+    if (grid == NULL) return NULL;
+    PyObject *block = dims3(args, r->block);
+    if (block == NULL) {
+        Py_DECREF(grid);
+        return NULL;
+    }
+    PyObject *call[6] = {args[r->func_at], grid, block, shared, r->stream_at >= 0 ? args[r->stream_at] : Py_None,
+                         kernargs};
+    PyObject *result = PyObject_Vectorcall(r->direct, call, 6, NULL);
+    Py_DECREF(grid);
+    Py_DECREF(block);
+    return result;
+}
+
 static PyObject *Rec_call(Rec *r, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if ((kwnames != NULL && PyTuple_GET_SIZE(kwnames)) || nargs != r->n) return slow(r, args, nargsf, kwnames);
@@ -379,13 +427,19 @@ static PyObject *Rec_call(Rec *r, PyObject *const *args, size_t nargsf, PyObject
         PyList_SET_ITEM(launch, 5, offs);
     }
 
-    extra = PyObject_CallOneArg(r->packed, kernargs);
-    if (extra == NULL) goto done;
-    PyObject *call[MAX_PARAMS];
-    for (Py_ssize_t i = 0; i < r->n; i++) call[i] = args[i];
-    call[r->params_at] = Py_None;
-    call[r->extra_at] = extra;
-    result = PyObject_Vectorcall(r->real, call, r->n, NULL);
+    if (r->direct != NULL) {
+        result = launch_direct(r, args, kernargs);
+        if (result == NULL && PyErr_Occurred()) goto done;
+    }
+    if (result == NULL) {
+        extra = PyObject_CallOneArg(r->packed, kernargs);
+        if (extra == NULL) goto done;
+        PyObject *call[MAX_PARAMS];
+        for (Py_ssize_t i = 0; i < r->n; i++) call[i] = args[i];
+        call[r->params_at] = Py_None;
+        call[r->extra_at] = extra;
+        result = PyObject_Vectorcall(r->real, call, r->n, NULL);
+    }
     if (result != NULL && record(r, wire, launch, result) < 0) Py_CLEAR(result);
     goto done;
 
@@ -419,15 +473,15 @@ static int position(PyObject *o, Py_ssize_t n, Py_ssize_t *out) {
 static int Rec_init(Rec *r, PyObject *args, PyObject *kw) {
     static char *names[] = {"fallback", "real", "session", "watchers", "ctx", "handles", "functions", "make_plan",
                             "miss", "packed", "num", "kinds", "func_at", "params_at", "extra_at",
-                            "grid", "block", NULL};
+                            "grid", "block", "direct", "shared_at", "stream_at", NULL};
     PyObject *fallback, *real, *session, *watchers, *ctx, *handles, *functions, *make_plan, *miss, *packed, *num;
-    PyObject *func_at, *params_at, *extra_at;
+    PyObject *func_at, *params_at, *extra_at, *direct = Py_None, *shared_at = Py_None, *stream_at = Py_None;
     Py_buffer kinds;
     PyObject *grid, *block;
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOO!O!OOOO!y*OOOOO:LaunchRecorder", names, &fallback, &real,
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOO!O!OOOO!y*OOOOO|OOO:LaunchRecorder", names, &fallback, &real,
                                      &session, &watchers, &ctx, &PyFrozenSet_Type, &handles, &PyDict_Type,
                                      &functions, &make_plan, &miss, &packed, &PyLong_Type, &num, &kinds, &func_at,
-                                     &params_at, &extra_at, &grid, &block))
+                                     &params_at, &extra_at, &grid, &block, &direct, &shared_at, &stream_at))
         return -1;
     Py_ssize_t n = kinds.len;
     int bad = n <= 0 || n > MAX_PARAMS;
@@ -451,6 +505,19 @@ static int Rec_init(Rec *r, PyObject *args, PyObject *kw) {
     if (r->kinds[r->func_at] != K_HANDLE) {
         PyErr_SetString(PyExc_ValueError, "a launch recorder's function parameter must be a handle");
         return -1;
+    }
+    r->stream_at = -1;
+    if (direct != Py_None) {
+        if (!PyCallable_Check(direct) || shared_at == Py_None) {
+            PyErr_SetString(PyExc_ValueError, "a launch recorder's direct launch must be callable, with shared_at");
+            return -1;
+        }
+        if (position(shared_at, n, &r->shared_at) < 0) return -1;
+        if (stream_at != Py_None && position(stream_at, n, &r->stream_at) < 0) return -1;
+        Py_INCREF(direct);
+        Py_XSETREF(r->direct, direct);
+    } else {
+        Py_CLEAR(r->direct);
     }
     PyObject *plans = PyDict_New();
     if (plans == NULL) return -1;
@@ -477,14 +544,14 @@ static PyObject *Rec_getattro(Rec *r, PyObject *name) {
 static int Rec_traverse(Rec *r, visitproc visit, void *arg) {
     Py_VISIT(r->fallback); Py_VISIT(r->real); Py_VISIT(r->session); Py_VISIT(r->watchers); Py_VISIT(r->ctx);
     Py_VISIT(r->handles); Py_VISIT(r->functions); Py_VISIT(r->plans); Py_VISIT(r->make_plan); Py_VISIT(r->miss);
-    Py_VISIT(r->packed); Py_VISIT(r->num);
+    Py_VISIT(r->packed); Py_VISIT(r->num); Py_VISIT(r->direct);
     return 0;
 }
 
 static int Rec_clear(Rec *r) {
     Py_CLEAR(r->fallback); Py_CLEAR(r->real); Py_CLEAR(r->session); Py_CLEAR(r->watchers); Py_CLEAR(r->ctx);
     Py_CLEAR(r->handles); Py_CLEAR(r->functions); Py_CLEAR(r->plans); Py_CLEAR(r->make_plan); Py_CLEAR(r->miss);
-    Py_CLEAR(r->packed); Py_CLEAR(r->num);
+    Py_CLEAR(r->packed); Py_CLEAR(r->num); Py_CLEAR(r->direct);
     return 0;
 }
 

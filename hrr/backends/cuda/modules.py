@@ -235,7 +235,23 @@ def prepare_packed(fh: int, grid: tuple, block: tuple, shared: int, stream: int,
         return None
     ensure_context()   # the prepared launch runs on this thread, in this context
     address = ctypes.cast(S.libcuda.cuLaunchKernel, ctypes.c_void_p).value
-    return ext.PreparedLaunch(address, fh, grid, block, shared, stream, kernargs, (SUCCESS,), on_error)
+    return ext.PreparedLaunch(address, fh, grid, block, shared, stream, kernargs, (SUCCESS,), on_error,
+                              graph_calls())
+
+
+#: The driver calls a prepared launch's ``repeat`` makes a CUDA graph with, in its order.
+GRAPH_CALLS = ("cuGraphCreate", "cuGraphAddKernelNode_v2", "cuGraphInstantiateWithFlags", "cuGraphLaunch",
+               "cuGraphExecDestroy", "cuGraphDestroy", "cuStreamIsCapturing")
+
+
+def graph_calls() -> tuple[int, ...] | None:
+    """The addresses of GRAPH_CALLS in libcuda, or None where one is missing (then a
+    prepared launch repeats by single launches)."""
+    try:
+        found = tuple(ctypes.cast(getattr(S.libcuda, name), ctypes.c_void_p).value or 0 for name in GRAPH_CALLS)
+    except AttributeError:
+        return None
+    return found if all(found) else None
 
 
 def _launch_bytes(fh: int, grid: tuple, block: tuple, shared: int, stream: int, kernargs: bytes) -> Any:

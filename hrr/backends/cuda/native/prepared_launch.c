@@ -7,6 +7,14 @@
  * the driver through CU_LAUNCH_PARAM_BUFFER_POINTER/SIZE, which the driver copies during
  * the call) and makes it when called, with no Python frame: it returns ``ok`` when the
  * driver answers 0, else ``on_error(result)``.
+ *
+ * ``repeat(n)`` makes it n times (replay's run of equal records, hrr/replay/runs.py). Given the
+ * driver's graph calls (``graph``), a run of at least GRAPH_MIN launches on a stream that is not
+ * capturing goes through a CUDA graph of GRAPH_NODES kernel nodes in a chain (the stream's order),
+ * made for that call, launched as often as it fits, and destroyed before the call returns (a
+ * graph kept past it could outlive its context); the rest are single launches, and so is
+ * everything after a graph launch the driver refused (a single launch's error is the one
+ * the records are compared with).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -15,6 +23,33 @@
 
 typedef int (*cu_launch_kernel)(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                                 unsigned bz, unsigned shared, void *stream, void **params, void **extra);
+
+typedef int (*cu_graph_create)(void **graph, unsigned flags);
+typedef struct {
+    void *func;
+    unsigned gx, gy, gz, bx, by, bz, shared;
+    void **params, **extra;
+    void *kern, *ctx;
+} kernel_node_params;   /* CUDA_KERNEL_NODE_PARAMS_v2 */
+typedef int (*cu_graph_add_kernel_node)(void **node, void *graph, void *const *deps, size_t ndeps,
+                                        const kernel_node_params *params);
+typedef int (*cu_graph_instantiate)(void **exec, void *graph, unsigned long long flags);
+typedef int (*cu_graph_launch)(void *exec, void *stream);
+typedef int (*cu_destroy)(void *handle);
+typedef int (*cu_stream_is_capturing)(void *stream, int *status);
+
+#define GRAPH_NODES 512
+#define GRAPH_MIN 2048
+
+/* The driver's graph calls, by address (all of them, or graphs are not used). */
+typedef struct {
+    cu_graph_create create;
+    cu_graph_add_kernel_node add_kernel_node;
+    cu_graph_instantiate instantiate;
+    cu_graph_launch launch;
+    cu_destroy exec_destroy, destroy;
+    cu_stream_is_capturing is_capturing;
+} graph_calls;
 
 typedef struct {
     PyObject_HEAD
@@ -26,6 +61,8 @@ typedef struct {
     char *args;
     PyObject *ok, *on_error;
     vectorcallfunc vectorcall;
+    graph_calls graph;
+    int has_graph;
 } Prepared;
 
 /* An unsigned 32-bit value from a Python int, or -1 with an exception set. */
@@ -72,18 +109,116 @@ static PyObject *Prepared_call(PyObject *op, PyObject *const *args, size_t nargs
     return out;
 }
 
+/* A graph of GRAPH_NODES launches of self in a chain, instantiated: 0 and *exec set, or the
+ * driver's error (nothing left behind). Called without the GIL. */
+static int make_graph(Prepared *self, void **exec) {
+    void *graph = NULL, *node = NULL, *prev = NULL;
+    int res = self->graph.create(&graph, 0);
+    if (res != 0) return res;
+    kernel_node_params p = {self->function, self->dims[0], self->dims[1], self->dims[2], self->dims[3],
+                            self->dims[4], self->dims[5], self->shared, NULL, self->extra, NULL, NULL};
+    for (int i = 0; i < GRAPH_NODES && res == 0; i++) {
+        res = self->graph.add_kernel_node(&node, graph, prev ? &prev : NULL, prev ? 1 : 0, &p);
+        prev = node;
+    }
+    if (res == 0) res = self->graph.instantiate(exec, graph, 0);
+    self->graph.destroy(graph);
+    return res;
+}
+
+/* n launches: graphs while at least GRAPH_NODES are left (when they can be made and the driver
+ * takes them), then single ones, stopping at the first single launch the driver refuses.
+ * *made: how many were made. Without the GIL. */
+static int launch_many(Prepared *self, Py_ssize_t n, int use_graph, Py_ssize_t *made) {
+    int res = 0, capturing = 1;
+    *made = 0;
+    if (use_graph && self->has_graph && n >= GRAPH_MIN
+            && self->graph.is_capturing(self->stream, &capturing) == 0 && capturing == 0) {
+        void *exec = NULL;
+        if (make_graph(self, &exec) == 0) {
+            /* a graph launch the driver refuses leaves the rest to single launches, whose
+             * error is the one the records compare */
+            while (n - *made >= GRAPH_NODES && self->graph.launch(exec, self->stream) == 0)
+                *made += GRAPH_NODES;
+            self->graph.exec_destroy(exec);
+        }
+    }
+    while (*made < n && res == 0) {
+        res = self->launch(self->function, self->dims[0], self->dims[1], self->dims[2], self->dims[3],
+                           self->dims[4], self->dims[5], self->shared, self->stream, NULL, self->extra);
+        if (res == 0) *made += 1;
+    }
+    return res;
+}
+
+static PyObject *Prepared_repeat(PyObject *op, PyObject *args, PyObject *kw) {
+    Prepared *self = (Prepared *)op;
+    static char *names[] = {"n", "graph", NULL};
+    Py_ssize_t n;
+    int use_graph = 1;
+    if (self->args == NULL) {
+        PyErr_SetString(PyExc_TypeError, "PreparedLaunch was not made");
+        return NULL;
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "n|p:repeat", names, &n, &use_graph)) return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "PreparedLaunch.repeat: n must not be negative");
+        return NULL;
+    }
+    Py_ssize_t made;
+    int res;
+    Py_BEGIN_ALLOW_THREADS
+    res = launch_many(self, n, use_graph, &made);
+    Py_END_ALLOW_THREADS
+    PyObject *result;
+    if (res == 0) {
+        result = self->ok;
+        Py_INCREF(result);
+    } else {
+        PyObject *code = PyLong_FromLong(res);
+        if (code == NULL) return NULL;
+        result = PyObject_CallOneArg(self->on_error, code);
+        Py_DECREF(code);
+        if (result == NULL) return NULL;
+    }
+    return Py_BuildValue("(nN)", made, result);
+}
+
+static int graph_calls_of(Prepared *self, PyObject *calls) {
+    if (calls == Py_None) return 0;
+    void **slots[] = {(void **)&self->graph.create, (void **)&self->graph.add_kernel_node,
+                      (void **)&self->graph.instantiate, (void **)&self->graph.launch,
+                      (void **)&self->graph.exec_destroy, (void **)&self->graph.destroy,
+                      (void **)&self->graph.is_capturing};
+    Py_ssize_t want = (Py_ssize_t)(sizeof slots / sizeof slots[0]);
+    if (!PyTuple_Check(calls) || PyTuple_GET_SIZE(calls) != want) {
+        PyErr_Format(PyExc_ValueError, "PreparedLaunch: graph must be None or a tuple of %zd addresses", want);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < want; i++) {
+        void *p = pointer_of(PyTuple_GET_ITEM(calls, i), "a graph call");
+        if (p == NULL) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "PreparedLaunch: a graph call must not be 0");
+            return -1;
+        }
+        *slots[i] = p;
+    }
+    self->has_graph = 1;
+    return 0;
+}
+
 static int Prepared_init(PyObject *op, PyObject *args, PyObject *kw) {
     Prepared *self = (Prepared *)op;
-    PyObject *launch, *function, *grid, *block, *shared, *stream, *ok, *on_error;
+    PyObject *launch, *function, *grid, *block, *shared, *stream, *ok, *on_error, *graph = Py_None;
     Py_buffer kernargs;
     static char *names[] = {"launch", "function", "grid", "block", "shared", "stream", "kernargs", "ok", "on_error",
-                            NULL};
+                            "graph", NULL};
     if (self->args != NULL) {
         PyErr_SetString(PyExc_TypeError, "PreparedLaunch is made once");
         return -1;
     }
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOy*OO:PreparedLaunch", names, &launch, &function, &grid, &block,
-                                     &shared, &stream, &kernargs, &ok, &on_error))
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "OOOOOOy*OO|O:PreparedLaunch", names, &launch, &function, &grid, &block,
+                                     &shared, &stream, &kernargs, &ok, &on_error, &graph))
         return -1;
     int rc = -1;
     if (!PyTuple_Check(grid) || PyTuple_GET_SIZE(grid) != 3 || !PyTuple_Check(block) || PyTuple_GET_SIZE(block) != 3) {
@@ -108,6 +243,7 @@ static int Prepared_init(PyObject *op, PyObject *args, PyObject *kw) {
             u32_of(PyTuple_GET_ITEM(block, i), &self->dims[3 + i], "block") < 0)
             goto done;
     if (u32_of(shared, &self->shared, "shared") < 0) goto done;
+    if (graph_calls_of(self, graph) < 0) goto done;
     /* at least one byte, so a launch with no arguments still hands the driver a buffer */
     self->args = PyMem_Malloc(kernargs.len ? (size_t)kernargs.len : 1);
     if (self->args == NULL) {
@@ -164,7 +300,19 @@ static PyObject *Prepared_size(PyObject *op, void *closure) {
     return PyLong_FromSize_t(((Prepared *)op)->size);
 }
 
+static PyMethodDef Prepared_methods[] = {
+    {"repeat", (PyCFunction)(void (*)(void))Prepared_repeat, METH_VARARGS | METH_KEYWORDS,
+     "repeat(n, graph=True) -> (made, result): the launch made n times (through a CUDA graph for a long "
+     "run where graph calls were given and graph is true), stopping at the first the driver refuses"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyObject *Prepared_graphs(PyObject *op, void *closure) {
+    return PyBool_FromLong(((Prepared *)op)->has_graph);
+}
+
 static PyGetSetDef Prepared_getset[] = {
+    {"graphs", Prepared_graphs, NULL, "whether repeat may go through a CUDA graph", NULL},
     {"size", Prepared_size, NULL, "the argument bytes' length", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
@@ -174,14 +322,17 @@ static PyTypeObject PreparedType = {
     .tp_name = "hrr_cuda_launch.PreparedLaunch",
     .tp_basicsize = sizeof(Prepared),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL,
-    .tp_doc = "PreparedLaunch(launch, function, grid, block, shared, stream, kernargs, ok, on_error): "
-              "call it to make cuLaunchKernel (at address launch) with these arguments",
+    .tp_doc = "PreparedLaunch(launch, function, grid, block, shared, stream, kernargs, ok, on_error, graph=None): "
+              "call it to make cuLaunchKernel (at address launch) with these arguments; graph: the addresses "
+              "of cuGraphCreate, cuGraphAddKernelNode_v2, cuGraphInstantiateWithFlags, cuGraphLaunch, "
+              "cuGraphExecDestroy, cuGraphDestroy and cuStreamIsCapturing, for repeat",
     .tp_new = Prepared_new,
     .tp_init = Prepared_init,
     .tp_dealloc = Prepared_dealloc,
     .tp_call = Prepared_tp_call,
     .tp_vectorcall_offset = offsetof(Prepared, vectorcall),
     .tp_getset = Prepared_getset,
+    .tp_methods = Prepared_methods,
 };
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "hrr_cuda_launch",
