@@ -20,7 +20,7 @@ import types
 from typing import Any, Callable
 
 from hrr.api.catalogue import CATALOGUE, Api, rows
-from hrr.codegen import compile_function, function_source
+from hrr.codegen import function_source, lazy_function
 from hrr.backends.contract import api_module
 from hrr.api.roles import INLINE_NAMESPACE, LAUNCH, OUT_ROLES, PARAM_ROLES, OutRole, Role, out_role, param_role
 from hrr.capture.launches import native_launch_wrapper
@@ -145,9 +145,11 @@ class Recorder:
         if shape is not None and shape.extra is not None:
             handoff = (row.param_index(shape.kernel_params), row.param_index(shape.extra))
         deferred = any(role.deferred for role in roles)
-        source = _source(row, roles, outs, deferred=deferred, handoff=handoff,
-                         enrich=ns["_enrich"] is not None, post=ns["_post"] is not None)
-        wrapper = compile_function("wrapper", source, ns, f"capture {name}")
+        # written and compiled at its first call: a program calls a few of the hundreds of
+        # rows, and compiling every wrapper was most of what capture added to start-up
+        wrapper = lazy_function("wrapper", functools.partial(
+            _source, row, roles, outs, deferred=deferred, handoff=handoff, enrich=ns["_enrich"] is not None,
+            post=ns["_post"] is not None), ns, f"capture {name}")
         wrapper.__name__ = wrapper.__qualname__ = name
         wrapper.__doc__ = getattr(real, "__doc__", None)
         wrapper.__wrapped__ = real
