@@ -32,6 +32,9 @@ export PYTHONUNBUFFERED=1
     "$VPY" -m pip install -q --no-index --no-deps .device_wheels/*.whl
     "$VPY" -m pip install -q --no-index --no-deps --no-build-isolation -e . || exit 3
   fi
+  # hrr's own bytecode, compiled once as a regular (not editable) install does: where the
+  # image sets PYTHONDONTWRITEBYTECODE, every process hrr starts would compile it again
+  "$VPY" -m compileall -q hrr plugins > /dev/null || echo "compileall failed (hrr then compiles in each process)"
   "$VPY" - <<'PYEOF'
 import importlib.metadata as md
 for d in ("cuda-bindings", "cuda-pathfinder", "nvidia-cuda-nvrtc", "hip-python", "numpy", "pytest", "hrr"):
