@@ -14,6 +14,10 @@ copies them during the call, HIP's rule), or, where the backend offers it, throu
 The runner never refuses. A record it doubts, in any way, is declined *before anything
 is done*, and the general path (the schema check, the roles, a refusal naming the field)
 takes it; so what an archive can make replay do is exactly what the general path allows.
+
+``run.rest(records, limit)``, after ``run`` made a launch that went as recorded, takes the
+records that follow it and are strictly equal to it (``hrr.replay.runs``) in one step and
+makes that launch again as many times; None where a plugin watches the call's events.
 """
 from __future__ import annotations
 
