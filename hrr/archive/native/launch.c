@@ -334,19 +334,23 @@ static int record(Rec *r, PyObject *wire, PyObject *launch, PyObject *result) {
     return 0;
 }
 
+/* 1 when ``v`` is an int in [0, 2**32), else 0 (no error set). */
+static int is_u32(PyObject *v) {
+    if (!PyLong_CheckExact(v)) return 0;
+    int overflow = 0;
+    long long d = PyLong_AsLongLongAndOverflow(v, &overflow);
+    if (d == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return !overflow && d >= 0 && d <= 0xffffffffLL;
+}
+
 /* A tuple of the three arguments at ``at`` when each is an int in [0, 2**32) (a new
  * reference), else NULL with no error set. */
 static PyObject *dims3(PyObject *const *args, const Py_ssize_t *at) {
-    for (int i = 0; i < 3; i++) {
-        PyObject *v = args[at[i]];
-        if (!PyLong_CheckExact(v)) return NULL;
-        int overflow = 0;
-        long long d = PyLong_AsLongLongAndOverflow(v, &overflow);
-        if (overflow || d < 0 || d > 0xffffffffLL) {
-            PyErr_Clear();
-            return NULL;
-        }
-    }
+    for (int i = 0; i < 3; i++)
+        if (!is_u32(args[at[i]])) return NULL;
     return PyTuple_Pack(3, args[at[0]], args[at[1]], args[at[2]]);
 }
 
@@ -354,13 +358,7 @@ static PyObject *dims3(PyObject *const *args, const Py_ssize_t *at) {
  * where the arguments are not plain dimensions (``real`` then takes the call). */
 static PyObject *launch_direct(Rec *r, PyObject *const *args, PyObject *kernargs) {
     PyObject *shared = args[r->shared_at];
-    if (!PyLong_CheckExact(shared)) return NULL;
-    int overflow = 0;
-    long long sh = PyLong_AsLongLongAndOverflow(shared, &overflow);
-    if (overflow || sh < 0 || sh > 0xffffffffLL) {
-        PyErr_Clear();
-        return NULL;
-    }
+    if (!is_u32(shared)) return NULL;
     PyObject *grid = dims3(args, r->grid);
     if (grid == NULL) return NULL;
     PyObject *block = dims3(args, r->block);
