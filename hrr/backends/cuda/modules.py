@@ -15,6 +15,7 @@ from typing import Any
 from hrr import hiptypes as ht
 from hrr.hiptypes import kernelsource
 from hrr.hiptypes.codefile import buffer_or_address
+from hrr.hiptypes.simcode import MAGIC as SIM_MAGIC
 from hrr.hiptypes import hipError_t
 from hrr.backends.cuda._errors import SUCCESS, hip_error
 from hrr.backends.cuda._runtime import STATE as S
@@ -128,6 +129,8 @@ _sim_code: bytes | None = None
 def _translate_foreign_image(data: bytes) -> bytes:
     """The sim's built-in code object names the built-in library; load ours for it."""
     global _sim_code
+    if not data.startswith(SIM_MAGIC):
+        return data   # a real image: the sim (0.1 s of imports) is never loaded for it
     if _sim_code is None:
         try:
             from hrr.backends import sim

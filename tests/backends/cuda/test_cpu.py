@@ -191,3 +191,23 @@ def test_option_translation():
                              b"-ffast-math"], "sm_90")
     assert out == [b"-DX=1", b"-std=c++17", b"--use_fast_math", b"--gpu-architecture=sm_90"]
     assert translate_options([b"--gpu-architecture=compute_90"], "sm_90") == [b"--gpu-architecture=sm_90"]
+
+
+def test_a_real_image_does_not_load_the_sim_and_the_sims_builtin_object_is_translated():
+    """Loading a program's own image (a cubin, PTX) never imports the sim backend (its
+    start-up is a tenth of a second); the sim's built-in code object still becomes ours."""
+    import subprocess
+    import sys
+    probe = (
+        "import sys\n"
+        "from hrr.backends.cuda import modules\n"
+        "cubin = b'\\x7fELF' + bytes(60)\n"
+        "assert modules._translate_foreign_image(cubin) is cubin\n"
+        "assert modules._translate_foreign_image(b'.version 8.0\\n') == b'.version 8.0\\n'\n"
+        "assert 'hrr.backends.sim' not in sys.modules, 'the sim was imported'\n"
+        "from hrr.backends import sim\n"
+        "from hrr.backends.cuda.builtin import builtin_code_object\n"
+        "assert modules._translate_foreign_image(bytes(sim.builtin_code_object())) == builtin_code_object()\n"
+        "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
