@@ -22,10 +22,6 @@ _active: dict[str, Any] = {}
 def activate(mode: str, backend_name: str | None = None) -> Any:
     """Select the backend for this process; in ``capture`` mode also start recording.
     Returns the capture session (or None for ``run``)."""
-    # Start-up cost: the recorder, the plugin manager and the roles load only when recording
-    # (``hrr run``'s processes never need them).
-    from hrr.capture.session import CaptureSession
-
     cfg = config()
     backend = load_backend(backend_name or cfg.backend)
     session = None
@@ -34,6 +30,9 @@ def activate(mode: str, backend_name: str | None = None) -> Any:
     if mode == "capture":
         if not cfg.archive:
             raise RuntimeError("HRR_CAPTURE_ARCHIVE is not set")
+        # Start-up cost: the recorder, the plugin manager and the roles load only when
+        # recording (``hrr run``'s processes never need them).
+        from hrr.capture.session import CaptureSession
         with setting_up():    # a SIGTERM now is acted on once the archive can be closed
             session = CaptureSession(backend, cfg, cfg.archive)
             os.register_at_fork(after_in_child=session.after_fork_in_child)

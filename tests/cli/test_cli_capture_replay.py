@@ -122,6 +122,16 @@ def test_run_records_nothing(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+def test_run_loads_none_of_the_recorder(tmp_path):
+    """``hrr run``'s processes pay none of capture's start-up: no session, recorder or plugins."""
+    (tmp_path / "mods.py").write_text(
+        "import sys\nfrom hip import hip\nassert hip.hipGetDeviceCount()[1] >= 1\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('hrr.capture.session', "
+        "'hrr.capture.recorder', 'hrr.pipeline', 'hrr_plugins'))))\n")
+    proc = hrr("run", "--backend", "sim", "--", "python", "mods.py", cwd=tmp_path, check=0)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[]", (proc.stdout, proc.stderr)
+
+
 def test_run_exit_status(tmp_path):
     assert hrr("run", "--", *app("basic.py", 5), cwd=tmp_path).returncode == 5
     assert os.listdir(tmp_path) == []
