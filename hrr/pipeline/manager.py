@@ -10,12 +10,14 @@ import difflib
 import inspect
 import os
 import sys
+import threading
 from importlib import metadata
 from typing import Any, Callable
 
 import attrs
 import pluggy
 
+from hrr.entrypoints import entry_points_in
 from hrr.errors import PluginError
 from hrr.pipeline import hookspecs
 
@@ -80,8 +82,7 @@ def installed_plugins() -> dict[str, metadata.EntryPoint]:
     distribution's metadata is kept until the import path or a directory on it changes."""
     state = _path_state()
     if _installed[0] != state:
-        eps = metadata.entry_points(group=ENTRY_POINT_GROUP)
-        _installed[:] = [state, {ep.name: ep for ep in sorted(eps, key=lambda e: e.name)}]
+        _installed[:] = [state, {ep.name: ep for ep in entry_points_in(ENTRY_POINT_GROUP)}]
     return dict(_installed[1])
 
 
@@ -157,6 +158,24 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+# One manager with hrr's hookspecs for validating plugins one at a time (each registered,
+# checked, unregistered): parsing the hookspecs costs milliseconds per manager.
+_scratch: list[pluggy.PluginManager | None] = [None]
+_scratch_lock = threading.Lock()
+
+
+def _validate(scratch: pluggy.PluginManager, name: str, obj: Any,
+              broken: Callable[[str], BrokenPluginError]) -> None:
+    problems = _hook_problems(scratch, obj)
+    if problems:
+        raise broken("; ".join(problems))
+    try:
+        scratch.register(obj, name=name)
+        scratch.check_pending()
+    except Exception as exc:  # noqa: BLE001 - pluggy's other checks, said in one line
+        raise broken(_one_line(exc)) from exc
+
+
 def load_plugin(name: str, ep: metadata.EntryPoint) -> tuple[Any, str]:
     """Import, construct and validate one plugin on its own manager; return the object
     and its version. Anything wrong is a PluginError whose ``what`` is one line."""
@@ -171,16 +190,13 @@ def load_plugin(name: str, ep: metadata.EntryPoint) -> tuple[Any, str]:
     except (Exception, SystemExit) as exc:  # noqa: BLE001
         raise broken(f"constructing it raised {_one_line(exc)}") from exc
     if _validated.get(loaded) is not type(obj):  # once per plugin class and process
-        scratch = new_plugin_manager()
-        problems = _hook_problems(scratch, obj)
-        if problems:
-            raise broken("; ".join(problems))
-        try:
-            scratch.register(obj, name=name)
-            scratch.check_pending()
-        except Exception as exc:  # noqa: BLE001 - pluggy's other checks, said in one line
-            raise broken(_one_line(exc)) from exc
-        _refuse_capture_wrappers(scratch, name, obj, ep)
+        with _scratch_lock:
+            scratch = _scratch[0] or new_plugin_manager()
+            _scratch[0] = None   # taken: a plugin left registered in it must not stay
+            _validate(scratch, name, obj, broken)
+            _refuse_capture_wrappers(scratch, name, obj, ep)
+            scratch.unregister(obj)
+            _scratch[0] = scratch   # empty again: the next plugin is checked on its own
         try:
             _validated[loaded] = type(obj)
         except TypeError:  # an unhashable entry-point object: validated every time

@@ -217,8 +217,8 @@ def test_the_entry_point_scan_is_reused_until_a_distribution_is_installed(site, 
     # Every capture session and replay asks which plugins are installed: the metadata of
     # every distribution is read once, and again only once something is installed.
     scans = []
-    real = manager.metadata.entry_points
-    monkeypatch.setattr(manager.metadata, "entry_points", lambda **kw: scans.append(kw) or real(**kw))
+    real = manager.entry_points_in
+    monkeypatch.setattr(manager, "entry_points_in", lambda group: scans.append(group) or real(group))
     first = manager.installed_plugins()
     assert manager.installed_plugins() == first and len(scans) == 1
     install(site, {"late": f"{MODULE}:Good"}, dist="hrr_loadtest_late")
@@ -234,3 +234,25 @@ def test_a_plugin_class_is_validated_once_and_a_broken_one_every_time(site, monk
         with pytest.raises(BrokenPluginError):
             load_plugins(["misspelled"])
     assert checked.count("Good") == 1 and checked.count("Misspelled") == 3
+
+
+def test_plugins_are_validated_one_at_a_time_in_one_scratch_manager(site, monkeypatch):
+    # Each manager parses hrr's hookspecs (milliseconds of a recorded process's start-up):
+    # validation reuses one, left empty after each plugin, and a plugin that failed in it
+    # (registered, then refused) never stays in it to fail the next one.
+    monkeypatch.setattr(manager, "_validated", {})
+    monkeypatch.setattr(manager, "_scratch", [None])
+    made = []
+    real = manager.new_plugin_manager
+    monkeypatch.setattr(manager, "new_plugin_manager", lambda: made.append(1) or real())
+    loaded = load_plugins(["good", "optional", "graph_capture", "pinned_snapshot", "privacy"])
+    assert len(made) == 2   # the scratch manager and the one returned
+    assert manager._scratch[0] is not None and manager._scratch[0].get_plugins() == set()
+    assert set(loaded.versions) == {"good", "optional", "graph_capture", "pinned_snapshot", "privacy"}
+    for name in ("notagenerator", "wrapper"):   # refused after registering in the scratch manager
+        with pytest.raises(BrokenPluginError):
+            load_plugins([name])
+    assert manager._scratch[0] is None   # the manager a refused plugin was registered in is dropped
+    manager._validated.clear()
+    assert set(load_plugins(["good"]).versions) == {"good"}
+    assert manager._scratch[0] is not None and manager._scratch[0].get_plugins() == set()
