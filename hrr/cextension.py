@@ -1,13 +1,15 @@
 """Build a small CPython extension from C sources that ship in a hrr package, at first use.
 
-The record path's extension (``hrr/archive/native``) and the cuda backend's replay launcher
-(``hrr/backends/cuda/native``) are built this way: compiled with the first C compiler that
+The record path's extension (``hrr/archive/native``), the cuda backend's replay launcher
+(``hrr/backends/cuda/native``) and replay's run counter (``hrr/replay/native``) are built this
+way, each package naming its sources once through ``extension_of``: compiled with the first C compiler that
 works (``hrr.ccompilers``) against this Python's headers, and kept in hrr's image cache
 (``hrr/imagecache.py``: owner and mode checks, atomic writes) under a key over the sources,
 the compiler, and this Python's version and ABI, so later processes load it from there.
 """
 from __future__ import annotations
 
+import functools
 import importlib.machinery
 import importlib.util
 import os
@@ -19,8 +21,10 @@ import sysconfig
 import tempfile
 from importlib import resources
 from types import ModuleType
+from typing import Callable
 
 from hrr import imagecache
+from hrr.ccompilers import c_compilers
 from hrr.config import untraced_env
 
 #: The most bytes a cached build may hold (each extension is tens of KB).
@@ -101,4 +105,16 @@ def build(module: str, package: str, source_names: tuple[str, ...], kind: str,
     return None, "no C compiler built it: " + (" | ".join(logs) or "none found (cc, gcc, clang, ziglang)")
 
 
-__all__ = ["MAX_IMAGE", "build", "cache_key"]
+def extension_of(module: str, package: str, source_names: tuple[str, ...],
+                 kind: str) -> Callable[[], tuple[ModuleType | None, str]]:
+    """The ``extension()`` of a package holding C sources: at its first call, extension
+    ``module`` built with $HRR_CC or the usual C compilers (or taken from the cache), or None
+    and why not; later calls return the same."""
+    @functools.lru_cache(maxsize=None)
+    def extension() -> tuple[ModuleType | None, str]:
+        return build(module, package, source_names, kind, c_compilers("HRR_CC", "gnu"))
+    extension.__doc__ = f"The {kind} extension (built or taken from the cache), or None and why not."
+    return extension
+
+
+__all__ = ["MAX_IMAGE", "build", "cache_key", "extension_of"]

@@ -11,6 +11,7 @@ import msgpack
 import pytest
 
 from archive_helpers import pid_dir
+from hrr import cextension
 from hrr.archive import native, open_archive, open_process_writer
 from hrr.archive import writer as writer_mod
 from hrr.archive.manifest import RECORDERS
@@ -152,7 +153,7 @@ def test_hrr_native_record_0_selects_the_python_path(tmp_path, monkeypatch):
 def test_no_compiler_falls_back_with_one_line_of_notice(tmp_path, monkeypatch, capfd):
     monkeypatch.setenv("HRR_NATIVE_RECORD", "1")
     monkeypatch.setenv("HRR_CACHE_DIR", str(tmp_path / "cache"))   # nothing built before
-    monkeypatch.setattr(native, "compilers", lambda: [["/nonexistent/cc"]])
+    monkeypatch.setattr(cextension, "c_compilers", lambda env, flavour: [["/nonexistent/cc"]])
     native.extension.cache_clear()
     native_writer_mod.native_writer.cache_clear()
     try:

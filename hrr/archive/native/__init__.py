@@ -10,13 +10,10 @@ or loaded, capture says so in one line and records with the Python path, never f
 """
 from __future__ import annotations
 
-import functools
 import os
-from types import ModuleType
 
 from hrr import cextension
 from hrr.archive.manifest import RECORDERS
-from hrr.ccompilers import c_compilers
 from hrr.config import NATIVE_RECORD_ENV, env_flag_on
 
 #: The extension's C sources, compiled together (record.c holds the module's init).
@@ -31,15 +28,6 @@ def wanted() -> bool:
     return env_flag_on(os.environ.get(NATIVE_RECORD_ENV), default=True)
 
 
-def compilers() -> list[list[str]]:
-    """C compiler command lines to try, in order: $HRR_CC, cc, gcc, clang, ziglang's."""
-    return c_compilers("HRR_CC", "gnu")
+extension = cextension.extension_of(MODULE, __package__, SOURCES, "native record path")
 
-
-@functools.lru_cache(maxsize=None)
-def extension() -> tuple[ModuleType | None, str]:
-    """The native record extension (built or taken from the cache), or None and why not."""
-    return cextension.build(MODULE, __package__, SOURCES, "native record path", compilers())
-
-
-__all__ = ["NATIVE", "PYTHON", "compilers", "extension", "wanted"]
+__all__ = ["NATIVE", "PYTHON", "extension", "wanted"]

@@ -6,20 +6,11 @@ per record (``hrr.replay.runs`` holds the same rule in Python, used where this c
 """
 from __future__ import annotations
 
-import functools
-from types import ModuleType
-
 from hrr import cextension
-from hrr.ccompilers import c_compilers
 
 SOURCES = ("equal_run.c",)
 MODULE = "hrr_replay_runs"
 
-
-@functools.lru_cache(maxsize=None)
-def extension() -> tuple[ModuleType | None, str]:
-    """The extension (built or taken from the cache), or None and why not."""
-    return cextension.build(MODULE, __package__, SOURCES, "replay equal runs", c_compilers("HRR_CC", "gnu"))
-
+extension = cextension.extension_of(MODULE, __package__, SOURCES, "replay equal runs")
 
 __all__ = ["extension"]

@@ -9,20 +9,11 @@ fixed arguments): the same driver call, slower.
 """
 from __future__ import annotations
 
-import functools
-from types import ModuleType
-
 from hrr import cextension
-from hrr.ccompilers import c_compilers
 
 SOURCES = ("prepared_launch.c",)
 MODULE = "hrr_cuda_launch"
 
-
-@functools.lru_cache(maxsize=None)
-def extension() -> tuple[ModuleType | None, str]:
-    """The prepared-launch extension (built or taken from the cache), or None and why not."""
-    return cextension.build(MODULE, __package__, SOURCES, "cuda prepared launch", c_compilers("HRR_CC", "gnu"))
-
+extension = cextension.extension_of(MODULE, __package__, SOURCES, "cuda prepared launch")
 
 __all__ = ["extension"]
