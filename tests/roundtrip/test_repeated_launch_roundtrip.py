@@ -13,19 +13,32 @@ from hrrtest import capture, only, replay, text
 LAUNCHES = 50
 
 
-def _app(hip, hiprtc, be):
+def _builtin_kernel(hip, be, name: bytes):
     mod = hip.hipModuleLoadData(be.builtin_code_object())[1]
-    fill = hip.hipModuleGetFunction(mod, b"fill_u32")[1]
+    return mod, hip.hipModuleGetFunction(mod, name)[1]
+
+
+def _launch(hip, function, words, times: int, threads: int) -> None:
+    """``times`` equal launches of one block: the same argument words each time."""
+    params = [ctypes.addressof(w) for w in words]
+    for _ in range(times):
+        assert hip.hipModuleLaunchKernel(function, 1, 1, 1, threads, 1, 1, 0, None, params, None)[0] == 0
+
+
+def _read_words(hip, dev):
+    host = np.zeros(16, np.uint32)
+    hip.hipMemcpy(host, dev, 64, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
+    return host
+
+
+def _app(hip, hiprtc, be):
+    mod, fill = _builtin_kernel(hip, be, b"fill_u32")
     dev = hip.hipMalloc(64)[1]
     out = []
     for value in (7, 9):   # two runs of equal launches, the second of other arguments
-        words = (ctypes.c_void_p(int(dev)), ctypes.c_uint32(value), ctypes.c_uint32(16))
-        params = [ctypes.addressof(w) for w in words]
-        for _ in range(LAUNCHES):
-            assert hip.hipModuleLaunchKernel(fill, 1, 1, 1, 32, 1, 1, 0, None, params, None)[0] == 0
-        host = np.zeros(16, np.uint32)
-        hip.hipMemcpy(host, dev, 64, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
-        out.append(host)
+        _launch(hip, fill, (ctypes.c_void_p(int(dev)), ctypes.c_uint32(value), ctypes.c_uint32(16)),
+                LAUNCHES, 32)
+        out.append(_read_words(hip, dev))
     hip.hipFree(dev)
     hip.hipModuleUnload(mod)
     return out
@@ -58,17 +71,13 @@ RUN = 5000   # past the prepared launch's graph threshold (2048 launches) on cud
 def _counting_app(hip, hiprtc, be):
     """acc += ones, RUN times in one run of equal launches: acc ends at RUN only if every
     launch was made exactly once."""
-    mod = hip.hipModuleLoadData(be.builtin_code_object())[1]
-    add = hip.hipModuleGetFunction(mod, b"add_u32")[1]
+    mod, add = _builtin_kernel(hip, be, b"add_u32")
     acc, ones = hip.hipMalloc(64)[1], hip.hipMalloc(64)[1]
     hip.hipMemset(acc, 0, 64)
     hip.hipMemcpy(ones, np.ones(16, np.uint32), 64, hip.hipMemcpyKind.hipMemcpyHostToDevice)
-    words = (ctypes.c_void_p(int(acc)), ctypes.c_void_p(int(acc)), ctypes.c_void_p(int(ones)), ctypes.c_uint32(16))
-    params = [ctypes.addressof(w) for w in words]
-    for _ in range(RUN):
-        assert hip.hipModuleLaunchKernel(add, 1, 1, 1, 16, 1, 1, 0, None, params, None)[0] == 0
-    host = np.zeros(16, np.uint32)
-    hip.hipMemcpy(host, acc, 64, hip.hipMemcpyKind.hipMemcpyDeviceToHost)
+    _launch(hip, add, (ctypes.c_void_p(int(acc)), ctypes.c_void_p(int(acc)), ctypes.c_void_p(int(ones)),
+                       ctypes.c_uint32(16)), RUN, 16)
+    host = _read_words(hip, acc)
     hip.hipFree(acc)
     hip.hipFree(ones)
     hip.hipModuleUnload(mod)
