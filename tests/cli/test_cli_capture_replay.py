@@ -1,8 +1,11 @@
 """capture / replay / info / repair / run end to end through the real command line."""
 from __future__ import annotations
 
+import json
 import os
 import signal
+import subprocess
+import sys
 
 import pytest
 from cli_helpers import (EXAMPLE, app, capture, copy_archive, describe, hrr, info_json,
@@ -130,6 +133,22 @@ def test_run_loads_none_of_the_recorder(tmp_path):
         "'hrr.capture.recorder', 'hrr.pipeline', 'hrr_plugins'))))\n")
     proc = hrr("run", "--backend", "sim", "--", "python", "mods.py", cwd=tmp_path, check=0)
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", (proc.stdout, proc.stderr)
+
+
+@pytest.mark.parametrize("mode", ["run", "capture"])
+def test_the_program_starts_with_the_collector_on_and_no_collection_spent_on_hrr(tmp_path, mode):
+    """hrr's start-up objects are long-lived: the collector is off while they are made (the
+    program's first line sees the collections Python's own start made, and no full one) and
+    on again for the program."""
+    (tmp_path / "gcstate.py").write_text(
+        "import gc, json\nprint(json.dumps([gc.isenabled()] + [s['collections'] for s in gc.get_stats()]))\n")
+    plain = subprocess.run([sys.executable, "gcstate.py"], cwd=tmp_path, capture_output=True, text=True, check=True)
+    args = ("-o", "a.hrr") if mode == "capture" else ()
+    proc = hrr(mode, *args, "--backend", "sim", "--", "python", "gcstate.py", cwd=tmp_path, check=0)
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    (on, *under_hrr), (_, *alone) = json.loads(proc.stdout), json.loads(plain.stdout)
+    # without the pause: about a hundred more, and a full collection in capture's start
+    assert on is True and under_hrr[2] == alone[2] and sum(under_hrr) <= sum(alone) + 5, (under_hrr, alone)
 
 
 def test_run_exit_status(tmp_path):

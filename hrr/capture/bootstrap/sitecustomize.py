@@ -7,6 +7,14 @@ import sys
 EXIT_NOT_STARTED = 78
 
 if os.environ.get("HRR_MODE"):
+    import gc
+
+    # hrr's start-up makes tens of thousands of long-lived objects (the catalogue, the
+    # backend's module, the session); collecting while they are made finds no garbage and
+    # cost every recorded process a full collection. The program starts with the collector
+    # as Python left it.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         from hrr.capture.activate import activate_from_env
         activate_from_env()
@@ -21,3 +29,6 @@ if os.environ.get("HRR_MODE"):
     except Exception as exc:  # noqa: BLE001 - say why, then stop: never run unrecorded
         sys.stderr.write(f"hrr: error: could not start {os.environ.get('HRR_MODE')}: {exc}\n")
         os._exit(EXIT_NOT_STARTED)
+    finally:
+        if collecting:
+            gc.enable()
