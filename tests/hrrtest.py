@@ -1,6 +1,7 @@
 """Test helpers: capture an in-process app into an archive, replay it, read results."""
 from __future__ import annotations
 
+import functools
 import importlib
 import os
 from typing import Any, Callable
@@ -97,6 +98,7 @@ def cpu_backends(prefix: str = "") -> list:
     return out
 
 
+@functools.lru_cache(maxsize=None)
 def compiler_knows_embed() -> bool:
     """Whether the sim's C++ compiler has C23's ``#embed`` (zig's clang does; g++ before 15
     does not): tests that show what ``#embed`` would leak without the sandbox need it."""
