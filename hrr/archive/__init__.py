@@ -3,14 +3,50 @@
 Writing: :func:`open_process_writer`. Reading (untrusted input, under :class:`Limits`):
 :func:`open_archive`. Closing what a killed capture left open: :func:`repair`.
 Fork safety: :func:`register_fork_lock` (see :mod:`hrr.archive.forking` for the order).
+
+Each name below is imported at its first use: ``hrr capture`` needs only ``fsutil`` before
+it starts the program, and imports the reader (its event codec, the catalogue's checks)
+while the program runs.
 """
-from hrr.archive.format import FORMAT_VERSION, MAGIC, content_name, is_valid_name
-from hrr.archive.forking import register_fork_lock
-from hrr.archive.limits import Limits
-from hrr.archive.reader import Archive, BadRecord, ProcessArchive, Record, StreamState, open_archive
-from hrr.archive.repair import ProcessRepair, RepairReport, repair
-from hrr.archive.opening import open_process_writer
-from hrr.archive.writer import ProcessWriter
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from hrr.archive.format import FORMAT_VERSION, MAGIC, content_name, is_valid_name
+    from hrr.archive.forking import register_fork_lock
+    from hrr.archive.limits import Limits
+    from hrr.archive.opening import open_process_writer
+    from hrr.archive.reader import Archive, BadRecord, ProcessArchive, Record, StreamState, open_archive
+    from hrr.archive.recovery import ProcessRepair, RepairReport, repair
+    from hrr.archive.writer import ProcessWriter
+
+# No submodule shares a name with these: importing a submodule binds its name here.
+_WHERE = {
+    "hrr.archive.format": ("FORMAT_VERSION", "MAGIC", "content_name", "is_valid_name"),
+    "hrr.archive.forking": ("register_fork_lock",),
+    "hrr.archive.limits": ("Limits",),
+    "hrr.archive.reader": ("Archive", "BadRecord", "ProcessArchive", "Record", "StreamState", "open_archive"),
+    "hrr.archive.recovery": ("ProcessRepair", "RepairReport", "repair"),
+    "hrr.archive.opening": ("open_process_writer",),
+    "hrr.archive.writer": ("ProcessWriter",),
+}
+_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hrr.archive' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_MODULE_OF))
+
 
 __all__ = [
     "FORMAT_VERSION", "MAGIC", "content_name", "is_valid_name", "register_fork_lock", "Limits",

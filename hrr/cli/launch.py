@@ -10,7 +10,7 @@ import signal
 import subprocess
 import sys
 import time
-from typing import Any
+from typing import Any, Callable
 
 import click
 
@@ -63,8 +63,10 @@ def check_interpreter(command: tuple[str, ...], env: dict[str, str]) -> None:
              "which under hrr is the interpreter hrr is installed in")
 
 
-def run_child(command: tuple[str, ...], env: dict[str, str], started: list | None = None) -> int:
-    """Run COMMAND and wait for it (its pid is appended to ``started``). While it runs,
+def run_child(command: tuple[str, ...], env: dict[str, str], started: list | None = None,
+              while_running: Callable[[], Any] | None = None) -> int:
+    """Run COMMAND and wait for it (its pid is appended to ``started``; ``while_running`` is
+    called once it has started, e.g. to import what comes after it meanwhile). While it runs,
     SIGINT is left to the child (a terminal sends it to both; the child closes its archive
     on its way out, and hrr must not kill it meanwhile) and SIGTERM/SIGHUP sent to hrr are
     passed on to the child."""
@@ -85,6 +87,8 @@ def run_child(command: tuple[str, ...], env: dict[str, str], started: list | Non
     previous = {sig: signal.signal(sig, handler) for sig, handler in
                 ((signal.SIGINT, signal.SIG_IGN), (signal.SIGTERM, forward), (signal.SIGHUP, forward))}
     try:
+        if while_running is not None:
+            while_running()
         status = child.wait()
     finally:
         for sig, handler in previous.items():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import math
 import os
@@ -223,7 +224,9 @@ def capture(archive: str, plugins: str | None, backend: str | None, content_flag
     extra.update(launch.size_and_pack_env(max_archive_bytes, pack_blobs))
     extra.update(timeout_env)
     started: list[int] = []
-    status = launch.run_child(command, launch.child_env("capture", backend, extra), started)
+    # the archive reader (for the summary after COMMAND) is imported while COMMAND starts
+    status = launch.run_child(command, launch.child_env("capture", backend, extra), started,
+                              while_running=lambda: importlib.import_module("hrr.archive.reader"))
     if status == exitcodes.NOT_STARTED and not existed and not os.listdir(path):
         os.rmdir(path)   # a process under COMMAND could not start hrr (it said why): leave nothing
         sys.exit(status)

@@ -90,7 +90,7 @@ def test_ctrl_c_in_repair_says_how_far_it_got_and_exits_130(tmp_path, monkeypatc
     import importlib
     root = tmp_path / "a"
     capture(root, *app("basic.py"))
-    repair_module = importlib.import_module("hrr.archive.repair")
+    repair_module = importlib.import_module("hrr.archive.recovery")
 
     def interrupt(*a, **k):
         raise KeyboardInterrupt

@@ -1,0 +1,40 @@
+"""The archive package's names load at first use: ``hrr capture`` claims the archive folder
+(``fsutil``) before the program starts without loading the reader, and each public name is
+still the function or class it names."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import hrr.archive as archive_pkg
+
+
+def test_claiming_a_folder_does_not_load_the_reader():
+    probe = ("import sys\nfrom hrr.archive.fsutil import claim_empty_dir\n"
+             "print(sorted(m for m in ('hrr.archive.reader', 'hrr.archive.writer', 'hrr.events.codec') "
+             "if m in sys.modules))\n")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
+
+
+def test_every_public_name_is_what_its_module_defines():
+    import importlib
+    for module, names in archive_pkg._WHERE.items():
+        for name in names:
+            assert getattr(archive_pkg, name) is getattr(importlib.import_module(module), name)
+    assert set(archive_pkg.__all__) == set(archive_pkg._MODULE_OF) <= set(dir(archive_pkg))
+
+
+def test_repair_is_the_function_after_its_module_loaded():
+    import hrr.archive.recovery  # noqa: F401 - binds the submodule's name in the package
+    from hrr.archive import repair
+    assert callable(repair) and repair.__module__ == "hrr.archive.recovery"
+
+
+def test_an_unknown_name_is_an_attribute_error():
+    try:
+        archive_pkg.no_such_name  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_name" in str(exc)
+    else:
+        raise AssertionError("no AttributeError")
