@@ -9,8 +9,10 @@ import sys
 import hrr.archive as archive_pkg
 
 
-def test_claiming_a_folder_does_not_load_the_reader():
+def test_claiming_a_folder_and_loading_the_plugins_do_not_load_the_reader():
+    # what hrr capture does before it starts the program
     probe = ("import sys\nfrom hrr.archive.fsutil import claim_empty_dir\n"
+             "from hrr.pipeline.manager import load_plugins\nload_plugins()\n"
              "print(sorted(m for m in ('hrr.archive.reader', 'hrr.archive.writer', 'hrr.events.codec') "
              "if m in sys.modules))\n")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60, check=False)

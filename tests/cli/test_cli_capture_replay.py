@@ -135,6 +135,16 @@ def test_run_loads_none_of_the_recorder(tmp_path):
     assert proc.returncode == 0 and proc.stdout.strip() == "[]", (proc.stdout, proc.stderr)
 
 
+def test_a_recorded_process_loads_no_reader_or_codec(tmp_path):
+    """Recording writes events without the archive reader or the event codec (their start-up
+    is the schema's checks, built from the catalogue); replay and hrr info load them."""
+    (tmp_path / "mods.py").write_text(
+        "import sys\nfrom hip import hip\nassert hip.hipGetDeviceCount()[1] >= 1\n"
+        "print(sorted(m for m in ('hrr.archive.reader', 'hrr.events.codec') if m in sys.modules))\n")
+    proc = hrr("capture", "-o", "a.hrr", "--backend", "sim", "--", "python", "mods.py", cwd=tmp_path, check=0)
+    assert proc.returncode == 0 and proc.stdout.strip() == "[]", (proc.stdout, proc.stderr)
+
+
 @pytest.mark.parametrize("mode", ["run", "capture"])
 def test_the_program_starts_with_the_collector_on_and_no_collection_spent_on_hrr(tmp_path, mode):
     """hrr's start-up objects are long-lived: the collector is off while they are made (the
