@@ -32,6 +32,12 @@ export PYTHONUNBUFFERED=1
     "$VPY" -m pip install -q --no-index --no-deps .device_wheels/*.whl
     "$VPY" -m pip install -q --no-index --no-deps --no-build-isolation -e . || exit 3
   fi
+  # the test helpers the image lacks: -n (pytest-xdist, for gpu-random-order.sh), hypothesis's
+  # property tests, per-test timeouts; each only where its wheel is in .device_wheels
+  for extra in pytest-xdist hypothesis pytest-timeout; do
+    "$VPY" -m pip install -q --no-index --find-links .device_wheels "$extra" > /dev/null 2>&1 \
+        || echo "$extra: not in .device_wheels (the tests that need it skip or run without it)"
+  done
   # hrr's own bytecode, compiled once as a regular (not editable) install does: where the
   # image sets PYTHONDONTWRITEBYTECODE, every process hrr starts would compile it again
   "$VPY" -m compileall -q hrr plugins > /dev/null || echo "compileall failed (hrr then compiles in each process)"
