@@ -88,7 +88,10 @@ def run_child(command: tuple[str, ...], env: dict[str, str], started: list | Non
                 ((signal.SIGINT, signal.SIG_IGN), (signal.SIGTERM, forward), (signal.SIGHUP, forward))}
     try:
         if while_running is not None:
-            while_running()
+            try:
+                while_running()
+            except Exception:  # noqa: BLE001 - never leave COMMAND unwaited; what needs it after says why
+                pass
         status = child.wait()
     finally:
         for sig, handler in previous.items():

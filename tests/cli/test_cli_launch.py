@@ -16,3 +16,10 @@ def test_while_running_is_called_once_the_child_has_started(tmp_path):
     status = launch.run_child((sys.executable, "-c", script), dict(os.environ),
                               while_running=lambda: seen.append(flag.write_text("x")))
     assert status == 3 and len(seen) == 1
+
+
+def test_a_failing_while_running_still_waits_for_the_child():
+    def fails():
+        raise ImportError("no such module")
+    status = launch.run_child((sys.executable, "-c", "raise SystemExit(4)"), dict(os.environ), while_running=fails)
+    assert status == 4
