@@ -17,7 +17,6 @@ from typing import Any, Callable
 import attrs
 import pluggy
 
-from hrr.entrypoints import entry_points_in
 from hrr.errors import PluginError
 from hrr.pipeline import hookspecs
 
@@ -82,7 +81,8 @@ def installed_plugins() -> dict[str, metadata.EntryPoint]:
     distribution's metadata is kept until the import path or a directory on it changes."""
     state = _path_state()
     if _installed[0] != state:
-        _installed[:] = [state, {ep.name: ep for ep in entry_points_in(ENTRY_POINT_GROUP)}]
+        eps = metadata.entry_points(group=ENTRY_POINT_GROUP)
+        _installed[:] = [state, {ep.name: ep for ep in sorted(eps, key=lambda e: e.name)}]
     return dict(_installed[1])
 
 

@@ -217,8 +217,8 @@ def test_the_entry_point_scan_is_reused_until_a_distribution_is_installed(site, 
     # Every capture session and replay asks which plugins are installed: the metadata of
     # every distribution is read once, and again only once something is installed.
     scans = []
-    real = manager.entry_points_in
-    monkeypatch.setattr(manager, "entry_points_in", lambda group: scans.append(group) or real(group))
+    real = manager.metadata.entry_points
+    monkeypatch.setattr(manager.metadata, "entry_points", lambda **kw: scans.append(kw) or real(**kw))
     first = manager.installed_plugins()
     assert manager.installed_plugins() == first and len(scans) == 1
     install(site, {"late": f"{MODULE}:Good"}, dist="hrr_loadtest_late")

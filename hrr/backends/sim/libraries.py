@@ -3,7 +3,8 @@
 time; and which one a sim code object names (``resolve_code_object``)."""
 from __future__ import annotations
 
-from hrr.entrypoints import entry_points_in
+from importlib.metadata import entry_points
+
 from hrr.backends.sim.builtin_kernels import LIBRARY as BUILTIN
 from hrr.backends.sim.kernels import KernelLibrary
 from hrr.hiptypes.simcode import CodeObject, CodeObjectError, decode_code_object
@@ -22,7 +23,7 @@ def installed_libraries() -> dict[str, KernelLibrary]:
     global _entry_point_cache
     if _entry_point_cache is None:
         found: dict[str, KernelLibrary] = {}
-        for ep in entry_points_in(ENTRY_POINT_GROUP):
+        for ep in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name):
             try:
                 lib = ep.load()
             except Exception:  # noqa: BLE001 - a broken library must not break the device
