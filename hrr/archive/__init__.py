@@ -10,8 +10,9 @@ while the program runs.
 """
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from hrr.lazynames import lazy_names
 
 if TYPE_CHECKING:
     from hrr.archive.format import FORMAT_VERSION, MAGIC, content_name, is_valid_name
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from hrr.archive.recovery import ProcessRepair, RepairReport, repair
     from hrr.archive.writer import ProcessWriter
 
-# No submodule shares a name with these: importing a submodule binds its name here.
 _WHERE = {
     "hrr.archive.format": ("FORMAT_VERSION", "MAGIC", "content_name", "is_valid_name"),
     "hrr.archive.forking": ("register_fork_lock",),
@@ -32,21 +32,7 @@ _WHERE = {
     "hrr.archive.opening": ("open_process_writer",),
     "hrr.archive.writer": ("ProcessWriter",),
 }
-_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'hrr.archive' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_MODULE_OF))
-
+__getattr__, __dir__ = lazy_names(globals(), _WHERE)
 
 __all__ = [
     "FORMAT_VERSION", "MAGIC", "content_name", "is_valid_name", "register_fork_lock", "Limits",
