@@ -6,6 +6,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 import hrr.archive as archive_pkg
 
 
@@ -35,9 +37,5 @@ def test_repair_is_the_function_after_its_module_loaded():
 
 
 def test_an_unknown_name_is_an_attribute_error():
-    try:
+    with pytest.raises(AttributeError, match="no_such_name"):
         archive_pkg.no_such_name  # noqa: B018
-    except AttributeError as exc:
-        assert "no_such_name" in str(exc)
-    else:
-        raise AssertionError("no AttributeError")

@@ -125,24 +125,28 @@ def test_run_records_nothing(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
-def test_run_loads_none_of_the_recorder(tmp_path):
-    """``hrr run``'s processes pay none of capture's start-up: no session, recorder or plugins."""
+def _loaded_under(mode: str, prefixes: tuple[str, ...], tmp_path) -> str:
+    """What a one-call program under ``hrr MODE`` on the sim has loaded of ``prefixes``
+    (printed as a sorted list)."""
     (tmp_path / "mods.py").write_text(
         "import sys\nfrom hip import hip\nassert hip.hipGetDeviceCount()[1] >= 1\n"
-        "print(sorted(m for m in sys.modules if m.startswith(('hrr.capture.session', "
-        "'hrr.capture.recorder', 'hrr.pipeline', 'hrr_plugins'))))\n")
-    proc = hrr("run", "--backend", "sim", "--", "python", "mods.py", cwd=tmp_path, check=0)
-    assert proc.returncode == 0 and proc.stdout.strip() == "[]", (proc.stdout, proc.stderr)
+        f"print(sorted(m for m in sys.modules if m.startswith({prefixes!r})))\n")
+    args = ("-o", "a.hrr") if mode == "capture" else ()
+    proc = hrr(mode, *args, "--backend", "sim", "--", "python", "mods.py", cwd=tmp_path, check=0)
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    return proc.stdout.strip()
+
+
+def test_run_loads_none_of_the_recorder(tmp_path):
+    """``hrr run``'s processes pay none of capture's start-up: no session, recorder or plugins."""
+    prefixes = ("hrr.capture.session", "hrr.capture.recorder", "hrr.pipeline", "hrr_plugins")
+    assert _loaded_under("run", prefixes, tmp_path) == "[]"
 
 
 def test_a_recorded_process_loads_no_reader_or_codec(tmp_path):
     """Recording writes events without the archive reader or the event codec (their start-up
     is the schema's checks, built from the catalogue); replay and hrr info load them."""
-    (tmp_path / "mods.py").write_text(
-        "import sys\nfrom hip import hip\nassert hip.hipGetDeviceCount()[1] >= 1\n"
-        "print(sorted(m for m in ('hrr.archive.reader', 'hrr.events.codec') if m in sys.modules))\n")
-    proc = hrr("capture", "-o", "a.hrr", "--backend", "sim", "--", "python", "mods.py", cwd=tmp_path, check=0)
-    assert proc.returncode == 0 and proc.stdout.strip() == "[]", (proc.stdout, proc.stderr)
+    assert _loaded_under("capture", ("hrr.archive.reader", "hrr.events.codec"), tmp_path) == "[]"
 
 
 @pytest.mark.parametrize("mode", ["run", "capture"])
